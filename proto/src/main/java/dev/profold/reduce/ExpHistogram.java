@@ -1,0 +1,428 @@
+package dev.profold.reduce;
+
+/**
+ * A mutable base-2 exponential histogram: the bucket scheme of OpenTelemetry's exponential
+ * histogram and Prometheus native histograms.
+ *
+ * <p>At scale {@code s} the base is {@code 2^(2^-s)} and bucket {@code i} holds values {@code v}
+ * with {@code base^i < |v| <= base^(i+1)}. Positive and negative values have separate buckets at a
+ * common scale; exact zeros are counted apart. Recording starts at {@link #MAX_SCALE} and the
+ * histogram lowers its scale (halving resolution, merging bucket pairs {@code 2j, 2j+1} into {@code
+ * j}) whenever the occupied index range of either sign would exceed {@code maxBuckets}.
+ *
+ * <p>Merge is exact, associative and commutative: the merged histogram has the largest scale not
+ * above either input's scale at which the union of occupied ranges fits, and bucket counts are
+ * sums. Recording and merging allocate only when a bucket array grows, so in steady state they
+ * allocate nothing.
+ *
+ * <p>Not thread-safe.
+ */
+public final class ExpHistogram {
+  /** Highest scale used when recording raw values. */
+  public static final int MAX_SCALE = 20;
+
+  /** Lowest scale this implementation will go down to. */
+  public static final int MIN_SCALE = -10;
+
+  /** Default cap on occupied buckets per sign (as OpenTelemetry's default). */
+  public static final int DEFAULT_MAX_BUCKETS = 160;
+
+  private static final double LN_2 = Math.log(2);
+
+  private final int maxBuckets;
+  private int scale = MAX_SCALE;
+  private long zeroCount;
+  private final Buckets positive = new Buckets();
+  private final Buckets negative = new Buckets();
+
+  /** An empty histogram holding at most {@link #DEFAULT_MAX_BUCKETS} buckets per sign. */
+  public ExpHistogram() {
+    this(DEFAULT_MAX_BUCKETS);
+  }
+
+  /** An empty histogram holding at most {@code maxBuckets} (>= 2) buckets per sign. */
+  public ExpHistogram(int maxBuckets) {
+    if (maxBuckets < 2) {
+      throw new IllegalArgumentException("maxBuckets must be >= 2, was " + maxBuckets);
+    }
+    this.maxBuckets = maxBuckets;
+  }
+
+  /**
+   * Bucket index of {@code |value|} (finite, non-zero) at {@code scale}. Exact powers of two and
+   * all values at scales <= 0 are placed exactly; at positive scales the index comes from a
+   * logarithm and a value within a few ulps of a bucket boundary may land in the neighbouring
+   * bucket (as in OpenTelemetry's implementation).
+   */
+  public static int indexOf(double value, int scale) {
+    double v = Math.abs(value);
+    int adjust = 0;
+    if (v < Double.MIN_NORMAL) { // subnormal: scale up exactly so the exponent is readable
+      v *= 0x1p64;
+      adjust = -64;
+    }
+    int exponent = Math.getExponent(v) + adjust;
+    boolean powerOfTwo = (Double.doubleToRawLongBits(v) & 0x000FFFFFFFFFFFFFL) == 0;
+    if (scale <= 0) {
+      int index = powerOfTwo ? exponent - 1 : exponent;
+      return index >> -scale;
+    }
+    if (powerOfTwo) {
+      return (exponent << scale) - 1;
+    }
+    double log2 = Math.log(v) / LN_2 + adjust;
+    return (int) Math.ceil(Math.scalb(log2, scale)) - 1;
+  }
+
+  /** The lower (exclusive) boundary of bucket {@code index} at {@code scale}. */
+  public static double lowerBoundary(int index, int scale) {
+    if (scale <= 0) {
+      return Math.scalb(1.0, index << -scale);
+    }
+    if ((index & ((1 << scale) - 1)) == 0) { // an exact power of two
+      return Math.scalb(1.0, index >> scale);
+    }
+    return Math.exp(Math.scalb((double) index, -scale) * LN_2);
+  }
+
+  /** Records one occurrence of {@code value}; NaN and infinities are ignored. */
+  public void record(double value) {
+    record(value, 1);
+  }
+
+  /** Records {@code count} occurrences of {@code value}; NaN and infinities are ignored. */
+  public void record(double value, long count) {
+    if (count <= 0 || !Double.isFinite(value)) {
+      return;
+    }
+    if (value == 0.0) {
+      zeroCount += count;
+      return;
+    }
+    Buckets side = value > 0 ? positive : negative;
+    int index = indexOf(value, scale);
+    int down = side.downscaleNeeded(index, index, 0, maxBuckets);
+    if (down > 0) {
+      downscale(down);
+      index = indexOf(value, scale);
+    }
+    side.add(index, count, maxBuckets);
+  }
+
+  /** Adds every count of {@code other} into this histogram. */
+  public void merge(ExpHistogram other) {
+    mergeRaw(
+        other.scale,
+        other.zeroCount,
+        other.positive.lo,
+        other.positive.counts,
+        other.positive.lo - other.positive.offset,
+        other.positive.size(),
+        other.negative.lo,
+        other.negative.counts,
+        other.negative.lo - other.negative.offset,
+        other.negative.size());
+  }
+
+  /**
+   * Adds histogram data given as primitive runs: {@code posLen} positive bucket counts for indices
+   * {@code posOffset...} read from {@code pos[posFrom...]}, likewise for negatives. Used to merge
+   * wire data without building an intermediate histogram.
+   */
+  public void mergeRaw(
+      int otherScale,
+      long otherZeroCount,
+      int posOffset,
+      long[] pos,
+      int posFrom,
+      int posLen,
+      int negOffset,
+      long[] neg,
+      int negFrom,
+      int negLen) {
+    zeroCount += otherZeroCount;
+    int target = Math.min(scale, otherScale);
+    int otherShift = otherScale - target;
+    int selfShift = scale - target;
+    int extra = 0;
+    if (posLen > 0) {
+      extra =
+          Math.max(
+              extra,
+              positive.downscaleNeeded(
+                  posOffset >> otherShift,
+                  (posOffset + posLen - 1) >> otherShift,
+                  selfShift,
+                  maxBuckets));
+    }
+    if (negLen > 0) {
+      extra =
+          Math.max(
+              extra,
+              negative.downscaleNeeded(
+                  negOffset >> otherShift,
+                  (negOffset + negLen - 1) >> otherShift,
+                  selfShift,
+                  maxBuckets));
+    }
+    if (selfShift + extra > 0) {
+      downscale(selfShift + extra);
+    }
+    int shift = otherShift + extra;
+    for (int k = 0; k < posLen; k++) {
+      long c = pos[posFrom + k];
+      if (c != 0) {
+        positive.add((posOffset + k) >> shift, c, maxBuckets);
+      }
+    }
+    for (int k = 0; k < negLen; k++) {
+      long c = neg[negFrom + k];
+      if (c != 0) {
+        negative.add((negOffset + k) >> shift, c, maxBuckets);
+      }
+    }
+  }
+
+  /** Lowers the scale by {@code by} steps, merging buckets accordingly. */
+  public void downscale(int by) {
+    if (by <= 0) {
+      return;
+    }
+    positive.downscale(by);
+    negative.downscale(by);
+    scale -= by;
+  }
+
+  /** Empties the histogram and returns it to {@link #MAX_SCALE}; keeps its arrays. */
+  public void reset() {
+    scale = MAX_SCALE;
+    zeroCount = 0;
+    positive.clear();
+    negative.clear();
+  }
+
+  /** Makes this histogram an exact copy of {@code other}. */
+  public void copyFrom(ExpHistogram other) {
+    reset();
+    scale = other.scale;
+    merge(other);
+  }
+
+  public int scale() {
+    return scale;
+  }
+
+  public long zeroCount() {
+    return zeroCount;
+  }
+
+  /** Total of all counts: zeros, positive and negative buckets. */
+  public long totalCount() {
+    return zeroCount + positive.total() + negative.total();
+  }
+
+  /** Index of the first occupied positive bucket; meaningless when {@link #positiveSize} is 0. */
+  public int positiveOffset() {
+    return positive.lo;
+  }
+
+  /** Number of buckets from the first to the last occupied positive bucket. */
+  public int positiveSize() {
+    return positive.size();
+  }
+
+  /** Count of positive bucket {@code index} (0 when outside the occupied range). */
+  public long positiveCount(int index) {
+    return positive.get(index);
+  }
+
+  public int negativeOffset() {
+    return negative.lo;
+  }
+
+  public int negativeSize() {
+    return negative.size();
+  }
+
+  public long negativeCount(int index) {
+    return negative.get(index);
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    if (!(o instanceof ExpHistogram h)) {
+      return false;
+    }
+    return scale == h.scale
+        && zeroCount == h.zeroCount
+        && positive.sameAs(h.positive)
+        && negative.sameAs(h.negative);
+  }
+
+  @Override
+  public int hashCode() {
+    return 31 * (31 * scale + Long.hashCode(zeroCount))
+        + 17 * positive.contentHash()
+        + negative.contentHash();
+  }
+
+  @Override
+  public String toString() {
+    StringBuilder sb = new StringBuilder("ExpHistogram{scale=").append(scale);
+    sb.append(", zero=").append(zeroCount).append(", positive={");
+    positive.appendTo(sb);
+    sb.append("}, negative={");
+    negative.appendTo(sb);
+    return sb.append("}}").toString();
+  }
+
+  /** Dense counts for one sign; {@code counts[i - offset]} is the count of index i. */
+  private static final class Buckets {
+    private static final long[] EMPTY = new long[0];
+    private long[] counts = EMPTY;
+    private int offset;
+    private int lo = 0;
+    private int hi = -1; // empty when hi < lo
+
+    boolean isEmpty() {
+      return hi < lo;
+    }
+
+    int size() {
+      return isEmpty() ? 0 : hi - lo + 1;
+    }
+
+    long get(int index) {
+      if (isEmpty() || index < lo || index > hi) {
+        return 0;
+      }
+      return counts[index - offset];
+    }
+
+    long total() {
+      long t = 0;
+      for (int i = lo; i <= hi; i++) {
+        t += counts[i - offset];
+      }
+      return t;
+    }
+
+    /**
+     * How many further scale steps are needed so that this side's range, first lowered by {@code
+     * selfShift}, together with {@code [newLo, newHi]} spans at most {@code max}.
+     */
+    int downscaleNeeded(int newLo, int newHi, int selfShift, int max) {
+      long l = newLo;
+      long h = newHi;
+      if (!isEmpty()) {
+        l = Math.min(l, lo >> selfShift);
+        h = Math.max(h, hi >> selfShift);
+      }
+      int d = 0;
+      while (((h >> d) - (l >> d)) + 1 > max) {
+        d++;
+      }
+      return d;
+    }
+
+    void add(int index, long count, int max) {
+      if (isEmpty()) {
+        if (counts.length == 0) {
+          counts = new long[Math.min(8, max)];
+        }
+        offset = index - counts.length / 2;
+        lo = index;
+        hi = index;
+      } else if (index < lo || index > hi) {
+        ensureRange(Math.min(lo, index), Math.max(hi, index), max);
+      }
+      counts[index - offset] += count;
+    }
+
+    private void ensureRange(int newLo, int newHi, int max) {
+      if (newLo >= offset && newHi < offset + counts.length) {
+        lo = newLo;
+        hi = newHi;
+        return;
+      }
+      int span = newHi - newLo + 1;
+      long[] target = counts;
+      if (span > counts.length) {
+        target = new long[Math.min(max, Math.max(span, counts.length * 2))];
+      }
+      int newOffset = newLo - (target.length - span) / 2;
+      if (target == counts) { // move in place (arraycopy handles the overlap), clear the rest
+        System.arraycopy(counts, lo - offset, counts, lo - newOffset, hi - lo + 1);
+        java.util.Arrays.fill(counts, 0, lo - newOffset, 0);
+        java.util.Arrays.fill(counts, hi - newOffset + 1, counts.length, 0);
+      } else {
+        System.arraycopy(counts, lo - offset, target, lo - newOffset, hi - lo + 1);
+      }
+      counts = target;
+      offset = newOffset;
+      lo = newLo;
+      hi = newHi;
+    }
+
+    void downscale(int by) {
+      if (isEmpty()) {
+        return;
+      }
+      int newLo = lo >> by;
+      int newHi = hi >> by;
+      // Compact into the front of the array: the write position never passes the read one.
+      for (int i = lo; i <= hi; i++) {
+        int read = i - offset;
+        long c = counts[read];
+        counts[read] = 0;
+        counts[(i >> by) - newLo] += c;
+      }
+      offset = newLo;
+      lo = newLo;
+      hi = newHi;
+    }
+
+    void clear() {
+      if (!isEmpty()) {
+        java.util.Arrays.fill(counts, lo - offset, hi - offset + 1, 0);
+      }
+      lo = 0;
+      hi = -1;
+    }
+
+    boolean sameAs(Buckets o) {
+      if (size() != o.size()) {
+        return false;
+      }
+      if (isEmpty()) {
+        return true;
+      }
+      if (lo != o.lo) {
+        return false;
+      }
+      for (int i = lo; i <= hi; i++) {
+        if (get(i) != o.get(i)) {
+          return false;
+        }
+      }
+      return true;
+    }
+
+    int contentHash() {
+      int h = lo;
+      for (int i = lo; i <= hi; i++) {
+        h = 31 * h + Long.hashCode(get(i));
+      }
+      return h;
+    }
+
+    void appendTo(StringBuilder sb) {
+      for (int i = lo; i <= hi; i++) {
+        long c = get(i);
+        if (c != 0) {
+          sb.append(i).append('=').append(c).append(' ');
+        }
+      }
+    }
+  }
+}

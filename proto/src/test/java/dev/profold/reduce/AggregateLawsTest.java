@@ -1,0 +1,196 @@
+package dev.profold.reduce;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import net.jqwik.api.constraints.IntRange;
+
+/**
+ * The algebra every stage of Profold relies on: merge is associative and commutative, the empty
+ * aggregate is its identity, and merging the aggregates of two halves gives the aggregate of the
+ * whole, all checked against a naive reference.
+ *
+ * <p>Values are dyadic rationals (k / 1024 with |k| < 2^20) so every floating-point sum and sum of
+ * squares is exact and equality can be exact; {@link #sumsAreCloseForArbitraryDoubles} covers
+ * general doubles with a tolerance.
+ */
+class AggregateLawsTest {
+
+  @Provide
+  Arbitrary<List<Double>> values() {
+    Arbitrary<Double> dyadic =
+        Arbitraries.integers().between(-(1 << 20) + 1, (1 << 20) - 1).map(k -> k / 1024.0);
+    Arbitrary<Double> wide =
+        Arbitraries.integers()
+            .between(-40, 40)
+            .flatMap(
+                e -> Arbitraries.integers().between(1, 1023).map(m -> Math.scalb(m / 1024.0, e)));
+    return Arbitraries.oneOf(dyadic, wide, Arbitraries.just(0.0)).list().ofMaxSize(200);
+  }
+
+  /** Dyadic values and zeros only: every sum and sum of squares of them is exact. */
+  @Provide
+  Arbitrary<List<Double>> exact() {
+    Arbitrary<Double> dyadic =
+        Arbitraries.integers().between(-(1 << 20) + 1, (1 << 20) - 1).map(k -> k / 1024.0);
+    return Arbitraries.oneOf(dyadic, Arbitraries.just(0.0)).list().ofMaxSize(200);
+  }
+
+  static Aggregate of(List<Double> xs) {
+    Aggregate a = new Aggregate();
+    for (double x : xs) {
+      a.record(x);
+    }
+    return a;
+  }
+
+  static Aggregate merged(Aggregate... parts) {
+    Aggregate out = new Aggregate();
+    for (Aggregate p : parts) {
+      out.merge(p);
+    }
+    return out;
+  }
+
+  @Property
+  boolean mergeIsAssociative(
+      @ForAll("exact") List<Double> a,
+      @ForAll("exact") List<Double> b,
+      @ForAll("exact") List<Double> c) {
+    Aggregate left = merged(merged(of(a), of(b)), of(c));
+    Aggregate right = merged(of(a), merged(of(b), of(c)));
+    return left.equals(right);
+  }
+
+  @Property
+  boolean mergeIsCommutative(@ForAll("exact") List<Double> a, @ForAll("exact") List<Double> b) {
+    return merged(of(a), of(b)).equals(merged(of(b), of(a)));
+  }
+
+  @Property
+  boolean emptyIsIdentity(@ForAll("exact") List<Double> a) {
+    Aggregate x = of(a);
+    return merged(new Aggregate(), x).equals(x) && merged(x, new Aggregate()).equals(x);
+  }
+
+  @Property
+  boolean mergeOfHalvesEqualsWhole(
+      @ForAll("exact") List<Double> xs, @ForAll @IntRange(min = 0, max = 200) int cut) {
+    int k = Math.min(cut, xs.size());
+    Aggregate whole = of(xs);
+    Aggregate halves = merged(of(xs.subList(0, k)), of(xs.subList(k, xs.size())));
+    return whole.equals(halves);
+  }
+
+  @Property
+  void agreesWithNaiveReference(@ForAll("exact") List<Double> xs) {
+    Aggregate a = of(xs);
+    assertThat(a.count()).isEqualTo(xs.size());
+    double sum = 0;
+    double squares = 0;
+    double min = Double.POSITIVE_INFINITY;
+    double max = Double.NEGATIVE_INFINITY;
+    for (double x : xs) {
+      sum += x;
+      squares += x * x;
+      min = Math.min(min, x);
+      max = Math.max(max, x);
+    }
+    assertThat(a.sum()).isEqualTo(sum);
+    assertThat(a.sumOfSquares()).isEqualTo(squares);
+    assertThat(a.min()).isEqualTo(min);
+    assertThat(a.max()).isEqualTo(max);
+    assertThat(a.histogram().totalCount()).isEqualTo(xs.size());
+  }
+
+  @Property
+  void histogramOfUnionEqualsMergeOfHistograms(
+      @ForAll("values") List<Double> a,
+      @ForAll("values") List<Double> b,
+      @ForAll @IntRange(min = 2, max = 40) int maxBuckets) {
+    ExpHistogram ha = new ExpHistogram(maxBuckets);
+    ExpHistogram hb = new ExpHistogram(maxBuckets);
+    ExpHistogram union = new ExpHistogram(maxBuckets);
+    a.forEach(ha::record);
+    b.forEach(hb::record);
+    a.forEach(union::record);
+    b.forEach(union::record);
+    ha.merge(hb);
+    assertThat(ha).isEqualTo(union);
+    assertThat(ha.positiveSize()).isLessThanOrEqualTo(maxBuckets);
+    assertThat(ha.negativeSize()).isLessThanOrEqualTo(maxBuckets);
+  }
+
+  /** Every value lands in the bucket whose boundaries contain it (reference: the definition). */
+  @Property
+  void histogramBucketsMatchTheirDefinition(@ForAll("values") List<Double> xs) {
+    ExpHistogram h = new ExpHistogram();
+    xs.forEach(h::record);
+    int scale = h.scale();
+    List<Double> nonZero = new ArrayList<>();
+    long zeros = 0;
+    for (double x : xs) {
+      if (x == 0) {
+        zeros++;
+      } else {
+        nonZero.add(x);
+      }
+    }
+    assertThat(h.zeroCount()).isEqualTo(zeros);
+    long[] expectedPositive = new long[Math.max(1, h.positiveSize())];
+    for (double x : nonZero) {
+      if (x > 0) {
+        int index = ExpHistogram.indexOf(x, scale);
+        assertThat(index).isBetween(h.positiveOffset(), h.positiveOffset() + h.positiveSize() - 1);
+        expectedPositive[index - h.positiveOffset()]++;
+        // The boundary definition, with slack for the logarithm at positive scales.
+        double lower = ExpHistogram.lowerBoundary(index, scale);
+        double upper = ExpHistogram.lowerBoundary(index + 1, scale);
+        assertThat(x).isBetween(lower * (1 - 1e-12), upper * (1 + 1e-12));
+      }
+    }
+    for (int i = 0; i < h.positiveSize(); i++) {
+      assertThat(h.positiveCount(h.positiveOffset() + i)).isEqualTo(expectedPositive[i]);
+    }
+  }
+
+  @Property
+  void exactPowersOfTwoArePlacedExactly(
+      @ForAll @IntRange(min = -60, max = 60) int exponent,
+      @ForAll @IntRange(min = -4, max = 8) int scale) {
+    double v = Math.scalb(1.0, exponent);
+    int index = ExpHistogram.indexOf(v, scale);
+    // (base^index, base^(index+1)] contains 2^exponent, exactly computed.
+    assertThat(ExpHistogram.lowerBoundary(index, scale)).isLessThan(v);
+    assertThat(ExpHistogram.lowerBoundary(index + 1, scale)).isGreaterThanOrEqualTo(v);
+  }
+
+  @Property
+  void sumsAreCloseForArbitraryDoubles(
+      @ForAll("doubles") List<Double> a, @ForAll("doubles") List<Double> b) {
+    Aggregate left = merged(of(a), of(b));
+    Aggregate right = merged(of(b), of(a));
+    assertThat(left.count()).isEqualTo(right.count());
+    assertThat(left.sum()).isCloseTo(right.sum(), org.assertj.core.data.Offset.offset(1e-6));
+    assertThat(left.histogram()).isEqualTo(right.histogram());
+  }
+
+  @Provide
+  Arbitrary<List<Double>> doubles() {
+    return Arbitraries.doubles().between(-1e6, 1e6).list().ofMaxSize(100);
+  }
+
+  @Property
+  boolean wireRoundTripPreservesTheState(@ForAll("exact") List<Double> xs) {
+    Aggregate a = of(xs);
+    Aggregate back = new Aggregate();
+    WireStates.mergeInto(WireStates.toProto(a), back);
+    return back.equals(a);
+  }
+}
