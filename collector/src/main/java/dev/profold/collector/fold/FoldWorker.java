@@ -1,0 +1,187 @@
+package dev.profold.collector.fold;
+
+import dev.profold.collector.ingest.DecodedDelta;
+import dev.profold.collector.telemetry.CollectorMetrics;
+import dev.profold.sinks.snapshot.CollectorSnapshot;
+import dev.profold.sinks.snapshot.SnapshotSource;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs a {@link FoldEngine} on its own thread ("profold-fold"): receiving threads submit decoded
+ * deltas and ordered tasks, the fold thread applies them in arrival order, ticks the engine's
+ * clock, and builds snapshots when asked. Receiving threads never wait on the fold: when the
+ * bytes waiting exceed {@code maxPendingBytes}, {@link #submit} refuses and the caller answers
+ * RESOURCE_EXHAUSTED. Scrapes never take a lock ingest needs: they ask the fold thread for a
+ * snapshot and reuse the last one while nothing changed.
+ *
+ * <p>Thread-safe.
+ */
+public final class FoldWorker implements SnapshotSource {
+  private static final Logger log = LoggerFactory.getLogger(FoldWorker.class);
+  private static final Runnable STOP = () -> {};
+
+  private final FoldEngine engine;
+  private final CollectorMetrics metrics;
+  private final long maxPendingBytes;
+  private final long tickMillis;
+  private final Duration snapshotTimeout;
+  private final LinkedBlockingQueue<Runnable> queue = new LinkedBlockingQueue<>();
+  private final AtomicLong pending;
+  private final Thread thread;
+  private volatile CollectorSnapshot lastSnapshot = CollectorSnapshot.empty();
+  private long lastSnapshotVersion = -1;
+  private volatile boolean accepting = true;
+
+  public FoldWorker(
+      FoldEngine engine,
+      CollectorMetrics metrics,
+      long maxPendingBytes,
+      Duration tick,
+      Duration snapshotTimeout) {
+    this.engine = engine;
+    this.metrics = metrics;
+    this.maxPendingBytes = maxPendingBytes;
+    this.tickMillis = Math.max(1, tick.toMillis());
+    this.snapshotTimeout = snapshotTimeout;
+    this.pending = metrics.pendingBytes();
+    this.thread = new Thread(this::run, "profold-fold");
+    this.thread.setDaemon(true);
+  }
+
+  public void start() {
+    thread.start();
+  }
+
+  /**
+   * Queues {@code delta} for folding; {@code done} runs on the fold thread with the result.
+   *
+   * @return false, without queueing, when the pending-bytes limit is reached or the worker is
+   *     stopping
+   */
+  public boolean submit(DecodedDelta delta, Consumer<FoldResult> done) {
+    if (!accepting) {
+      return false;
+    }
+    long after = pending.addAndGet(delta.serializedBytes);
+    if (after > maxPendingBytes && after != delta.serializedBytes) {
+      pending.addAndGet(-delta.serializedBytes);
+      return false;
+    }
+    queue.add(
+        () -> {
+          pending.addAndGet(-delta.serializedBytes);
+          FoldResult r;
+          try {
+            r = engine.apply(delta);
+          } catch (RuntimeException e) {
+            log.error("fold failed for a delta of {}; it was not applied", delta.source, e);
+            metrics.deltaRejected("internal_error");
+            r =
+                new FoldResult(
+                    FoldResult.Outcome.REJECTED, null, "internal error: " + e.getMessage(), 0);
+          }
+          done.accept(r);
+        });
+    return true;
+  }
+
+  /** Runs {@code task} on the fold thread after everything submitted before it. */
+  public void execute(Runnable task) {
+    queue.add(task);
+  }
+
+  /** True while the worker takes new deltas. */
+  public boolean accepting() {
+    return accepting;
+  }
+
+  /**
+   * The current snapshot, built on the fold thread. If the fold thread does not answer within the
+   * snapshot timeout, the previous snapshot is returned (and a warning logged).
+   */
+  @Override
+  public CollectorSnapshot snapshot() {
+    if (!thread.isAlive()) {
+      return lastSnapshot;
+    }
+    CompletableFuture<CollectorSnapshot> f = new CompletableFuture<>();
+    queue.add(() -> f.complete(snapshotOnFoldThread()));
+    try {
+      return f.get(snapshotTimeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (TimeoutException e) {
+      log.warn("fold thread did not answer a snapshot request in {}; serving the previous one",
+          snapshotTimeout);
+      return lastSnapshot;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return lastSnapshot;
+    } catch (ExecutionException e) {
+      throw new IllegalStateException(e.getCause());
+    }
+  }
+
+  private CollectorSnapshot snapshotOnFoldThread() {
+    if (engine.version() != lastSnapshotVersion) {
+      lastSnapshot = engine.snapshot();
+      lastSnapshotVersion = engine.version();
+    }
+    return lastSnapshot;
+  }
+
+  private void run() {
+    try {
+      while (true) {
+        Runnable task = queue.poll(tickMillis, TimeUnit.MILLISECONDS);
+        if (task == STOP) {
+          break;
+        }
+        if (task != null) {
+          runSafely(task);
+        }
+        engine.advance();
+      }
+      // Drain what arrived before the stop, then close the current windows.
+      Runnable task;
+      while ((task = queue.poll()) != null) {
+        runSafely(task);
+      }
+      engine.closeAll();
+      snapshotOnFoldThread();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (Error e) {
+      log.error("fold thread failed", e);
+      throw e;
+    }
+  }
+
+  private static void runSafely(Runnable task) {
+    try {
+      task.run();
+    } catch (RuntimeException e) {
+      log.error("task on the fold thread failed; the fold goes on", e);
+    }
+  }
+
+  /**
+   * Stops taking deltas, applies everything already queued, closes the open windows and stops
+   * the thread, waiting at most {@code timeout}.
+   */
+  public void shutdown(Duration timeout) throws InterruptedException {
+    accepting = false;
+    queue.add(STOP);
+    thread.join(Math.max(1, timeout.toMillis()));
+    if (thread.isAlive()) {
+      log.warn("fold thread still busy after {}; {} tasks left", timeout, queue.size());
+    }
+  }
+}

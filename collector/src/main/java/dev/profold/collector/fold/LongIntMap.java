@@ -1,0 +1,137 @@
+package dev.profold.collector.fold;
+
+import java.util.Arrays;
+
+/**
+ * Open-addressing hash map from {@code long} keys to non-negative {@code int} values, for hot
+ * paths that must not box or allocate per lookup. Linear probing, power-of-two capacity, load
+ * factor at most 1/2. Deletion uses backward-shift, so no tombstones accumulate.
+ *
+ * <p>Not thread-safe.
+ */
+public final class LongIntMap {
+  /** Returned by {@link #get} when the key is absent. */
+  public static final int MISSING = -1;
+
+  private long[] keys;
+  private int[] values; // MISSING marks a free slot
+  private int size;
+  private int mask;
+
+  public LongIntMap() {
+    this(16);
+  }
+
+  public LongIntMap(int expected) {
+    int cap = Integer.highestOneBit(Math.max(4, expected) * 2 - 1) << 1;
+    keys = new long[cap];
+    values = new int[cap];
+    Arrays.fill(values, MISSING);
+    mask = cap - 1;
+  }
+
+  private static int mix(long key) {
+    long h = key * 0x9E3779B97F4A7C15L;
+    return (int) (h ^ (h >>> 32));
+  }
+
+  /** The value for {@code key}, or {@link #MISSING}. */
+  public int get(long key) {
+    int i = mix(key) & mask;
+    while (true) {
+      int v = values[i];
+      if (v == MISSING || keys[i] == key) {
+        return v;
+      }
+      i = (i + 1) & mask;
+    }
+  }
+
+  /** Maps {@code key} to {@code value} (>= 0), replacing any previous value. */
+  public void put(long key, int value) {
+    if (value < 0) {
+      throw new IllegalArgumentException("values must be >= 0: " + value);
+    }
+    int i = mix(key) & mask;
+    while (values[i] != MISSING) {
+      if (keys[i] == key) {
+        values[i] = value;
+        return;
+      }
+      i = (i + 1) & mask;
+    }
+    keys[i] = key;
+    values[i] = value;
+    if (++size * 2 > keys.length) {
+      grow();
+    }
+  }
+
+  /** Removes {@code key}; returns its value or {@link #MISSING}. */
+  public int remove(long key) {
+    int i = mix(key) & mask;
+    while (values[i] != MISSING) {
+      if (keys[i] == key) {
+        int old = values[i];
+        shiftBack(i);
+        size--;
+        return old;
+      }
+      i = (i + 1) & mask;
+    }
+    return MISSING;
+  }
+
+  private void shiftBack(int hole) {
+    int i = hole;
+    while (true) {
+      i = (i + 1) & mask;
+      if (values[i] == MISSING) {
+        break;
+      }
+      int home = mix(keys[i]) & mask;
+      // Move i into the hole unless its home lies cyclically in (hole, i].
+      boolean stays = hole <= i ? (home > hole && home <= i) : (home > hole || home <= i);
+      if (!stays) {
+        keys[hole] = keys[i];
+        values[hole] = values[i];
+        hole = i;
+      }
+    }
+    values[hole] = MISSING;
+  }
+
+  private void grow() {
+    long[] oldKeys = keys;
+    int[] oldValues = values;
+    keys = new long[oldKeys.length * 2];
+    values = new int[oldValues.length * 2];
+    Arrays.fill(values, MISSING);
+    mask = keys.length - 1;
+    size = 0;
+    for (int i = 0; i < oldKeys.length; i++) {
+      if (oldValues[i] != MISSING) {
+        put(oldKeys[i], oldValues[i]);
+      }
+    }
+  }
+
+  public int size() {
+    return size;
+  }
+
+  /** Calls {@code action} for every entry, in no particular order. */
+  public void forEach(Entry action) {
+    for (int i = 0; i < keys.length; i++) {
+      if (values[i] != MISSING) {
+        action.accept(keys[i], values[i]);
+      }
+    }
+  }
+
+  /** Receives one entry. */
+  @FunctionalInterface
+  public interface Entry {
+    void accept(long key, int value);
+  }
+}

@@ -1,0 +1,150 @@
+package dev.profold.collector.ingest;
+
+/**
+ * A validated delta translated to global ids and laid out in primitive columns, ready to fold
+ * without touching protobuf objects or the dictionary. Built by {@link StreamDecoder} on the
+ * receiving thread, consumed once by the fold thread; immutable after construction by contract
+ * (arrays are shared, not copied).
+ *
+ * <p>Entry {@code e} has key values {@code keyStart[e] .. keyStart[e+1]-1} (global attribute id
+ * in {@code keyAttr}, value in {@code keyValue}: a global string or path id, an integer, the bits
+ * of a double, or 0/1) and measurements {@code measStart[e] .. measStart[e+1]-1}. Measurement
+ * {@code j}'s histogram buckets are {@code buckets[posFrom[j] .. posFrom[j]+posLen[j]-1]} for
+ * indices {@code posOffset[j]...}, likewise for negatives.
+ */
+public final class DecodedDelta {
+  public final SourceKey source;
+  public final SourceInfo info;
+  public final long sequence;
+  public final long firstSequence;
+  public final long startUnixNanos;
+  public final long endUnixNanos;
+  public final int entries;
+  public final int[] keyStart;
+  public final int[] keyAttr;
+  public final long[] keyValue;
+  public final int[] measStart;
+  public final int[] measAttr;
+  public final long[] count;
+  public final double[] sum;
+  public final double[] min;
+  public final double[] max;
+  public final double[] sumOfSquares;
+  public final int[] scale;
+  public final long[] zeroCount;
+  public final int[] posOffset;
+  public final int[] posFrom;
+  public final int[] posLen;
+  public final int[] negOffset;
+  public final int[] negFrom;
+  public final int[] negLen;
+  public final long[] buckets;
+  public final long clientCpuNanos;
+  public final long clientEventsDropped;
+  public final long clientBytesHeld;
+  public final int serializedBytes;
+
+  DecodedDelta(Builder b) {
+    source = b.source;
+    info = b.info;
+    sequence = b.sequence;
+    firstSequence = b.firstSequence;
+    startUnixNanos = b.startUnixNanos;
+    endUnixNanos = b.endUnixNanos;
+    entries = b.entries;
+    keyStart = b.keyStart;
+    keyAttr = b.keyAttr;
+    keyValue = b.keyValue;
+    measStart = b.measStart;
+    measAttr = b.measAttr;
+    count = b.count;
+    sum = b.sum;
+    min = b.min;
+    max = b.max;
+    sumOfSquares = b.sumOfSquares;
+    scale = b.scale;
+    zeroCount = b.zeroCount;
+    posOffset = b.posOffset;
+    posFrom = b.posFrom;
+    posLen = b.posLen;
+    negOffset = b.negOffset;
+    negFrom = b.negFrom;
+    negLen = b.negLen;
+    buckets = b.buckets;
+    clientCpuNanos = b.clientCpuNanos;
+    clientEventsDropped = b.clientEventsDropped;
+    clientBytesHeld = b.clientBytesHeld;
+    serializedBytes = b.serializedBytes;
+  }
+
+  /** Number of measurement states in all entries. */
+  public int measurements() {
+    return measStart[entries];
+  }
+
+  /** First sequence number this delta covers. */
+  public long coveredFrom() {
+    return firstSequence == 0 ? sequence : firstSequence;
+  }
+
+  /** Mutable columns, sized once by the decoder. */
+  static final class Builder {
+    SourceKey source;
+    SourceInfo info;
+    long sequence;
+    long firstSequence;
+    long startUnixNanos;
+    long endUnixNanos;
+    int entries;
+    int[] keyStart;
+    int[] keyAttr;
+    long[] keyValue;
+    int[] measStart;
+    int[] measAttr;
+    long[] count;
+    double[] sum;
+    double[] min;
+    double[] max;
+    double[] sumOfSquares;
+    int[] scale;
+    long[] zeroCount;
+    int[] posOffset;
+    int[] posFrom;
+    int[] posLen;
+    int[] negOffset;
+    int[] negFrom;
+    int[] negLen;
+    long[] buckets;
+    long clientCpuNanos;
+    long clientEventsDropped;
+    long clientBytesHeld;
+    int serializedBytes;
+
+    void size(int entryCount, int keyValues, int measurementCount, int bucketCount) {
+      entries = entryCount;
+      keyStart = new int[entryCount + 1];
+      keyAttr = new int[keyValues];
+      keyValue = new long[keyValues];
+      measStart = new int[entryCount + 1];
+      measAttr = new int[measurementCount];
+      count = new long[measurementCount];
+      sum = new double[measurementCount];
+      min = new double[measurementCount];
+      max = new double[measurementCount];
+      sumOfSquares = new double[measurementCount];
+      scale = new int[measurementCount];
+      zeroCount = new long[measurementCount];
+      posOffset = new int[measurementCount];
+      posFrom = new int[measurementCount];
+      posLen = new int[measurementCount];
+      negOffset = new int[measurementCount];
+      negFrom = new int[measurementCount];
+      negLen = new int[measurementCount];
+      buckets = new long[bucketCount];
+    }
+
+    DecodedDelta build() {
+      return new DecodedDelta(this);
+    }
+  }
+}

@@ -1,0 +1,254 @@
+package dev.profold.collector.ingest;
+
+import com.google.protobuf.Any;
+import com.google.rpc.Code;
+import com.google.rpc.RetryInfo;
+import com.google.rpc.Status;
+import dev.profold.collector.dictionary.DictionaryFullException;
+import dev.profold.collector.dictionary.GlobalDictionary;
+import dev.profold.collector.fold.FoldResult;
+import dev.profold.collector.fold.FoldWorker;
+import dev.profold.collector.telemetry.CollectorMetrics;
+import dev.profold.proto.v1.Ack;
+import dev.profold.proto.v1.AckResult;
+import dev.profold.proto.v1.Delta;
+import dev.profold.proto.v1.ExportResponse;
+import dev.profold.proto.v1.IngestGrpc;
+import io.grpc.protobuf.StatusProto;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The gRPC {@code profold.v1.Ingest} service: decodes and validates deltas on the receiving
+ * thread, hands them to the {@link FoldWorker}, and acknowledges each once applied.
+ *
+ * <p>On a Push stream every ack (applied, duplicate or rejected) is emitted from the fold thread
+ * in the order the deltas arrived. A bad delta is rejected in its ack (INVALID_ARGUMENT naming
+ * the field) and the stream goes on; only a stream that cannot be attributed to a source ends
+ * with an error. Overload and shutdown answer RESOURCE_EXHAUSTED / UNAVAILABLE with a
+ * google.rpc.RetryInfo detail.
+ *
+ * <p>Thread-safe.
+ */
+public final class IngestService extends IngestGrpc.IngestImplBase {
+  private static final Logger log = LoggerFactory.getLogger(IngestService.class);
+
+  private final GlobalDictionary dictionary;
+  private final FoldWorker worker;
+  private final CollectorMetrics metrics;
+  private final Duration retryDelay;
+  private final Set<AckStream> open = ConcurrentHashMap.newKeySet();
+
+  public IngestService(
+      GlobalDictionary dictionary, FoldWorker worker, CollectorMetrics metrics, Duration retryDelay) {
+    this.dictionary = dictionary;
+    this.worker = worker;
+    this.metrics = metrics;
+    this.retryDelay = retryDelay;
+  }
+
+  @Override
+  public StreamObserver<Delta> push(StreamObserver<Ack> responses) {
+    AckStream acks = new AckStream((ServerCallStreamObserver<Ack>) responses);
+    open.add(acks);
+    StreamDecoder decoder = new StreamDecoder(dictionary);
+    return new StreamObserver<>() {
+      @Override
+      public void onNext(Delta delta) {
+        int size = delta.getSerializedSize();
+        metrics.deltaReceived(size);
+        long seq = delta.getSequence();
+        DecodedDelta decoded;
+        try {
+          decoded = decoder.decode(delta, size);
+        } catch (InvalidDeltaException e) {
+          metrics.deltaRejected("invalid");
+          if (decoder.source() == null) {
+            worker.execute(
+                () ->
+                    acks.fail(
+                        io.grpc.Status.INVALID_ARGUMENT
+                            .withDescription(e.getMessage())
+                            .asRuntimeException()));
+            open.remove(acks);
+          } else {
+            Status status = status(Code.INVALID_ARGUMENT, e.getMessage(), null);
+            worker.execute(() -> acks.send(rejectedAck(seq, status)));
+          }
+          return;
+        } catch (DictionaryFullException e) {
+          metrics.deltaRejected("dictionary_full");
+          Status status = status(Code.RESOURCE_EXHAUSTED, e.getMessage(), Duration.ofMinutes(1));
+          worker.execute(() -> acks.send(rejectedAck(seq, status)));
+          return;
+        }
+        boolean queued = worker.submit(decoded, r -> acks.send(ack(seq, r)));
+        if (!queued) {
+          Status status = refusal();
+          worker.execute(() -> acks.send(rejectedAck(seq, status)));
+        }
+      }
+
+      @Override
+      public void onError(Throwable t) {
+        open.remove(acks);
+        log.debug("push stream of {} ended by the client: {}", decoder.source(), t.toString());
+      }
+
+      @Override
+      public void onCompleted() {
+        open.remove(acks);
+        worker.execute(acks::complete);
+      }
+    };
+  }
+
+  @Override
+  public void export(Delta delta, StreamObserver<ExportResponse> responses) {
+    int size = delta.getSerializedSize();
+    metrics.deltaReceived(size);
+    DecodedDelta decoded;
+    try {
+      decoded = new StreamDecoder(dictionary).decode(delta, size);
+    } catch (InvalidDeltaException e) {
+      metrics.deltaRejected("invalid");
+      responses.onError(
+          io.grpc.Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException());
+      return;
+    } catch (DictionaryFullException e) {
+      metrics.deltaRejected("dictionary_full");
+      responses.onError(
+          StatusProto.toStatusRuntimeException(
+              status(Code.RESOURCE_EXHAUSTED, e.getMessage(), Duration.ofMinutes(1))));
+      return;
+    }
+    boolean queued =
+        worker.submit(
+            decoded,
+            r -> {
+              if (r.outcome() == FoldResult.Outcome.REJECTED) {
+                responses.onError(StatusProto.toStatusRuntimeException(rejection(r)));
+              } else {
+                responses.onNext(
+                    ExportResponse.newBuilder()
+                        .setResult(
+                            r.outcome() == FoldResult.Outcome.APPLIED
+                                ? AckResult.ACK_RESULT_APPLIED
+                                : AckResult.ACK_RESULT_DUPLICATE)
+                        .setEntriesOverflowed(r.overflowed())
+                        .build());
+                responses.onCompleted();
+              }
+            });
+    if (!queued) {
+      responses.onError(StatusProto.toStatusRuntimeException(refusal()));
+    }
+  }
+
+  /** The status for a delta the worker would not queue: overloaded or shutting down. */
+  private Status refusal() {
+    if (!worker.accepting()) {
+      metrics.deltaRejected("shutting_down");
+      return status(Code.UNAVAILABLE, "the collector is shutting down; retry", retryDelay);
+    }
+    metrics.deltaRejected("overloaded");
+    return status(
+        Code.RESOURCE_EXHAUSTED,
+        "the collector has too many received deltas waiting to be folded"
+            + " (limits.max_pending_bytes); retry after the delay",
+        retryDelay);
+  }
+
+  /**
+   * Ends every open Push stream with UNAVAILABLE and a retry delay (at shutdown, after the fold
+   * has drained).
+   */
+  public void closeStreams() {
+    io.grpc.StatusRuntimeException e =
+        StatusProto.toStatusRuntimeException(
+            status(Code.UNAVAILABLE, "the collector is shutting down; reconnect", retryDelay));
+    for (AckStream s : open) {
+      s.fail(e);
+    }
+    open.clear();
+  }
+
+  private static Ack ack(long seq, FoldResult r) {
+    switch (r.outcome()) {
+      case APPLIED:
+        return Ack.newBuilder()
+            .setSequence(seq)
+            .setResult(AckResult.ACK_RESULT_APPLIED)
+            .setEntriesOverflowed(r.overflowed())
+            .build();
+      case DUPLICATE:
+        return Ack.newBuilder().setSequence(seq).setResult(AckResult.ACK_RESULT_DUPLICATE).build();
+      default:
+        return rejectedAck(seq, rejection(r));
+    }
+  }
+
+  private static Status rejection(FoldResult r) {
+    Code code = r.reason() == null ? Code.INTERNAL : Code.FAILED_PRECONDITION;
+    return status(code, r.message(), null);
+  }
+
+  private static Ack rejectedAck(long seq, Status status) {
+    return Ack.newBuilder()
+        .setSequence(seq)
+        .setResult(AckResult.ACK_RESULT_REJECTED)
+        .setStatus(status)
+        .build();
+  }
+
+  private static Status status(Code code, String message, Duration retry) {
+    Status.Builder b = Status.newBuilder().setCode(code.getNumber()).setMessage(message);
+    if (retry != null) {
+      b.addDetails(
+          Any.pack(
+              RetryInfo.newBuilder()
+                  .setRetryDelay(
+                      com.google.protobuf.Duration.newBuilder()
+                          .setSeconds(retry.getSeconds())
+                          .setNanos(retry.getNano()))
+                  .build()));
+    }
+    return b.build();
+  }
+
+  /** Serialises all writes to one response stream and ignores writes after it ended. */
+  private static final class AckStream {
+    private final ServerCallStreamObserver<Ack> out;
+    private boolean ended;
+
+    AckStream(ServerCallStreamObserver<Ack> out) {
+      this.out = out;
+    }
+
+    synchronized void send(Ack ack) {
+      if (ended || out.isCancelled()) {
+        return;
+      }
+      out.onNext(ack);
+    }
+
+    synchronized void complete() {
+      if (!ended && !out.isCancelled()) {
+        ended = true;
+        out.onCompleted();
+      }
+    }
+
+    synchronized void fail(Throwable t) {
+      if (!ended && !out.isCancelled()) {
+        ended = true;
+        out.onError(t);
+      }
+    }
+  }
+}

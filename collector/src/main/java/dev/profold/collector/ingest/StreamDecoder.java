@@ -1,0 +1,592 @@
+package dev.profold.collector.ingest;
+
+import dev.profold.collector.dictionary.Attribute;
+import dev.profold.collector.dictionary.AttributeType;
+import dev.profold.collector.dictionary.GlobalDictionary;
+import dev.profold.collector.fold.LongIntMap;
+import dev.profold.proto.v1.AttributeDef;
+import dev.profold.proto.v1.AttributeKind;
+import dev.profold.proto.v1.AttributeValue;
+import dev.profold.proto.v1.Delta;
+import dev.profold.proto.v1.Dictionary;
+import dev.profold.proto.v1.Entry;
+import dev.profold.proto.v1.ExponentialHistogram;
+import dev.profold.proto.v1.Measurement;
+import dev.profold.proto.v1.MetricState;
+import dev.profold.proto.v1.PathNode;
+import dev.profold.proto.v1.SourceIdentity;
+import dev.profold.proto.v1.ValueType;
+import dev.profold.reduce.ExpHistogram;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.regex.Pattern;
+
+/**
+ * Validates the deltas of one stream and translates them to global ids ({@link DecodedDelta}).
+ *
+ * <p>Holds the stream's dictionary: client-chosen ids of strings, attributes and path nodes
+ * mapped to global ids. Definitions are applied in order as a delta is read; a delta rejected
+ * later in its entries keeps the definitions before the error (redefining with the same content
+ * is allowed, so a client may simply resend). A delta is otherwise all or nothing: nothing of a
+ * rejected delta reaches the fold.
+ *
+ * <p>Not thread-safe: one instance per stream, used by one thread at a time (gRPC serialises a
+ * stream's messages).
+ */
+public final class StreamDecoder {
+  static final int MAX_NAME = 128;
+  static final int MAX_INSTANCE = 256;
+  static final int MAX_STRING_BYTES = 4096;
+  static final int MAX_KEY_VALUES = 64;
+  static final int MAX_BUCKETS = 4096;
+  static final int MAX_SOURCE_LABELS = 32;
+  private static final Pattern ATTRIBUTE_NAME = Pattern.compile("[a-zA-Z_][a-zA-Z0-9_.]*");
+  private static final Pattern LABEL_NAME = Pattern.compile("[a-zA-Z_][a-zA-Z0-9_]*");
+  private static final Pattern UNIT = Pattern.compile("[a-z_]*");
+
+  private final GlobalDictionary dictionary;
+  private final LongIntMap strings = new LongIntMap();
+  private final LongIntMap attributeIndex = new LongIntMap();
+  private final List<Attribute> attributes = new ArrayList<>();
+  private final LongIntMap paths = new LongIntMap();
+  private final LongIntMap pathAttribute = new LongIntMap(); // client path id -> client attr id
+  private SourceIdentity identity;
+  private SourceKey sourceKey;
+  private SourceInfo sourceInfo;
+
+  public StreamDecoder(GlobalDictionary dictionary) {
+    this.dictionary = dictionary;
+  }
+
+  /** The source this stream carries, once its first delta was read; null before. */
+  public SourceKey source() {
+    return sourceKey;
+  }
+
+  /**
+   * Validates {@code delta} and returns its decoded form.
+   *
+   * @param serializedBytes the message's size on the wire, for accounting
+   * @throws InvalidDeltaException when a field is invalid; the stream's dictionary keeps the
+   *     definitions read before the error
+   */
+  public DecodedDelta decode(Delta delta, int serializedBytes) throws InvalidDeltaException {
+    readSource(delta);
+    if (delta.getSequence() == 0) {
+      throw new InvalidDeltaException("sequence", "must be > 0 (the first delta is 1)");
+    }
+    if (delta.getFirstSequence() > delta.getSequence()) {
+      throw new InvalidDeltaException(
+          "first_sequence",
+          delta.getFirstSequence() + " is after sequence " + delta.getSequence());
+    }
+    long start = delta.getIntervalStartUnixNanos();
+    long end = delta.getIntervalEndUnixNanos();
+    if (start <= 0) {
+      throw new InvalidDeltaException(
+          "interval_start_unix_nanos", "must be > 0 (unix epoch nanoseconds), was " + start);
+    }
+    if (end <= start) {
+      throw new InvalidDeltaException(
+          "interval_end_unix_nanos",
+          "must be after interval_start_unix_nanos (" + start + "), was " + end);
+    }
+    if (delta.hasDictionary()) {
+      readDictionary(delta.getDictionary());
+    }
+    DecodedDelta.Builder b = new DecodedDelta.Builder();
+    b.source = sourceKey;
+    b.info = sourceInfo;
+    b.sequence = delta.getSequence();
+    b.firstSequence = delta.getFirstSequence();
+    b.startUnixNanos = start;
+    b.endUnixNanos = end;
+    b.clientCpuNanos = delta.getOverhead().getCpuNanos();
+    b.clientEventsDropped = delta.getOverhead().getEventsDropped();
+    b.clientBytesHeld = delta.getOverhead().getBytesHeld();
+    b.serializedBytes = serializedBytes;
+    readEntries(delta, b);
+    return b.build();
+  }
+
+  private void readSource(Delta delta) throws InvalidDeltaException {
+    if (!delta.hasSource()) {
+      if (identity == null) {
+        throw new InvalidDeltaException(
+            "source",
+            "required on the first delta of a Push stream and on every Export call; set service,"
+                + " instance, incarnation_id and process_start_unix_nanos");
+      }
+      return;
+    }
+    SourceIdentity s = delta.getSource();
+    if (identity != null) {
+      if (!identity.equals(s)) {
+        if (s.getIncarnationId() != identity.getIncarnationId()
+            || !s.getService().equals(identity.getService())
+            || !s.getInstance().equals(identity.getInstance())) {
+          throw new InvalidDeltaException(
+              "source",
+              "a Push stream carries one source ("
+                  + sourceKey
+                  + ", incarnation "
+                  + Long.toUnsignedString(identity.getIncarnationId())
+                  + "); open a new stream for another one");
+        }
+      } else {
+        return;
+      }
+    }
+    checkName("source.service", s.getService(), MAX_NAME);
+    checkName("source.instance", s.getInstance(), MAX_INSTANCE);
+    if (s.getIncarnationId() == 0) {
+      throw new InvalidDeltaException(
+          "source.incarnation_id", "must be a random non-zero 64-bit number drawn at process start");
+    }
+    if (s.getProcessStartUnixNanos() <= 0) {
+      throw new InvalidDeltaException(
+          "source.process_start_unix_nanos",
+          "must be > 0 (unix epoch nanoseconds), was " + s.getProcessStartUnixNanos());
+    }
+    if (s.getLabelsCount() > MAX_SOURCE_LABELS) {
+      throw new InvalidDeltaException(
+          "source.labels", "at most " + MAX_SOURCE_LABELS + " labels, got " + s.getLabelsCount());
+    }
+    for (Map.Entry<String, String> e : s.getLabelsMap().entrySet()) {
+      if (!LABEL_NAME.matcher(e.getKey()).matches()) {
+        throw new InvalidDeltaException(
+            "source.labels[\"" + e.getKey() + "\"]", "label names must match [a-zA-Z_][a-zA-Z0-9_]*");
+      }
+    }
+    identity = s;
+    sourceKey = new SourceKey(s.getService(), s.getInstance());
+    sourceInfo =
+        new SourceInfo(
+            s.getIncarnationId(),
+            s.getProcessStartUnixNanos(),
+            s.getHost(),
+            s.getPid(),
+            s.getRuntimeVersion(),
+            s.getSdkVersion(),
+            s.getLabelsMap());
+  }
+
+  private static void checkName(String field, String value, int max) throws InvalidDeltaException {
+    if (value.isEmpty()) {
+      throw new InvalidDeltaException(field, "required, must not be empty");
+    }
+    if (value.length() > max) {
+      throw new InvalidDeltaException(
+          field, "at most " + max + " characters, got " + value.length());
+    }
+  }
+
+  private void readDictionary(Dictionary d) throws InvalidDeltaException {
+    for (Map.Entry<Integer, String> e : d.getStringsMap().entrySet()) {
+      int id = e.getKey();
+      String field = "dictionary.strings[" + Integer.toUnsignedString(id) + "]";
+      if (id == 0) {
+        throw new InvalidDeltaException(field, "string id 0 is reserved; use ids > 0");
+      }
+      if (e.getValue().length() > MAX_STRING_BYTES) {
+        throw new InvalidDeltaException(
+            field, "longer than " + MAX_STRING_BYTES + " characters (" + e.getValue().length() + ")");
+      }
+      int global = dictionary.internString(e.getValue());
+      int previous = strings.get(id & 0xFFFFFFFFL);
+      if (previous != LongIntMap.MISSING && previous != global) {
+        throw new InvalidDeltaException(
+            field,
+            "already defined in this stream as \""
+                + dictionary.string(previous)
+                + "\"; ids cannot be redefined with different content");
+      }
+      strings.put(id & 0xFFFFFFFFL, global);
+    }
+    for (int i = 0; i < d.getAttributesCount(); i++) {
+      readAttribute(d.getAttributes(i), "dictionary.attributes[" + i + "]");
+    }
+    for (int i = 0; i < d.getPathNodesCount(); i++) {
+      readPathNode(d.getPathNodes(i), "dictionary.path_nodes[" + i + "]");
+    }
+  }
+
+  private void readAttribute(AttributeDef a, String field) throws InvalidDeltaException {
+    if (a.getId() == 0) {
+      throw new InvalidDeltaException(field + ".id", "attribute id 0 is reserved; use ids > 0");
+    }
+    if (!ATTRIBUTE_NAME.matcher(a.getName()).matches() || a.getName().length() > MAX_NAME) {
+      throw new InvalidDeltaException(
+          field + ".name",
+          "\""
+              + a.getName()
+              + "\" is not a valid attribute name ([a-zA-Z_][a-zA-Z0-9_.]*, at most "
+              + MAX_NAME
+              + " characters)");
+    }
+    AttributeType type = typeOf(a.getType(), field + ".type");
+    boolean measurement;
+    if (a.getKind() == AttributeKind.ATTRIBUTE_KIND_MEASUREMENT) {
+      measurement = true;
+      if (type != AttributeType.INT && type != AttributeType.DOUBLE) {
+        throw new InvalidDeltaException(
+            field + ".type", "a MEASUREMENT attribute must be VALUE_TYPE_INT or VALUE_TYPE_DOUBLE");
+      }
+    } else if (a.getKind() == AttributeKind.ATTRIBUTE_KIND_DIMENSION) {
+      measurement = false;
+    } else {
+      throw new InvalidDeltaException(
+          field + ".kind", "must be ATTRIBUTE_KIND_DIMENSION or ATTRIBUTE_KIND_MEASUREMENT");
+    }
+    if (!UNIT.matcher(a.getUnit()).matches() || a.getUnit().length() > 32) {
+      throw new InvalidDeltaException(
+          field + ".unit",
+          "\"" + a.getUnit() + "\" is not a base-unit word such as seconds or bytes ([a-z_]*)");
+    }
+    int global = dictionary.internAttribute(a.getName(), type, measurement, a.getUnit());
+    long key = a.getId() & 0xFFFFFFFFL;
+    int index = attributeIndex.get(key);
+    if (index != LongIntMap.MISSING) {
+      if (attributes.get(index).id() != global) {
+        throw new InvalidDeltaException(
+            field + ".id",
+            Integer.toUnsignedString(a.getId())
+                + " is already defined in this stream as "
+                + attributes.get(index)
+                + "; ids cannot be redefined with different content");
+      }
+      return;
+    }
+    attributeIndex.put(key, attributes.size());
+    attributes.add(dictionary.attribute(global));
+  }
+
+  private static AttributeType typeOf(ValueType t, String field) throws InvalidDeltaException {
+    switch (t) {
+      case VALUE_TYPE_STRING:
+        return AttributeType.STRING;
+      case VALUE_TYPE_INT:
+        return AttributeType.INT;
+      case VALUE_TYPE_DOUBLE:
+        return AttributeType.DOUBLE;
+      case VALUE_TYPE_BOOL:
+        return AttributeType.BOOL;
+      case VALUE_TYPE_PATH:
+        return AttributeType.PATH;
+      default:
+        throw new InvalidDeltaException(field, "must be set (STRING, INT, DOUBLE, BOOL or PATH)");
+    }
+  }
+
+  private Attribute attribute(int clientId, String field) throws InvalidDeltaException {
+    int index = attributeIndex.get(clientId & 0xFFFFFFFFL);
+    if (index == LongIntMap.MISSING) {
+      throw new InvalidDeltaException(
+          field,
+          "attribute "
+              + Integer.toUnsignedString(clientId)
+              + " is not defined in this stream's dictionary (definitions are scoped to one Push"
+              + " stream or Export call: send them again after reconnecting)");
+    }
+    return attributes.get(index);
+  }
+
+  private void readPathNode(PathNode n, String field) throws InvalidDeltaException {
+    if (n.getId() == 0) {
+      throw new InvalidDeltaException(field + ".id", "path node id 0 is reserved; use ids > 0");
+    }
+    Attribute attr = attribute(n.getAttributeId(), field + ".attribute_id");
+    if (attr.type() != AttributeType.PATH) {
+      throw new InvalidDeltaException(
+          field + ".attribute_id",
+          "attribute \"" + attr.name() + "\" is " + attr.type() + ", a path node needs a PATH one");
+    }
+    int parent = 0;
+    if (n.getParentId() != 0) {
+      parent = paths.get(n.getParentId() & 0xFFFFFFFFL);
+      if (parent == LongIntMap.MISSING) {
+        throw new InvalidDeltaException(
+            field + ".parent_id",
+            "path node "
+                + Integer.toUnsignedString(n.getParentId())
+                + " is not defined yet (define parents before children)");
+      }
+      int parentAttr = pathAttribute.get(n.getParentId() & 0xFFFFFFFFL);
+      if (parentAttr != (n.getAttributeId() & 0xFFFFFFFFL)) {
+        throw new InvalidDeltaException(
+            field + ".parent_id", "the parent belongs to another path attribute");
+      }
+    }
+    int name = strings.get(n.getNameId() & 0xFFFFFFFFL);
+    if (name == LongIntMap.MISSING) {
+      throw new InvalidDeltaException(
+          field + ".name_id",
+          "string " + Integer.toUnsignedString(n.getNameId()) + " is not defined in this stream");
+    }
+    String kind =
+        switch (n.getKind()) {
+          case REGION_KIND_UNSPECIFIED, UNRECOGNIZED -> "";
+          default -> n.getKind().name().substring("REGION_KIND_".length()).toLowerCase(Locale.ROOT);
+        };
+    int global = dictionary.internPathNode(parent, attr.id(), name, kind);
+    long key = n.getId() & 0xFFFFFFFFL;
+    int previous = paths.get(key);
+    if (previous != LongIntMap.MISSING && previous != global) {
+      throw new InvalidDeltaException(
+          field + ".id",
+          "path node "
+              + Integer.toUnsignedString(n.getId())
+              + " is already defined in this stream with different content");
+    }
+    paths.put(key, global);
+    pathAttribute.put(key, n.getAttributeId());
+  }
+
+  private void readEntries(Delta delta, DecodedDelta.Builder b) throws InvalidDeltaException {
+    int entries = delta.getEntriesCount();
+    int keyValues = 0;
+    int measurements = 0;
+    int buckets = 0;
+    for (int e = 0; e < entries; e++) {
+      Entry entry = delta.getEntries(e);
+      keyValues += entry.getKeyCount();
+      measurements += entry.getMeasurementsCount();
+      for (int j = 0; j < entry.getMeasurementsCount(); j++) {
+        ExponentialHistogram h = entry.getMeasurements(j).getState().getHistogram();
+        buckets += h.getPositive().getCountsCount() + h.getNegative().getCountsCount();
+      }
+    }
+    b.size(entries, keyValues, measurements, buckets);
+    int k = 0;
+    int m = 0;
+    int slab = 0;
+    for (int e = 0; e < entries; e++) {
+      Entry entry = delta.getEntries(e);
+      String field = "entries[" + e + "]";
+      b.keyStart[e] = k;
+      b.measStart[e] = m;
+      if (entry.getKeyCount() > MAX_KEY_VALUES) {
+        throw new InvalidDeltaException(
+            field + ".key", "at most " + MAX_KEY_VALUES + " values, got " + entry.getKeyCount());
+      }
+      for (int i = 0; i < entry.getKeyCount(); i++) {
+        AttributeValue v = entry.getKey(i);
+        String vf = field + ".key[" + i + "]";
+        Attribute a = attribute(v.getAttributeId(), vf + ".attribute_id");
+        if (a.measurement()) {
+          throw new InvalidDeltaException(
+              vf + ".attribute_id",
+              "\"" + a.name() + "\" is a MEASUREMENT; keys hold DIMENSION attributes");
+        }
+        for (int p = b.keyStart[e]; p < k; p++) {
+          if (b.keyAttr[p] == a.id()) {
+            throw new InvalidDeltaException(
+                vf + ".attribute_id", "\"" + a.name() + "\" appears twice in this key");
+          }
+        }
+        b.keyAttr[k] = a.id();
+        b.keyValue[k] = keyValue(v, a, vf);
+        k++;
+      }
+      if (entry.getMeasurementsCount() == 0) {
+        throw new InvalidDeltaException(
+            field + ".measurements", "an entry needs at least one measurement");
+      }
+      for (int j = 0; j < entry.getMeasurementsCount(); j++) {
+        Measurement ms = entry.getMeasurements(j);
+        String mf = field + ".measurements[" + j + "]";
+        Attribute a = attribute(ms.getAttributeId(), mf + ".attribute_id");
+        if (!a.measurement()) {
+          throw new InvalidDeltaException(
+              mf + ".attribute_id",
+              "\"" + a.name() + "\" is a DIMENSION; measurements need MEASUREMENT attributes");
+        }
+        for (int p = b.measStart[e]; p < m; p++) {
+          if (b.measAttr[p] == a.id()) {
+            throw new InvalidDeltaException(
+                mf + ".attribute_id", "\"" + a.name() + "\" appears twice in this entry");
+          }
+        }
+        if (!ms.hasState()) {
+          throw new InvalidDeltaException(mf + ".state", "required");
+        }
+        b.measAttr[m] = a.id();
+        slab = readState(ms.getState(), mf + ".state", b, m, slab);
+        m++;
+      }
+    }
+    b.keyStart[entries] = k;
+    b.measStart[entries] = m;
+  }
+
+  private long keyValue(AttributeValue v, Attribute a, String field) throws InvalidDeltaException {
+    AttributeValue.ValueCase expected =
+        switch (a.type()) {
+          case STRING -> AttributeValue.ValueCase.STRING_ID;
+          case INT -> AttributeValue.ValueCase.INT_VALUE;
+          case DOUBLE -> AttributeValue.ValueCase.DOUBLE_VALUE;
+          case BOOL -> AttributeValue.ValueCase.BOOL_VALUE;
+          case PATH -> AttributeValue.ValueCase.PATH_NODE_ID;
+        };
+    if (v.getValueCase() != expected) {
+      throw new InvalidDeltaException(
+          field,
+          "attribute \""
+              + a.name()
+              + "\" is "
+              + a.type()
+              + ", so the value must be set as "
+              + expected.name().toLowerCase(Locale.ROOT)
+              + " (got "
+              + v.getValueCase().name().toLowerCase(Locale.ROOT)
+              + ")");
+    }
+    switch (a.type()) {
+      case STRING:
+        {
+          int id = strings.get(v.getStringId() & 0xFFFFFFFFL);
+          if (id == LongIntMap.MISSING) {
+            throw new InvalidDeltaException(
+                field + ".string_id",
+                "string "
+                    + Integer.toUnsignedString(v.getStringId())
+                    + " is not defined in this stream's dictionary");
+          }
+          return id;
+        }
+      case PATH:
+        {
+          int id = paths.get(v.getPathNodeId() & 0xFFFFFFFFL);
+          if (id == LongIntMap.MISSING) {
+            throw new InvalidDeltaException(
+                field + ".path_node_id",
+                "path node "
+                    + Integer.toUnsignedString(v.getPathNodeId())
+                    + " is not defined in this stream's dictionary");
+          }
+          if (pathAttribute.get(v.getPathNodeId() & 0xFFFFFFFFL)
+              != (v.getAttributeId() & 0xFFFFFFFFL)) {
+            throw new InvalidDeltaException(
+                field + ".path_node_id", "the node belongs to another path attribute");
+          }
+          return id;
+        }
+      case INT:
+        return v.getIntValue();
+      case DOUBLE:
+        if (!Double.isFinite(v.getDoubleValue())) {
+          throw new InvalidDeltaException(field + ".double_value", "must be finite");
+        }
+        return Double.doubleToLongBits(v.getDoubleValue());
+      case BOOL:
+        return v.getBoolValue() ? 1 : 0;
+    }
+    throw new AssertionError(a.type());
+  }
+
+  private static int readState(MetricState s, String field, DecodedDelta.Builder b, int m, int slab)
+      throws InvalidDeltaException {
+    if (s.getCount() <= 0) {
+      throw new InvalidDeltaException(
+          field + ".count",
+          s.getCount() == 0
+              ? "must be > 0 (leave out measurements without values)"
+              : "too large (above 2^63 - 1)");
+    }
+    finite(s.getSum(), field + ".sum");
+    finite(s.getMin(), field + ".min");
+    finite(s.getMax(), field + ".max");
+    finite(s.getSumOfSquares(), field + ".sum_of_squares");
+    if (s.getMin() > s.getMax()) {
+      throw new InvalidDeltaException(
+          field + ".min", "min (" + s.getMin() + ") is greater than max (" + s.getMax() + ")");
+    }
+    if (s.getSumOfSquares() < 0) {
+      throw new InvalidDeltaException(field + ".sum_of_squares", "must be >= 0");
+    }
+    b.count[m] = s.getCount();
+    b.sum[m] = s.getSum();
+    b.min[m] = s.getMin();
+    b.max[m] = s.getMax();
+    b.sumOfSquares[m] = s.getSumOfSquares();
+    if (!s.hasHistogram()) {
+      b.scale[m] = ExpHistogram.MAX_SCALE;
+      b.posFrom[m] = slab;
+      b.negFrom[m] = slab;
+      return slab;
+    }
+    ExponentialHistogram h = s.getHistogram();
+    String hf = field + ".histogram";
+    if (h.getScale() < ExpHistogram.MIN_SCALE || h.getScale() > ExpHistogram.MAX_SCALE) {
+      throw new InvalidDeltaException(
+          hf + ".scale",
+          "must be within "
+              + ExpHistogram.MIN_SCALE
+              + ".."
+              + ExpHistogram.MAX_SCALE
+              + ", was "
+              + h.getScale());
+    }
+    long total = h.getZeroCount();
+    if (total < 0) {
+      throw new InvalidDeltaException(hf + ".zero_count", "too large (above 2^63 - 1)");
+    }
+    b.scale[m] = h.getScale();
+    b.zeroCount[m] = h.getZeroCount();
+    b.posOffset[m] = h.getPositive().getOffset();
+    b.posFrom[m] = slab;
+    b.posLen[m] = h.getPositive().getCountsCount();
+    slab = copyBuckets(h.getPositive(), hf + ".positive", b.buckets, slab);
+    b.negOffset[m] = h.getNegative().getOffset();
+    b.negFrom[m] = slab;
+    b.negLen[m] = h.getNegative().getCountsCount();
+    slab = copyBuckets(h.getNegative(), hf + ".negative", b.buckets, slab);
+    for (int i = b.posFrom[m]; i < slab; i++) {
+      total += b.buckets[i];
+      if (total < 0) {
+        throw new InvalidDeltaException(hf, "bucket counts add up to more than 2^63 - 1");
+      }
+    }
+    if (total != s.getCount()) {
+      throw new InvalidDeltaException(
+          hf,
+          "zero_count plus all bucket counts is "
+              + total
+              + " but count is "
+              + s.getCount()
+              + "; they must be equal (or leave the histogram out)");
+    }
+    return slab;
+  }
+
+  private static int copyBuckets(
+      ExponentialHistogram.Buckets buckets, String field, long[] into, int slab)
+      throws InvalidDeltaException {
+    int n = buckets.getCountsCount();
+    if (n > MAX_BUCKETS) {
+      throw new InvalidDeltaException(
+          field + ".counts", "at most " + MAX_BUCKETS + " buckets, got " + n);
+    }
+    long last = (long) buckets.getOffset() + n - 1;
+    if (n > 0 && last > Integer.MAX_VALUE) {
+      throw new InvalidDeltaException(field + ".offset", "offset + bucket count overflows");
+    }
+    for (int i = 0; i < n; i++) {
+      long c = buckets.getCounts(i);
+      if (c < 0) {
+        throw new InvalidDeltaException(
+            field + ".counts[" + i + "]", "too large (above 2^63 - 1)");
+      }
+      into[slab + i] = c;
+    }
+    return slab + n;
+  }
+
+  private static void finite(double v, String field) throws InvalidDeltaException {
+    if (!Double.isFinite(v)) {
+      throw new InvalidDeltaException(field, "must be a finite number, was " + v);
+    }
+  }
+}

@@ -1,0 +1,174 @@
+package dev.profold.collector.telemetry;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The collector's own telemetry as Micrometer meters (exposed as {@code profold_*} in
+ * /metrics, listed in docs/metrics.md). Thread-safe; recording never blocks.
+ */
+public final class CollectorMetrics {
+  private final MeterRegistry registry;
+  private final Counter deltasReceived;
+  private final Counter deltasApplied;
+  private final Counter deltasDuplicate;
+  private final Counter entriesReceived;
+  private final Counter bytesReceived;
+  private final Counter missingDeltas;
+  private final Counter sourceRestarts;
+  private final Counter sourcesExpired;
+  private final Counter late;
+  private final Counter future;
+  private final Timer foldLatency;
+  private final AtomicLong activeSources = new AtomicLong();
+  private final AtomicLong pendingBytes = new AtomicLong();
+  private final ConcurrentMap<String, Counter> rejected = new ConcurrentHashMap<>();
+  private final ConcurrentMap<String, Counter> overflow = new ConcurrentHashMap<>();
+
+  public CollectorMetrics(MeterRegistry registry) {
+    this.registry = registry;
+    deltasReceived =
+        Counter.builder("profold.deltas.received")
+            .description("Deltas received, whatever became of them.")
+            .register(registry);
+    deltasApplied =
+        Counter.builder("profold.deltas.applied")
+            .description("Deltas folded into the aggregates.")
+            .register(registry);
+    deltasDuplicate =
+        Counter.builder("profold.deltas.duplicate")
+            .description("Deltas received again (retries) and acknowledged without applying.")
+            .register(registry);
+    entriesReceived =
+        Counter.builder("profold.entries.received")
+            .description("Entries in applied deltas.")
+            .register(registry);
+    bytesReceived =
+        Counter.builder("profold.received")
+            .baseUnit("bytes")
+            .description("Serialized size of the deltas received.")
+            .register(registry);
+    missingDeltas =
+        Counter.builder("profold.sequence.gaps")
+            .description("Deltas never received, as counted from gaps in sequence numbers.")
+            .register(registry);
+    sourceRestarts =
+        Counter.builder("profold.source.restarts")
+            .description("New incarnations of a known service instance (process restarts).")
+            .register(registry);
+    sourcesExpired =
+        Counter.builder("profold.sources.expired")
+            .description("Sources dropped after staying silent for the source TTL.")
+            .register(registry);
+    late =
+        Counter.builder("profold.entries.outside.window")
+            .tag("reason", "late")
+            .description(
+                "Entry measurements too old (or too far ahead) for any open interval window;"
+                    + " folded into cumulative state only.")
+            .register(registry);
+    future =
+        Counter.builder("profold.entries.outside.window")
+            .tag("reason", "future")
+            .description(
+                "Entry measurements too old (or too far ahead) for any open interval window;"
+                    + " folded into cumulative state only.")
+            .register(registry);
+    foldLatency =
+        Timer.builder("profold.fold.latency")
+            .description("Time to fold one delta into the aggregates.")
+            .publishPercentileHistogram()
+            .minimumExpectedValue(Duration.ofNanos(1000))
+            .maximumExpectedValue(Duration.ofSeconds(1))
+            .register(registry);
+    registry.gauge("profold.sources.active", activeSources);
+    io.micrometer.core.instrument.Gauge.builder("profold.ingest.pending", pendingBytes, AtomicLong::get)
+        .baseUnit("bytes")
+        .description("Bytes of received deltas waiting to be folded.")
+        .register(registry);
+  }
+
+  public void deltaReceived(int bytes) {
+    deltasReceived.increment();
+    bytesReceived.increment(bytes);
+  }
+
+  public void deltaApplied(int entries) {
+    deltasApplied.increment();
+    entriesReceived.increment(entries);
+  }
+
+  public void deltaDuplicate() {
+    deltasDuplicate.increment();
+  }
+
+  /** A delta not applied, by reason (invalid, superseded_incarnation, overloaded, ...). */
+  public void deltaRejected(String reason) {
+    rejected
+        .computeIfAbsent(
+            reason,
+            r ->
+                Counter.builder("profold.deltas.rejected")
+                    .tag("reason", r)
+                    .description("Deltas not applied, by reason.")
+                    .register(registry))
+        .increment();
+  }
+
+  public void missingDeltas(long n) {
+    missingDeltas.increment((double) n);
+  }
+
+  public void sourceRestarted() {
+    sourceRestarts.increment();
+  }
+
+  public void sourceExpired() {
+    sourcesExpired.increment();
+  }
+
+  public void lateMeasurements(int n) {
+    late.increment(n);
+  }
+
+  public void futureMeasurements(int n) {
+    future.increment(n);
+  }
+
+  /** Entry measurements folded into a scheme's overflow group. */
+  public void overflowed(String scheme, int n) {
+    overflow
+        .computeIfAbsent(
+            scheme,
+            s ->
+                Counter.builder("profold.scheme.overflow.measurements")
+                    .tag("scheme", s)
+                    .description(
+                        "Entry measurements folded into a scheme's overflow group because the"
+                            + " scheme reached its cardinality limit.")
+                    .register(registry))
+        .increment(n);
+  }
+
+  public void foldNanos(long nanos) {
+    foldLatency.record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  public void activeSources(long n) {
+    activeSources.set(n);
+  }
+
+  public AtomicLong pendingBytes() {
+    return pendingBytes;
+  }
+
+  public MeterRegistry registry() {
+    return registry;
+  }
+}

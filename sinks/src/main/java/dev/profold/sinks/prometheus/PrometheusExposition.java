@@ -1,0 +1,362 @@
+package dev.profold.sinks.prometheus;
+
+import dev.profold.sinks.snapshot.CollectorSnapshot;
+import dev.profold.sinks.snapshot.Measure;
+import dev.profold.sinks.snapshot.SchemeSnapshot;
+import dev.profold.sinks.snapshot.SeriesSnapshot;
+import dev.profold.sinks.snapshot.SnapshotSource;
+import dev.profold.sinks.snapshot.SourceSnapshot;
+import dev.profold.sinks.snapshot.StateSnapshot;
+import io.prometheus.metrics.model.registry.MultiCollector;
+import io.prometheus.metrics.model.snapshots.ClassicHistogramBuckets;
+import io.prometheus.metrics.model.snapshots.CounterSnapshot;
+import io.prometheus.metrics.model.snapshots.CounterSnapshot.CounterDataPointSnapshot;
+import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
+import io.prometheus.metrics.model.snapshots.GaugeSnapshot.GaugeDataPointSnapshot;
+import io.prometheus.metrics.model.snapshots.HistogramSnapshot;
+import io.prometheus.metrics.model.snapshots.HistogramSnapshot.HistogramDataPointSnapshot;
+import io.prometheus.metrics.model.snapshots.Labels;
+import io.prometheus.metrics.model.snapshots.MetricSnapshot;
+import io.prometheus.metrics.model.snapshots.MetricSnapshots;
+import io.prometheus.metrics.model.snapshots.NativeHistogramBuckets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * Exposes scheme snapshots as Prometheus metric families, built at scrape time from one {@link
+ * SnapshotSource} call (no Micrometer meter per data series). For a scheme {@code s} and a
+ * measurement {@code m} with unit {@code u}:
+ *
+ * <ul>
+ *   <li>{@code profold_s_m_u}: histogram of the cumulative state (count, sum, classic buckets at
+ *       powers of two, and native buckets for protobuf scrapes);
+ *   <li>{@code profold_s_m_interval_{count,sum_u,min_u,max_u,stddev_u}}: gauges of the last closed
+ *       interval;
+ * </ul>
+ *
+ * and per scheme {@code profold_s_groups} and {@code profold_s_interval_end_timestamp_seconds}.
+ * docs/metrics.md lists them all. Thread-safe: it keeps no state between scrapes.
+ */
+public final class PrometheusExposition implements MultiCollector {
+  /** Prometheus accepts native schemas -4..8. */
+  private static final int MAX_NATIVE_SCHEMA = 8;
+
+  private final SnapshotSource source;
+
+  public PrometheusExposition(SnapshotSource source) {
+    this.source = source;
+  }
+
+  @Override
+  public MetricSnapshots collect() {
+    List<MetricSnapshot> out = new ArrayList<>();
+    CollectorSnapshot snapshot = source.snapshot();
+    for (SchemeSnapshot scheme : snapshot.schemes()) {
+      addScheme(scheme, out);
+    }
+    addSources(snapshot.sources(), out);
+    return new MetricSnapshots(out);
+  }
+
+  private static void addSources(List<SourceSnapshot> sources, List<MetricSnapshot> out) {
+    if (sources.isEmpty()) {
+      return;
+    }
+    GaugeSnapshot.Builder info =
+        GaugeSnapshot.builder()
+            .name("profold_source_info")
+            .help("Live sources (one per service instance), with their host and versions.");
+    GaugeSnapshot.Builder start =
+        GaugeSnapshot.builder()
+            .name("profold_source_start_time_seconds")
+            .help("Start time of the source's process (its current incarnation), unix seconds.");
+    GaugeSnapshot.Builder missing =
+        GaugeSnapshot.builder()
+            .name("profold_source_missing_deltas")
+            .help("Deltas of the current incarnation never received (sequence gaps).");
+    CounterSnapshot.Builder cpu =
+        CounterSnapshot.builder()
+            .name("profold_client_cpu_seconds")
+            .help("CPU time the source's profiling library reported spending on itself.");
+    CounterSnapshot.Builder dropped =
+        CounterSnapshot.builder()
+            .name("profold_client_events_dropped")
+            .help("Events the source's profiling library reported it could not record.");
+    GaugeSnapshot.Builder held =
+        GaugeSnapshot.builder()
+            .name("profold_client_memory_bytes")
+            .help("Memory the source's profiling library last reported holding.");
+    for (SourceSnapshot s : sources) {
+      Labels id = Labels.of("service", s.service(), "instance", s.instance());
+      info.dataPoint(
+          GaugeDataPointSnapshot.builder()
+              .labels(
+                  id.merge(
+                      Labels.of(
+                          "host", s.host(),
+                          "runtime_version", s.runtimeVersion(),
+                          "sdk_version", s.sdkVersion())))
+              .value(1)
+              .build());
+      start.dataPoint(
+          GaugeDataPointSnapshot.builder()
+              .labels(id)
+              .value(s.processStartUnixNanos() / 1e9)
+              .build());
+      missing.dataPoint(
+          GaugeDataPointSnapshot.builder().labels(id).value((double) s.missingDeltas()).build());
+      cpu.dataPoint(
+          CounterDataPointSnapshot.builder().labels(id).value(s.clientCpuNanos() / 1e9).build());
+      dropped.dataPoint(
+          CounterDataPointSnapshot.builder()
+              .labels(id)
+              .value((double) s.clientEventsDropped())
+              .build());
+      held.dataPoint(
+          GaugeDataPointSnapshot.builder().labels(id).value((double) s.clientBytesHeld()).build());
+    }
+    out.add(info.build());
+    out.add(start.build());
+    out.add(missing.build());
+    out.add(cpu.build());
+    out.add(dropped.build());
+    out.add(held.build());
+  }
+
+  private static void addScheme(SchemeSnapshot s, List<MetricSnapshot> out) {
+    String prefix = "profold_" + MetricNames.sanitize(s.scheme());
+    out.add(
+        GaugeSnapshot.builder()
+            .name(prefix + "_groups")
+            .help(
+                "Groups held by scheme " + s.scheme() + " (the cardinality its limit applies to).")
+            .dataPoint(GaugeDataPointSnapshot.builder().value(s.groups()).build())
+            .build());
+    if (s.lastIntervalEndUnixNanos() > 0) {
+      out.add(
+          GaugeSnapshot.builder()
+              .name(prefix + "_interval_end_timestamp_seconds")
+              .help("End of the last closed interval of scheme " + s.scheme() + ", unix seconds.")
+              .dataPoint(
+                  GaugeDataPointSnapshot.builder()
+                      .value(s.lastIntervalEndUnixNanos() / 1e9)
+                      .build())
+              .build());
+    }
+    Map<Measure, List<SeriesSnapshot>> cumulative = byMeasure(s.cumulative());
+    Map<Measure, List<SeriesSnapshot>> interval = byMeasure(s.lastInterval());
+    for (Map.Entry<Measure, List<SeriesSnapshot>> e : cumulative.entrySet()) {
+      out.add(histogram(prefix, s, e.getKey(), e.getValue()));
+    }
+    for (Map.Entry<Measure, List<SeriesSnapshot>> e : interval.entrySet()) {
+      Measure m = e.getKey();
+      String base = prefix + "_" + MetricNames.sanitize(m.name()) + "_interval_";
+      String unit = m.unit().isEmpty() ? "" : "_" + MetricNames.sanitize(m.unit());
+      String what = "measurement " + m.name() + " per group of scheme " + s.scheme();
+      List<SeriesSnapshot> series = e.getValue();
+      out.add(
+          gauge(
+              base + "count",
+              "Values of " + what + " in the last closed interval.",
+              s,
+              series,
+              StateSnapshot::count));
+      out.add(
+          gauge(
+              base + "sum" + unit,
+              "Sum of " + what + " in the last closed interval.",
+              s,
+              series,
+              StateSnapshot::sum));
+      out.add(
+          gauge(
+              base + "min" + unit,
+              "Smallest value of " + what + " in the last closed interval.",
+              s,
+              series,
+              StateSnapshot::min));
+      out.add(
+          gauge(
+              base + "max" + unit,
+              "Largest value of " + what + " in the last closed interval.",
+              s,
+              series,
+              StateSnapshot::max));
+      out.add(
+          gauge(
+              base + "stddev" + unit,
+              "Standard deviation of " + what + " in the last closed interval.",
+              s,
+              series,
+              StateSnapshot::stddev));
+    }
+  }
+
+  private static Map<Measure, List<SeriesSnapshot>> byMeasure(List<SeriesSnapshot> series) {
+    Map<Measure, List<SeriesSnapshot>> out = new LinkedHashMap<>();
+    Function<Measure, List<SeriesSnapshot>> fresh = k -> new ArrayList<>();
+    for (SeriesSnapshot s : series) {
+      out.computeIfAbsent(s.measure(), fresh).add(s);
+    }
+    return out;
+  }
+
+  private static Labels labels(SchemeSnapshot s, SeriesSnapshot series) {
+    return Labels.of(s.labelNames(), series.labelValues());
+  }
+
+  private static GaugeSnapshot gauge(
+      String name,
+      String help,
+      SchemeSnapshot s,
+      List<SeriesSnapshot> series,
+      ToDoubleFunction<StateSnapshot> value) {
+    GaugeSnapshot.Builder b = GaugeSnapshot.builder().name(name).help(help);
+    for (SeriesSnapshot x : series) {
+      b.dataPoint(
+          GaugeDataPointSnapshot.builder()
+              .labels(labels(s, x))
+              .value(value.applyAsDouble(x.state()))
+              .build());
+    }
+    return b.build();
+  }
+
+  private static HistogramSnapshot histogram(
+      String prefix, SchemeSnapshot s, Measure m, List<SeriesSnapshot> series) {
+    String name =
+        prefix
+            + "_"
+            + MetricNames.sanitize(m.name())
+            + (m.unit().isEmpty() ? "" : "_" + MetricNames.sanitize(m.unit()));
+    HistogramSnapshot.Builder b =
+        HistogramSnapshot.builder()
+            .name(name)
+            .help(
+                "Distribution of measurement "
+                    + m.name()
+                    + " per group of scheme "
+                    + s.scheme()
+                    + ", cumulative since the source's incarnation started.");
+    for (SeriesSnapshot x : series) {
+      StateSnapshot st = x.state();
+      HistogramDataPointSnapshot.Builder p =
+          HistogramDataPointSnapshot.builder()
+              .labels(labels(s, x))
+              .sum(st.sum())
+              .classicHistogramBuckets(ClassicBuckets.of(st));
+      if (st.hasHistogram() && st.histogramTotal() == st.count()) {
+        NativeForm n = NativeForm.of(st, MAX_NATIVE_SCHEMA);
+        p.nativeSchema(n.schema)
+            .nativeZeroCount(st.zeroCount())
+            .nativeZeroThreshold(0.0)
+            .nativeBucketsForPositiveValues(n.positive)
+            .nativeBucketsForNegativeValues(n.negative);
+      }
+      b.dataPoint(p.build());
+    }
+    return b.build();
+  }
+
+  /** Native-histogram buckets (Prometheus indexing: bucket i has upper bound base^i). */
+  static final class NativeForm {
+    final int schema;
+    final NativeHistogramBuckets positive;
+    final NativeHistogramBuckets negative;
+
+    private NativeForm(
+        int schema, NativeHistogramBuckets positive, NativeHistogramBuckets negative) {
+      this.schema = schema;
+      this.positive = positive;
+      this.negative = negative;
+    }
+
+    static NativeForm of(StateSnapshot st, int maxSchema) {
+      int schema = Math.min(st.scale(), maxSchema);
+      int shift = st.scale() - schema;
+      return new NativeForm(
+          schema,
+          buckets(st.positiveOffset(), st.positiveCounts(), shift),
+          buckets(st.negativeOffset(), st.negativeCounts(), shift));
+    }
+
+    private static NativeHistogramBuckets buckets(int offset, long[] counts, int shift) {
+      Map<Integer, Long> merged = new java.util.TreeMap<>();
+      for (int k = 0; k < counts.length; k++) {
+        if (counts[k] != 0) {
+          // OpenTelemetry index i covers (base^i, base^(i+1)]: Prometheus calls it i + 1.
+          merged.merge(((offset + k) >> shift) + 1, counts[k], Long::sum);
+        }
+      }
+      int[] idx = new int[merged.size()];
+      long[] cnt = new long[merged.size()];
+      int j = 0;
+      for (Map.Entry<Integer, Long> e : merged.entrySet()) {
+        idx[j] = e.getKey();
+        cnt[j] = e.getValue();
+        j++;
+      }
+      return NativeHistogramBuckets.of(idx, cnt);
+    }
+  }
+
+  /** Classic cumulative buckets at powers of two, lossless from the exponential buckets. */
+  static final class ClassicBuckets {
+    private ClassicBuckets() {}
+
+    static ClassicHistogramBuckets of(StateSnapshot st) {
+      List<Double> bounds = new ArrayList<>();
+      List<Long> counts = new ArrayList<>();
+      int shift = Math.max(0, st.scale()); // down to scale 0: bucket i = (2^i, 2^(i+1)]
+      if (st.hasHistogram()) {
+        long[] neg = scaleZero(st.negativeOffset(), st.negativeCounts(), shift);
+        int negLo = (st.negativeOffset() >> shift);
+        // Negative bucket i holds v in [-2^(i+1), -2^i): most negative first.
+        for (int k = neg.length - 1; k >= 0; k--) {
+          bounds.add(-boundary(negLo + k, st.scale() < 0 ? -st.scale() : 0));
+          counts.add(neg[k]);
+        }
+        if (st.zeroCount() > 0 || neg.length > 0) {
+          bounds.add(0.0);
+          counts.add(st.zeroCount());
+        }
+        long[] pos = scaleZero(st.positiveOffset(), st.positiveCounts(), shift);
+        int posLo = (st.positiveOffset() >> shift);
+        for (int k = 0; k < pos.length; k++) {
+          bounds.add(boundary(posLo + k + 1, st.scale() < 0 ? -st.scale() : 0));
+          counts.add(pos[k]);
+        }
+        // Values merged without a histogram are only known to be somewhere: +Inf.
+        bounds.add(Double.POSITIVE_INFINITY);
+        counts.add(st.count() - st.histogramTotal());
+      } else {
+        bounds.add(Double.POSITIVE_INFINITY);
+        counts.add(st.count());
+      }
+      return ClassicHistogramBuckets.of(bounds, counts);
+    }
+
+    /** 2^(index * 2^coarse): the boundary at a scale of {@code -coarse} (<= 0). */
+    private static double boundary(int index, int coarse) {
+      return Math.scalb(1.0, index << coarse);
+    }
+
+    /** Dense counts at scale min(scale, 0), from index (offset >> shift) on. */
+    private static long[] scaleZero(int offset, long[] counts, int shift) {
+      if (counts.length == 0) {
+        return counts;
+      }
+      int lo = offset >> shift;
+      int hi = (offset + counts.length - 1) >> shift;
+      long[] out = new long[hi - lo + 1];
+      for (int k = 0; k < counts.length; k++) {
+        out[((offset + k) >> shift) - lo] += counts[k];
+      }
+      return out;
+    }
+  }
+}

@@ -1,0 +1,28 @@
+package dev.profold.sinks.snapshot;
+
+import java.util.List;
+
+/**
+ * What one aggregation scheme holds at one moment: its cumulative series (since each source's
+ * incarnation started) and the series of its last closed interval.
+ *
+ * @param scheme scheme name, used in metric names ({@code profold_<scheme>_...})
+ * @param labelNames names of the labels every series carries, in order
+ * @param cumulative cumulative state per series
+ * @param lastInterval state per series over the last closed interval (only series with data in it)
+ * @param lastIntervalEndUnixNanos end of the last closed interval, 0 when none closed yet
+ * @param groups number of groups the scheme holds (the cardinality the limit applies to)
+ */
+public record SchemeSnapshot(
+    String scheme,
+    List<String> labelNames,
+    List<SeriesSnapshot> cumulative,
+    List<SeriesSnapshot> lastInterval,
+    long lastIntervalEndUnixNanos,
+    int groups) {
+  public SchemeSnapshot {
+    labelNames = List.copyOf(labelNames);
+    cumulative = List.copyOf(cumulative);
+    lastInterval = List.copyOf(lastInterval);
+  }
+}
