@@ -27,7 +27,13 @@ import org.slf4j.LoggerFactory;
  */
 public final class FoldWorker implements SnapshotSource {
   private static final Logger log = LoggerFactory.getLogger(FoldWorker.class);
-  private static final Runnable STOP = () -> {};
+  private static final Runnable STOP = new Stop();
+
+  /** The sentinel that ends the fold loop. */
+  private static final class Stop implements Runnable {
+    @Override
+    public void run() {}
+  }
 
   private final FoldEngine engine;
   private final CollectorMetrics metrics;

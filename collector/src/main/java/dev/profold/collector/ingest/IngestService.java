@@ -179,18 +179,17 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
   }
 
   private static Ack ack(long seq, FoldResult r) {
-    switch (r.outcome()) {
-      case APPLIED:
-        return Ack.newBuilder()
-            .setSequence(seq)
-            .setResult(AckResult.ACK_RESULT_APPLIED)
-            .setEntriesOverflowed(r.overflowed())
-            .build();
-      case DUPLICATE:
-        return Ack.newBuilder().setSequence(seq).setResult(AckResult.ACK_RESULT_DUPLICATE).build();
-      default:
-        return rejectedAck(seq, rejection(r));
-    }
+    return switch (r.outcome()) {
+      case APPLIED ->
+          Ack.newBuilder()
+              .setSequence(seq)
+              .setResult(AckResult.ACK_RESULT_APPLIED)
+              .setEntriesOverflowed(r.overflowed())
+              .build();
+      case DUPLICATE ->
+          Ack.newBuilder().setSequence(seq).setResult(AckResult.ACK_RESULT_DUPLICATE).build();
+      case REJECTED -> rejectedAck(seq, rejection(r));
+    };
   }
 
   private static Status rejection(FoldResult r) {

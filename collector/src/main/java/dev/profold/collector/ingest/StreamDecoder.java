@@ -264,20 +264,15 @@ public final class StreamDecoder {
   }
 
   private static AttributeType typeOf(ValueType t, String field) throws InvalidDeltaException {
-    switch (t) {
-      case VALUE_TYPE_STRING:
-        return AttributeType.STRING;
-      case VALUE_TYPE_INT:
-        return AttributeType.INT;
-      case VALUE_TYPE_DOUBLE:
-        return AttributeType.DOUBLE;
-      case VALUE_TYPE_BOOL:
-        return AttributeType.BOOL;
-      case VALUE_TYPE_PATH:
-        return AttributeType.PATH;
-      default:
-        throw new InvalidDeltaException(field, "must be set (STRING, INT, DOUBLE, BOOL or PATH)");
-    }
+    return switch (t) {
+      case VALUE_TYPE_STRING -> AttributeType.STRING;
+      case VALUE_TYPE_INT -> AttributeType.INT;
+      case VALUE_TYPE_DOUBLE -> AttributeType.DOUBLE;
+      case VALUE_TYPE_BOOL -> AttributeType.BOOL;
+      case VALUE_TYPE_PATH -> AttributeType.PATH;
+      case VALUE_TYPE_UNSPECIFIED, UNRECOGNIZED ->
+          throw new InvalidDeltaException(field, "must be set (STRING, INT, DOUBLE, BOOL or PATH)");
+    };
   }
 
   private Attribute attribute(int clientId, String field) throws InvalidDeltaException {
@@ -443,47 +438,46 @@ public final class StreamDecoder {
               + v.getValueCase().name().toLowerCase(Locale.ROOT)
               + ")");
     }
-    switch (a.type()) {
-      case STRING:
-        {
-          int id = strings.get(v.getStringId() & 0xFFFFFFFFL);
-          if (id == LongIntMap.MISSING) {
-            throw new InvalidDeltaException(
-                field + ".string_id",
-                "string "
-                    + Integer.toUnsignedString(v.getStringId())
-                    + " is not defined in this stream's dictionary");
-          }
-          return id;
-        }
-      case PATH:
-        {
-          int id = paths.get(v.getPathNodeId() & 0xFFFFFFFFL);
-          if (id == LongIntMap.MISSING) {
-            throw new InvalidDeltaException(
-                field + ".path_node_id",
-                "path node "
-                    + Integer.toUnsignedString(v.getPathNodeId())
-                    + " is not defined in this stream's dictionary");
-          }
-          if (pathAttribute.get(v.getPathNodeId() & 0xFFFFFFFFL)
-              != (v.getAttributeId() & 0xFFFFFFFFL)) {
-            throw new InvalidDeltaException(
-                field + ".path_node_id", "the node belongs to another path attribute");
-          }
-          return id;
-        }
-      case INT:
-        return v.getIntValue();
-      case DOUBLE:
+    return switch (a.type()) {
+      case STRING -> definedString(v, field);
+      case PATH -> definedPath(v, field);
+      case INT -> v.getIntValue();
+      case DOUBLE -> {
         if (!Double.isFinite(v.getDoubleValue())) {
           throw new InvalidDeltaException(field + ".double_value", "must be finite");
         }
-        return Double.doubleToLongBits(v.getDoubleValue());
-      case BOOL:
-        return v.getBoolValue() ? 1 : 0;
+        yield Double.doubleToLongBits(v.getDoubleValue());
+      }
+      case BOOL -> v.getBoolValue() ? 1 : 0;
+    };
+  }
+
+  private long definedString(AttributeValue v, String field) throws InvalidDeltaException {
+    int id = strings.get(v.getStringId() & 0xFFFFFFFFL);
+    if (id == LongIntMap.MISSING) {
+      throw new InvalidDeltaException(
+          field + ".string_id",
+          "string "
+              + Integer.toUnsignedString(v.getStringId())
+              + " is not defined in this stream's dictionary");
     }
-    throw new AssertionError(a.type());
+    return id;
+  }
+
+  private long definedPath(AttributeValue v, String field) throws InvalidDeltaException {
+    int id = paths.get(v.getPathNodeId() & 0xFFFFFFFFL);
+    if (id == LongIntMap.MISSING) {
+      throw new InvalidDeltaException(
+          field + ".path_node_id",
+          "path node "
+              + Integer.toUnsignedString(v.getPathNodeId())
+              + " is not defined in this stream's dictionary");
+    }
+    if (pathAttribute.get(v.getPathNodeId() & 0xFFFFFFFFL) != (v.getAttributeId() & 0xFFFFFFFFL)) {
+      throw new InvalidDeltaException(
+          field + ".path_node_id", "the node belongs to another path attribute");
+    }
+    return id;
   }
 
   private static int readState(MetricState s, String field, DecodedDelta.Builder b, int m, int slab)

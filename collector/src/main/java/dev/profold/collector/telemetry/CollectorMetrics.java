@@ -50,7 +50,7 @@ public final class CollectorMetrics {
             .description("Entries in applied deltas.")
             .register(registry);
     bytesReceived =
-        Counter.builder("profold.received")
+        Counter.builder("profold.ingest.received")
             .baseUnit("bytes")
             .description("Serialized size of the deltas received.")
             .register(registry);
@@ -87,7 +87,9 @@ public final class CollectorMetrics {
             .minimumExpectedValue(Duration.ofNanos(1000))
             .maximumExpectedValue(Duration.ofSeconds(1))
             .register(registry);
-    registry.gauge("profold.sources.active", activeSources);
+    io.micrometer.core.instrument.Gauge.builder("profold.sources.active", activeSources, AtomicLong::get)
+        .description("Service instances currently sending (not yet expired).")
+        .register(registry);
     io.micrometer.core.instrument.Gauge.builder("profold.ingest.pending", pendingBytes, AtomicLong::get)
         .baseUnit("bytes")
         .description("Bytes of received deltas waiting to be folded.")

@@ -34,7 +34,7 @@ import java.util.function.ToDoubleFunction;
  * <ul>
  *   <li>{@code profold_s_m_u}: histogram of the cumulative state (count, sum, classic buckets at
  *       powers of two, and native buckets for protobuf scrapes);
- *   <li>{@code profold_s_m_interval_{count,sum_u,min_u,max_u,stddev_u}}: gauges of the last closed
+ *   <li>{@code profold_s_m_interval_{values,sum_u,min_u,max_u,stddev_u}}: gauges of the last closed
  *       interval;
  * </ul>
  *
@@ -160,8 +160,8 @@ public final class PrometheusExposition implements MultiCollector {
       List<SeriesSnapshot> series = e.getValue();
       out.add(
           gauge(
-              base + "count",
-              "Values of " + what + " in the last closed interval.",
+              base + "values",
+              "Number of values of " + what + " in the last closed interval.",
               s,
               series,
               StateSnapshot::count));

@@ -1,0 +1,157 @@
+package dev.profold.collector.cli;
+
+import dev.profold.collector.config.CollectorConfig;
+import dev.profold.collector.config.ConfigException;
+import dev.profold.collector.config.ConfigLoader;
+import dev.profold.collector.demo.DemoWorkload;
+import dev.profold.collector.server.CollectorServer;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.InstantSource;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code profold collector}: runs the daemon until SIGTERM / SIGINT. */
+@Command(
+    name = "collector",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Runs the collector daemon: gRPC ingest of profile deltas, Prometheus /metrics.",
+      "Settings: embedded defaults < --config file < command-line options."
+    })
+final class CollectorCommand implements Callable<Integer> {
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Option(names = "--config", paramLabel = "FILE", description = "YAML config file.")
+  Path config;
+
+  @Option(
+      names = "--listen",
+      paramLabel = "ADDRESS",
+      description = "Address to bind (default 127.0.0.1).")
+  String listen;
+
+  @Option(names = "--grpc-port", paramLabel = "PORT", description = "gRPC port (default 7763).")
+  Integer grpcPort;
+
+  @Option(names = "--http-port", paramLabel = "PORT", description = "HTTP port (default 7764).")
+  Integer httpPort;
+
+  @Option(
+      names = "--interval",
+      paramLabel = "DURATION",
+      description = "Aggregation interval, e.g. 10s (default 10s).")
+  String interval;
+
+  @Option(
+      names = "--demo",
+      description = "Also run a synthetic multi-service workload pushing to this collector.")
+  boolean demo;
+
+  @Override
+  public Integer call() throws IOException, InterruptedException {
+    PrintWriter err = spec.commandLine().getErr();
+    CollectorConfig c;
+    try {
+      c = resolve();
+    } catch (ConfigException e) {
+      err.println("profold: " + e.getMessage());
+      err.flush();
+      return 2;
+    }
+    CollectorServer server = new CollectorServer(c, InstantSource.system());
+    try {
+      server.start();
+    } catch (IOException e) {
+      err.println(
+          "profold: cannot bind "
+              + c.listen()
+              + " (gRPC port "
+              + c.grpcPort()
+              + ", HTTP port "
+              + c.httpPort()
+              + "): "
+              + rootMessage(e)
+              + "; choose other ports with --grpc-port / --http-port");
+      err.flush();
+      server.stop();
+      return 1;
+    }
+    PrintWriter out = spec.commandLine().getOut();
+    out.printf(
+        "profold collector listening: grpc=%s:%d http=http://%s:%d/metrics%n",
+        c.listen(), server.grpcPort(), c.listen(), server.httpPort());
+    DemoWorkload workload = null;
+    if (demo) {
+      workload = new DemoWorkload(c.listen(), server.grpcPort(), c.interval());
+      workload.start();
+      out.printf(
+          "demo workload running: series appear at http://%s:%d/metrics after the first interval"
+              + " (%ds)%n",
+          c.listen(), server.httpPort(), c.interval().toSeconds());
+    }
+    out.flush();
+    CountDownLatch stopped = new CountDownLatch(1);
+    DemoWorkload demoToStop = workload;
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  try {
+                    if (demoToStop != null) {
+                      demoToStop.close();
+                    }
+                    server.stop();
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                  } finally {
+                    stopped.countDown();
+                  }
+                },
+                "profold-shutdown"));
+    stopped.await();
+    return 0;
+  }
+
+  private CollectorConfig resolve() throws ConfigException {
+    CollectorConfig c = config == null ? CollectorConfig.defaults() : ConfigLoader.load(config);
+    if (listen != null) {
+      c = c.withListen(listen);
+    }
+    if (grpcPort != null) {
+      c = c.withGrpcPort(checkPort("--grpc-port", grpcPort));
+    }
+    if (httpPort != null) {
+      c = c.withHttpPort(checkPort("--http-port", httpPort));
+    }
+    if (interval != null) {
+      Duration d = ConfigLoader.parseDuration(interval);
+      if (d == null || d.toMillis() < 100) {
+        throw new ConfigException(
+            "--interval: '" + interval + "' is not a duration of at least 100ms (e.g. 10s, 1m)");
+      }
+      c = c.withInterval(d);
+    }
+    return c;
+  }
+
+  private static int checkPort(String option, int port) throws ConfigException {
+    if (port < 0 || port > 65535) {
+      throw new ConfigException(option + ": " + port + " is not a port (0..65535; 0 = any free)");
+    }
+    return port;
+  }
+
+  private static String rootMessage(Throwable t) {
+    Throwable c = t;
+    while (c.getCause() != null) {
+      c = c.getCause();
+    }
+    return c.getMessage() == null ? c.toString() : c.getMessage();
+  }
+}

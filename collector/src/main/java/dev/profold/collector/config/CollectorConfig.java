@@ -1,0 +1,77 @@
+package dev.profold.collector.config;
+
+import java.time.Duration;
+
+/**
+ * Every setting of the collector daemon, with the embedded defaults in {@link #defaults()}.
+ * docs/configuration.md documents each one; {@link ConfigLoader} reads them from YAML.
+ *
+ * @param listen address both servers bind to
+ * @param grpcPort gRPC port (0 picks a free one)
+ * @param httpPort HTTP port for /metrics, /healthz, /readyz (0 picks a free one)
+ * @param interval length of the aggregation windows
+ * @param sourceTtlIntervals intervals of silence after which a source expires (>= 3)
+ * @param cardinalityLimit groups the built-in scheme holds before overflowing
+ * @param maxMessageBytes largest gRPC message accepted
+ * @param maxPendingBytes received bytes waiting to be folded before ingest answers
+ *     RESOURCE_EXHAUSTED
+ * @param dictionaryEntries strings, attributes and path nodes the collector interns at most
+ * @param retryDelay delay suggested to clients in RetryInfo when overloaded or shutting down
+ * @param shutdownTimeout how long a clean shutdown waits for the fold to drain
+ */
+public record CollectorConfig(
+    String listen,
+    int grpcPort,
+    int httpPort,
+    Duration interval,
+    int sourceTtlIntervals,
+    int cardinalityLimit,
+    int maxMessageBytes,
+    long maxPendingBytes,
+    int dictionaryEntries,
+    Duration retryDelay,
+    Duration shutdownTimeout) {
+
+  public static final int DEFAULT_GRPC_PORT = 7763;
+  public static final int DEFAULT_HTTP_PORT = 7764;
+
+  /** The embedded defaults. */
+  public static CollectorConfig defaults() {
+    return new CollectorConfig(
+        "127.0.0.1",
+        DEFAULT_GRPC_PORT,
+        DEFAULT_HTTP_PORT,
+        Duration.ofSeconds(10),
+        5,
+        10_000,
+        16 * 1024 * 1024,
+        64L * 1024 * 1024,
+        1_000_000,
+        Duration.ofSeconds(1),
+        Duration.ofSeconds(10));
+  }
+
+  public CollectorConfig withListen(String v) {
+    return new CollectorConfig(v, grpcPort, httpPort, interval, sourceTtlIntervals,
+        cardinalityLimit, maxMessageBytes, maxPendingBytes, dictionaryEntries, retryDelay,
+        shutdownTimeout);
+  }
+
+  public CollectorConfig withGrpcPort(int v) {
+    return new CollectorConfig(listen, v, httpPort, interval, sourceTtlIntervals,
+        cardinalityLimit, maxMessageBytes, maxPendingBytes, dictionaryEntries, retryDelay,
+        shutdownTimeout);
+  }
+
+  public CollectorConfig withHttpPort(int v) {
+    return new CollectorConfig(listen, grpcPort, v, interval, sourceTtlIntervals,
+        cardinalityLimit, maxMessageBytes, maxPendingBytes, dictionaryEntries, retryDelay,
+        shutdownTimeout);
+  }
+
+  public CollectorConfig withInterval(Duration v) {
+    return new CollectorConfig(listen, grpcPort, httpPort, v, sourceTtlIntervals,
+        cardinalityLimit, maxMessageBytes, maxPendingBytes, dictionaryEntries, retryDelay,
+        shutdownTimeout);
+  }
+}

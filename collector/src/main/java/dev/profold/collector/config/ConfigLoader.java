@@ -1,0 +1,234 @@
+package dev.profold.collector.config;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.constructor.SafeConstructor;
+import org.yaml.snakeyaml.error.MarkedYAMLException;
+import org.yaml.snakeyaml.error.YAMLException;
+
+/**
+ * Reads a collector config file (YAML) over the embedded defaults. Unknown keys, wrong types and
+ * out-of-range values are errors naming the file, the key and the accepted values; the daemon
+ * refuses to start on them rather than guess.
+ */
+public final class ConfigLoader {
+  private static final Set<String> TOP =
+      Set.of(
+          "listen",
+          "grpc_port",
+          "http_port",
+          "interval",
+          "source_ttl_intervals",
+          "cardinality_limit",
+          "retry_delay",
+          "shutdown_timeout",
+          "limits");
+  private static final Set<String> LIMITS =
+      Set.of("max_message_bytes", "max_pending_bytes", "dictionary_entries");
+  private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h)");
+  private static final Pattern SIZE = Pattern.compile("(\\d+)(|KiB|MiB|GiB)");
+
+  private ConfigLoader() {}
+
+  /** The defaults overridden by {@code file}. */
+  public static CollectorConfig load(Path file) throws ConfigException {
+    try (Reader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+      return parse(r, file.toString());
+    } catch (IOException e) {
+      throw new ConfigException("cannot read config file " + file + ": " + e.getMessage());
+    }
+  }
+
+  /** The defaults overridden by the YAML read from {@code in}; {@code name} is used in errors. */
+  public static CollectorConfig parse(Reader in, String name) throws ConfigException {
+    Object root;
+    try {
+      root = new Yaml(new SafeConstructor(new LoaderOptions())).load(in);
+    } catch (MarkedYAMLException e) {
+      throw new ConfigException(
+          name
+              + ":"
+              + (e.getProblemMark().getLine() + 1)
+              + ":"
+              + (e.getProblemMark().getColumn() + 1)
+              + ": not valid YAML: "
+              + e.getProblem());
+    } catch (YAMLException e) {
+      throw new ConfigException(name + ": not valid YAML: " + e.getMessage());
+    }
+    CollectorConfig d = CollectorConfig.defaults();
+    if (root == null) {
+      return d;
+    }
+    Map<String, Object> top = map(root, name, "the top level");
+    checkKeys(top, TOP, name, "");
+    Map<String, Object> limits =
+        top.containsKey("limits") ? map(top.get("limits"), name, "limits") : Map.of();
+    checkKeys(limits, LIMITS, name, "limits.");
+    CollectorConfig c =
+        new CollectorConfig(
+            string(top, "listen", d.listen(), name),
+            port(top, "grpc_port", d.grpcPort(), name),
+            port(top, "http_port", d.httpPort(), name),
+            duration(top, "interval", d.interval(), name, Duration.ofMillis(100)),
+            (int) number(top, "source_ttl_intervals", d.sourceTtlIntervals(), name, 3, 1_000_000),
+            (int) number(top, "cardinality_limit", d.cardinalityLimit(), name, 1, 100_000_000),
+            (int) size(limits, "max_message_bytes", d.maxMessageBytes(), name, 1024, 1L << 30),
+            size(limits, "max_pending_bytes", d.maxPendingBytes(), name, 1024, 1L << 40),
+            (int) number(limits, "dictionary_entries", d.dictionaryEntries(), name, 1, 500_000_000),
+            duration(top, "retry_delay", d.retryDelay(), name, Duration.ZERO),
+            duration(top, "shutdown_timeout", d.shutdownTimeout(), name, Duration.ZERO));
+    return c;
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Map<String, Object> map(Object o, String name, String where)
+      throws ConfigException {
+    if (!(o instanceof Map)) {
+      throw new ConfigException(name + ": " + where + " must be a mapping of keys to values");
+    }
+    Map<String, Object> out = new LinkedHashMap<>();
+    for (Map.Entry<Object, Object> e : ((Map<Object, Object>) o).entrySet()) {
+      out.put(String.valueOf(e.getKey()), e.getValue());
+    }
+    return out;
+  }
+
+  private static void checkKeys(Map<String, Object> m, Set<String> known, String name, String p)
+      throws ConfigException {
+    for (String k : m.keySet()) {
+      if (!known.contains(k)) {
+        throw new ConfigException(
+            name
+                + ": unknown key '"
+                + p
+                + k
+                + "'; known keys"
+                + (p.isEmpty() ? "" : " under " + p.substring(0, p.length() - 1))
+                + ": "
+                + String.join(", ", known.stream().sorted().toList()));
+      }
+    }
+  }
+
+  private static String string(Map<String, Object> m, String key, String dflt, String name)
+      throws ConfigException {
+    Object v = m.get(key);
+    if (v == null) {
+      return dflt;
+    }
+    if (!(v instanceof String s) || s.isBlank()) {
+      throw new ConfigException(name + ": '" + key + "' must be a non-empty string, was " + v);
+    }
+    return s;
+  }
+
+  private static int port(Map<String, Object> m, String key, int dflt, String name)
+      throws ConfigException {
+    return (int) number(m, key, dflt, name, 0, 65535);
+  }
+
+  private static long number(
+      Map<String, Object> m, String key, long dflt, String name, long min, long max)
+      throws ConfigException {
+    Object v = m.get(key);
+    if (v == null) {
+      return dflt;
+    }
+    if (!(v instanceof Integer || v instanceof Long)) {
+      throw new ConfigException(
+          name + ": '" + key + "' must be a whole number in " + min + ".." + max + ", was " + v);
+    }
+    long n = ((Number) v).longValue();
+    if (n < min || n > max) {
+      throw new ConfigException(
+          name + ": '" + key + "' must be in " + min + ".." + max + ", was " + n);
+    }
+    return n;
+  }
+
+  private static long size(
+      Map<String, Object> m, String key, long dflt, String name, long min, long max)
+      throws ConfigException {
+    Object v = m.get(key);
+    if (v == null) {
+      return dflt;
+    }
+    long n;
+    if (v instanceof Integer || v instanceof Long) {
+      n = ((Number) v).longValue();
+    } else {
+      Matcher x = SIZE.matcher(String.valueOf(v).trim());
+      if (!x.matches()) {
+        throw new ConfigException(
+            name + ": 'limits." + key + "' must be a byte size such as 1048576, 64KiB or 16MiB, was "
+                + v);
+      }
+      long unit =
+          switch (x.group(2)) {
+            case "KiB" -> 1L << 10;
+            case "MiB" -> 1L << 20;
+            case "GiB" -> 1L << 30;
+            default -> 1L;
+          };
+      n = Long.parseLong(x.group(1)) * unit;
+    }
+    if (n < min || n > max) {
+      throw new ConfigException(
+          name + ": 'limits." + key + "' must be in " + min + ".." + max + " bytes, was " + n);
+    }
+    return n;
+  }
+
+  private static Duration duration(
+      Map<String, Object> m, String key, Duration dflt, String name, Duration min)
+      throws ConfigException {
+    Object v = m.get(key);
+    if (v == null) {
+      return dflt;
+    }
+    Duration d = parseDuration(String.valueOf(v));
+    if (d == null) {
+      throw new ConfigException(
+          name + ": '" + key + "' must be a duration such as 500ms, 10s, 1m or 1h, was " + v);
+    }
+    if (d.compareTo(min) < 0) {
+      throw new ConfigException(
+          name + ": '" + key + "' must be at least " + min.toMillis() + "ms, was " + v);
+    }
+    return d;
+  }
+
+  /** Parses {@code 500ms}, {@code 10s}, {@code 1m}, {@code 1h}; null when malformed. */
+  public static Duration parseDuration(String s) {
+    Matcher x = DURATION.matcher(s.trim().toLowerCase(Locale.ROOT));
+    if (!x.matches()) {
+      return null;
+    }
+    long n = Long.parseLong(x.group(1));
+    return switch (x.group(2)) {
+      case "ms" -> Duration.ofMillis(n);
+      case "s" -> Duration.ofSeconds(n);
+      case "m" -> Duration.ofMinutes(n);
+      default -> Duration.ofHours(n);
+    };
+  }
+
+  /** Keys accepted at the top level and under {@code limits}, for docs and tests. */
+  public static List<String> knownKeys() {
+    return List.copyOf(new java.util.TreeSet<>(TOP));
+  }
+}

@@ -1,0 +1,63 @@
+package dev.profold.collector.demo;
+
+import dev.profold.proto.v1.RegionKind;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.locks.LockSupport;
+
+/** One piece of simulated work in the demo; regions nest steps and time them. */
+interface Step {
+  /** Runs the step inside region path node {@code path} (0 = none) of {@code instance}. */
+  void run(SimulatedInstance instance, int path);
+
+  /** A timed region containing {@code children}. */
+  static Step region(String name, RegionKind kind, Step... children) {
+    List<Step> steps = List.of(children);
+    return (instance, parent) -> {
+      int path = instance.pathNode(parent, name, kind);
+      long t0 = System.nanoTime();
+      for (Step s : steps) {
+        s.run(instance, path);
+      }
+      instance.recordTime(path, (System.nanoTime() - t0) / 1e9);
+    };
+  }
+
+  /** Busy CPU work for about {@code meanMicros} (exponentially distributed). */
+  static Step compute(int meanMicros) {
+    return (instance, path) -> {
+      long until = System.nanoTime() + randomNanos(meanMicros);
+      while (System.nanoTime() < until) {
+        Thread.onSpinWait();
+      }
+    };
+  }
+
+  /** Blocking wait for about {@code meanMicros}. */
+  static Step sleep(int meanMicros) {
+    return (instance, path) -> LockSupport.parkNanos(randomNanos(meanMicros));
+  }
+
+  /** Blocking I/O of about {@code meanMicros} moving about {@code meanBytes}. */
+  static Step io(int meanMicros, int meanBytes) {
+    return (instance, path) -> {
+      LockSupport.parkNanos(randomNanos(meanMicros));
+      instance.recordBytes(path, 1 + ThreadLocalRandom.current().nextInt(2 * meanBytes));
+    };
+  }
+
+  /** Holds the instance's one shared lock, busy, for about {@code meanMicros}: contention. */
+  static Step contendedLock(int meanMicros) {
+    Step hold = compute(meanMicros);
+    return (instance, path) -> {
+      synchronized (instance.sharedLock()) {
+        hold.run(instance, path);
+      }
+    };
+  }
+
+  private static long randomNanos(int meanMicros) {
+    double u = ThreadLocalRandom.current().nextDouble();
+    return (long) (-Math.log(1 - u) * meanMicros * 1000);
+  }
+}

@@ -1,0 +1,192 @@
+package dev.profold.collector.server;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import dev.profold.collector.config.CollectorConfig;
+import dev.profold.collector.dictionary.GlobalDictionary;
+import dev.profold.collector.fold.FoldConfig;
+import dev.profold.collector.fold.FoldEngine;
+import dev.profold.collector.fold.FoldWorker;
+import dev.profold.collector.ingest.IngestService;
+import dev.profold.collector.telemetry.CollectorMetrics;
+import dev.profold.proto.v1.IngestGrpc;
+import dev.profold.sinks.prometheus.PrometheusExposition;
+import io.grpc.Server;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.protobuf.services.HealthStatusManager;
+import io.grpc.protobuf.services.ProtoReflectionServiceV1;
+import io.micrometer.core.instrument.Clock;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.prometheus.metrics.exporter.httpserver.MetricsHandler;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.InstantSource;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The collector daemon: gRPC ingest (with health and reflection services) and HTTP (/metrics,
+ * /healthz, /readyz) around one {@link FoldWorker}.
+ *
+ * <p>Lifecycle: {@link #start()} binds both ports; {@link #stop()} stops accepting deltas
+ * (clients get UNAVAILABLE with a retry delay), applies everything received, closes the current
+ * interval, ends open streams and stops both servers. Thread-safe.
+ */
+public final class CollectorServer {
+  private static final Logger log = LoggerFactory.getLogger(CollectorServer.class);
+
+  private final CollectorConfig config;
+  private final PrometheusMeterRegistry meters;
+  private final FoldWorker worker;
+  private final IngestService ingest;
+  private final HealthStatusManager health = new HealthStatusManager();
+  private Server grpc;
+  private HttpServer http;
+  private ExecutorService httpExecutor;
+  private volatile boolean ready;
+  private boolean stopped;
+
+  public CollectorServer(CollectorConfig config, InstantSource clock) {
+    this.config = config;
+    PrometheusRegistry registry = new PrometheusRegistry();
+    this.meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT, registry, Clock.SYSTEM);
+    new JvmMemoryMetrics().bindTo(meters);
+    CollectorMetrics metrics = new CollectorMetrics(meters);
+    GlobalDictionary dictionary = new GlobalDictionary(config.dictionaryEntries());
+    FoldEngine engine =
+        new FoldEngine(
+            new FoldConfig(
+                config.interval().toNanos(),
+                config.sourceTtlIntervals(),
+                config.cardinalityLimit()),
+            dictionary,
+            clock,
+            metrics);
+    Duration tick = config.interval().dividedBy(10);
+    if (tick.compareTo(Duration.ofSeconds(1)) > 0) {
+      tick = Duration.ofSeconds(1);
+    }
+    this.worker =
+        new FoldWorker(engine, metrics, config.maxPendingBytes(), tick, Duration.ofSeconds(5));
+    this.ingest = new IngestService(dictionary, worker, metrics, config.retryDelay());
+    registry.register(new PrometheusExposition(worker));
+  }
+
+  /** Binds the ports and starts serving. */
+  public synchronized void start() throws IOException {
+    worker.start();
+    grpc =
+        NettyServerBuilder.forAddress(new InetSocketAddress(config.listen(), config.grpcPort()))
+            .maxInboundMessageSize(config.maxMessageBytes())
+            .addService(ingest)
+            .addService(health.getHealthService())
+            .addService(ProtoReflectionServiceV1.newInstance())
+            .build()
+            .start();
+    health.setStatus("", io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
+    health.setStatus(
+        IngestGrpc.SERVICE_NAME, io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
+    http = HttpServer.create(new InetSocketAddress(config.listen(), config.httpPort()), 64);
+    httpExecutor =
+        Executors.newFixedThreadPool(
+            2,
+            r -> {
+              Thread t = new Thread(r, "profold-http");
+              t.setDaemon(true);
+              return t;
+            });
+    http.setExecutor(httpExecutor);
+    http.createContext("/metrics", new MetricsHandler(meters.getPrometheusRegistry()));
+    http.createContext("/healthz", ex -> text(ex, 200, "ok\n"));
+    http.createContext(
+        "/readyz", ex -> text(ex, ready ? 200 : 503, ready ? "ready\n" : "not ready\n"));
+    http.createContext("/", this::index);
+    http.start();
+    ready = true;
+    log.info(
+        "profold collector ready: grpc={}:{} http=http://{}:{}/metrics interval={}s",
+        config.listen(),
+        grpcPort(),
+        config.listen(),
+        httpPort(),
+        config.interval().toSeconds());
+  }
+
+  private void index(HttpExchange ex) throws IOException {
+    if (!ex.getRequestURI().getPath().equals("/")) {
+      text(ex, 404, "not found; try /metrics, /healthz or /readyz\n");
+      return;
+    }
+    text(
+        ex,
+        200,
+        "Profold collector\n\n"
+            + "  /metrics  Prometheus exposition (aggregates and collector telemetry)\n"
+            + "  /healthz  liveness\n"
+            + "  /readyz   readiness\n\n"
+            + "gRPC ingest (profold.v1.Ingest) on "
+            + config.listen()
+            + ":"
+            + grpcPort()
+            + "\n");
+  }
+
+  private static void text(HttpExchange ex, int code, String body) throws IOException {
+    byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+    ex.getResponseHeaders().set("Content-Type", "text/plain; charset=utf-8");
+    ex.sendResponseHeaders(code, bytes.length);
+    try (OutputStream out = ex.getResponseBody()) {
+      out.write(bytes);
+    }
+  }
+
+  /** The bound gRPC port. */
+  public int grpcPort() {
+    return grpc.getPort();
+  }
+
+  /** The bound HTTP port. */
+  public int httpPort() {
+    return http.getAddress().getPort();
+  }
+
+  /** The collector's own Micrometer registry (also the Prometheus scrape registry). */
+  public PrometheusMeterRegistry meters() {
+    return meters;
+  }
+
+  /** Clean shutdown; see the class comment. Safe to call more than once. */
+  public synchronized void stop() throws InterruptedException {
+    if (stopped) {
+      return;
+    }
+    stopped = true;
+    ready = false;
+    log.info("shutting down: applying received deltas and closing the current interval");
+    health.enterTerminalState();
+    worker.shutdown(config.shutdownTimeout());
+    ingest.closeStreams();
+    grpc.shutdown();
+    if (!grpc.awaitTermination(2, TimeUnit.SECONDS)) {
+      grpc.shutdownNow();
+    }
+    http.stop(0);
+    httpExecutor.shutdownNow();
+    meters.close();
+    log.info("stopped");
+  }
+
+  /** Blocks until the gRPC server terminates. */
+  public void awaitTermination() throws InterruptedException {
+    grpc.awaitTermination();
+  }
+}
