@@ -77,6 +77,47 @@ public final class DecodedDelta {
     serializedBytes = b.serializedBytes;
   }
 
+  private DecodedDelta(DecodedDelta d, long sequence) {
+    source = d.source;
+    info = d.info;
+    this.sequence = sequence;
+    firstSequence = 0;
+    startUnixNanos = d.startUnixNanos;
+    endUnixNanos = d.endUnixNanos;
+    entries = d.entries;
+    keyStart = d.keyStart;
+    keyAttr = d.keyAttr;
+    keyValue = d.keyValue;
+    measStart = d.measStart;
+    measAttr = d.measAttr;
+    count = d.count;
+    sum = d.sum;
+    min = d.min;
+    max = d.max;
+    sumOfSquares = d.sumOfSquares;
+    scale = d.scale;
+    zeroCount = d.zeroCount;
+    posOffset = d.posOffset;
+    posFrom = d.posFrom;
+    posLen = d.posLen;
+    negOffset = d.negOffset;
+    negFrom = d.negFrom;
+    negLen = d.negLen;
+    buckets = d.buckets;
+    clientCpuNanos = d.clientCpuNanos;
+    clientEventsDropped = d.clientEventsDropped;
+    clientBytesHeld = d.clientBytesHeld;
+    serializedBytes = d.serializedBytes;
+  }
+
+  /**
+   * The same data under another sequence number (sharing the arrays), for replaying one decoded
+   * delta many times in benchmarks and tests.
+   */
+  public DecodedDelta withSequence(long newSequence) {
+    return new DecodedDelta(this, newSequence);
+  }
+
   /** Number of measurement states in all entries. */
   public int measurements() {
     return measStart[entries];
