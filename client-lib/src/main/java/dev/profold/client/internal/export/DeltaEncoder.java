@@ -17,12 +17,10 @@ import java.util.Map;
  * Client side of the wire dictionary: assigns ids to strings, attributes and path nodes, and puts
  * into each outgoing delta exactly the definitions the current stream has not carried yet.
  *
- * <p>Ids are stable for the life of the encoder. {@link #newStream()} forgets what was sent, so
- * the next delta carries the source identity and every definition again, as a new Push stream
- * requires.
+ * <p>Ids are stable for the life of the encoder. {@link #newStream()} forgets what was sent, so the
+ * next delta carries the source identity and every definition again, as a new Push stream requires.
  *
- * <p>Thread-safe (all methods synchronize): recording threads define, the exporter thread
- * encodes.
+ * <p>Thread-safe (all methods synchronize): recording threads define, the exporter thread encodes.
  */
 public final class DeltaEncoder {
   private final SourceIdentity identity;

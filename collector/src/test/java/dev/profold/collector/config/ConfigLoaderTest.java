@@ -1,0 +1,103 @@
+package dev.profold.collector.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.StringReader;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+class ConfigLoaderTest {
+  private static CollectorConfig parse(String yaml) throws ConfigException {
+    return ConfigLoader.parse(new StringReader(yaml), "test.yaml");
+  }
+
+  @Test
+  void emptyFileGivesTheDefaults() throws Exception {
+    assertThat(parse("")).isEqualTo(CollectorConfig.defaults());
+  }
+
+  @Test
+  void theShippedSampleConfigIsValidAndEqualsTheDefaults() throws Exception {
+    assertThat(ConfigLoader.load(Path.of("../deploy/collector.yaml")))
+        .isEqualTo(CollectorConfig.defaults());
+  }
+
+  @Test
+  void everyKeyOverridesItsDefault() throws Exception {
+    CollectorConfig c =
+        parse(
+            """
+            listen: 0.0.0.0
+            grpc_port: 9000
+            http_port: 9001
+            interval: 500ms
+            source_ttl_intervals: 7
+            cardinality_limit: 12
+            retry_delay: 2s
+            shutdown_timeout: 1m
+            limits:
+              max_message_bytes: 64KiB
+              max_pending_bytes: 2MiB
+              dictionary_entries: 99
+            """);
+    assertThat(c)
+        .isEqualTo(
+            new CollectorConfig(
+                "0.0.0.0",
+                9000,
+                9001,
+                Duration.ofMillis(500),
+                7,
+                12,
+                64 * 1024,
+                2L * 1024 * 1024,
+                99,
+                Duration.ofSeconds(2),
+                Duration.ofMinutes(1)));
+  }
+
+  @Test
+  void unknownKeyIsRefusedWithTheKnownOnes() {
+    assertThatThrownBy(() -> parse("intervall: 10s"))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("test.yaml: unknown key 'intervall'")
+        .hasMessageContaining("interval");
+    assertThatThrownBy(() -> parse("limits:\n  max_bytes: 1"))
+        .hasMessageContaining("unknown key 'limits.max_bytes'")
+        .hasMessageContaining("max_message_bytes");
+  }
+
+  @Test
+  void badValuesSayWhatIsExpected() {
+    assertThatThrownBy(() -> parse("interval: 10"))
+        .hasMessageContaining("'interval' must be a duration such as 500ms, 10s, 1m or 1h, was 10");
+    assertThatThrownBy(() -> parse("interval: 5ms"))
+        .hasMessageContaining("'interval' must be at least 100ms");
+    assertThatThrownBy(() -> parse("grpc_port: 70000"))
+        .hasMessageContaining("'grpc_port' must be in 0..65535, was 70000");
+    assertThatThrownBy(() -> parse("grpc_port: abc"))
+        .hasMessageContaining("'grpc_port' must be a whole number");
+    assertThatThrownBy(() -> parse("source_ttl_intervals: 2"))
+        .hasMessageContaining("'source_ttl_intervals' must be in 3..");
+    assertThatThrownBy(() -> parse("limits:\n  max_pending_bytes: lots"))
+        .hasMessageContaining("'limits.max_pending_bytes' must be a byte size");
+    assertThatThrownBy(() -> parse("listen: ''"))
+        .hasMessageContaining("'listen' must be a non-empty string");
+    assertThatThrownBy(() -> parse("- a\n- b")).hasMessageContaining("must be a mapping");
+  }
+
+  @Test
+  void yamlSyntaxErrorsCarryLineAndColumn() {
+    assertThatThrownBy(() -> parse("interval: 10s\nlisten: [unclosed"))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageMatching("test\\.yaml:\\d+:\\d+: not valid YAML: .*");
+  }
+
+  @Test
+  void missingFileIsAClearError() {
+    assertThatThrownBy(() -> ConfigLoader.load(Path.of("does-not-exist.yaml")))
+        .hasMessageContaining("cannot read config file does-not-exist.yaml");
+  }
+}

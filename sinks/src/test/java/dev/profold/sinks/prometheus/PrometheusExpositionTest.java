@@ -1,0 +1,131 @@
+package dev.profold.sinks.prometheus;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.profold.reduce.Aggregate;
+import dev.profold.sinks.snapshot.CollectorSnapshot;
+import dev.profold.sinks.snapshot.Measure;
+import dev.profold.sinks.snapshot.SchemeSnapshot;
+import dev.profold.sinks.snapshot.SeriesSnapshot;
+import dev.profold.sinks.snapshot.SourceSnapshot;
+import dev.profold.sinks.snapshot.StateSnapshot;
+import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
+import io.prometheus.metrics.model.snapshots.NativeHistogramBuckets;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class PrometheusExpositionTest {
+  private static final Measure TIME = new Measure("time", "seconds");
+
+  private static StateSnapshot state(double... values) {
+    Aggregate a = new Aggregate();
+    for (double v : values) {
+      a.record(v);
+    }
+    return StateSnapshot.of(a);
+  }
+
+  private static String render(CollectorSnapshot snapshot) throws Exception {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    PrometheusTextFormatWriter.create()
+        .write(out, new PrometheusExposition(() -> snapshot).collect());
+    return out.toString(StandardCharsets.UTF_8);
+  }
+
+  private static SchemeSnapshot scheme(List<SeriesSnapshot> cumulative, List<SeriesSnapshot> last) {
+    return new SchemeSnapshot(
+        "region", List.of("service", "path"), cumulative, last, 20_000_000_000L, 3);
+  }
+
+  @Test
+  void cumulativeHistogramHasExactClassicBucketsAtPowersOfTwo() throws Exception {
+    SeriesSnapshot s = new SeriesSnapshot(List.of("svc", "a/b"), TIME, state(0.25, 0.5, 0.5, 3.0));
+    String text = render(new CollectorSnapshot(List.of(scheme(List.of(s), List.of())), List.of()));
+    String l = "path=\"a/b\",service=\"svc\"";
+    assertThat(text)
+        .contains("# TYPE profold_region_time_seconds histogram\n")
+        .contains("profold_region_time_seconds_bucket{" + l + ",le=\"0.25\"} 1\n")
+        .contains("profold_region_time_seconds_bucket{" + l + ",le=\"0.5\"} 3\n")
+        .contains("profold_region_time_seconds_bucket{" + l + ",le=\"1.0\"} 3\n")
+        .contains("profold_region_time_seconds_bucket{" + l + ",le=\"2.0\"} 3\n")
+        .contains("profold_region_time_seconds_bucket{" + l + ",le=\"4.0\"} 4\n")
+        .contains("profold_region_time_seconds_bucket{" + l + ",le=\"+Inf\"} 4\n")
+        .contains("profold_region_time_seconds_count{" + l + "} 4\n")
+        .contains("profold_region_time_seconds_sum{" + l + "} 4.25\n")
+        .contains("profold_region_groups 3.0\n")
+        .contains("profold_region_interval_end_timestamp_seconds 20.0\n");
+  }
+
+  @Test
+  void negativeAndZeroValuesGetBucketsBelowZero() throws Exception {
+    SeriesSnapshot s =
+        new SeriesSnapshot(
+            List.of("svc", ""), new Measure("delta", ""), state(-3.0, -0.5, 0.0, 0.0, 1.0));
+    String text = render(new CollectorSnapshot(List.of(scheme(List.of(s), List.of())), List.of()));
+    String l = "path=\"\",service=\"svc\"";
+    assertThat(text)
+        // -3 lies in [-4, -2); -0.5 in [-0.5, -0.25) (magnitude buckets are closed at the top).
+        .contains("profold_region_delta_bucket{" + l + ",le=\"-2.0\"} 1\n")
+        .contains("profold_region_delta_bucket{" + l + ",le=\"-1.0\"} 1\n")
+        .contains("profold_region_delta_bucket{" + l + ",le=\"-0.5\"} 1\n")
+        .contains("profold_region_delta_bucket{" + l + ",le=\"-0.25\"} 2\n")
+        .contains("profold_region_delta_bucket{" + l + ",le=\"0.0\"} 4\n")
+        .contains("profold_region_delta_bucket{" + l + ",le=\"1.0\"} 5\n")
+        .contains("profold_region_delta_count{" + l + "} 5\n");
+  }
+
+  @Test
+  void lastIntervalBecomesGauges() throws Exception {
+    SeriesSnapshot s = new SeriesSnapshot(List.of("svc", "a"), TIME, state(1.0, 3.0));
+    String text = render(new CollectorSnapshot(List.of(scheme(List.of(), List.of(s))), List.of()));
+    String l = "{path=\"a\",service=\"svc\"}";
+    assertThat(text)
+        .contains("profold_region_time_interval_values" + l + " 2.0\n")
+        .contains("profold_region_time_interval_sum_seconds" + l + " 4.0\n")
+        .contains("profold_region_time_interval_min_seconds" + l + " 1.0\n")
+        .contains("profold_region_time_interval_max_seconds" + l + " 3.0\n")
+        .contains("profold_region_time_interval_stddev_seconds" + l + " 1.0\n");
+  }
+
+  @Test
+  void sourcesAreExposedWithTheirOverhead() throws Exception {
+    SourceSnapshot src =
+        new SourceSnapshot(
+            "svc", "i-1", "h", "Java 17", "sdk/1", 5_000_000_000L, 9, 2, 1_500_000_000L, 4, 1024);
+    String text = render(new CollectorSnapshot(List.of(), List.of(src)));
+    String l = "{instance=\"i-1\",service=\"svc\"}";
+    assertThat(text)
+        .contains("profold_source_start_time_seconds" + l + " 5.0\n")
+        .contains("profold_source_missing_deltas" + l + " 2.0\n")
+        .contains("profold_client_cpu_seconds_total" + l + " 1.5\n")
+        .contains("profold_client_events_dropped_total" + l + " 4.0\n")
+        .contains("profold_client_memory_bytes" + l + " 1024.0\n")
+        .contains(
+            "profold_source_info{host=\"h\",instance=\"i-1\",runtime_version=\"Java 17\","
+                + "sdk_version=\"sdk/1\",service=\"svc\"} 1.0\n");
+  }
+
+  @Test
+  void nativeBucketsUsePrometheusIndexingAndAtMostSchema8() {
+    StateSnapshot st = state(1.0, 1.1, 1.2); // a narrow range: recorded at scale 9
+    assertThat(st.scale()).isEqualTo(9);
+    PrometheusExposition.NativeForm n = PrometheusExposition.NativeForm.of(st, 8);
+    assertThat(n.schema).isEqualTo(8);
+    // Prometheus bucket i at schema 8 has upper bound 2^(i/256): 1.0 is the top of bucket 0,
+    // 1.1 lies in bucket ceil(log2(1.1) * 256) = 36, 1.2 in ceil(log2(1.2) * 256) = 68.
+    NativeHistogramBuckets b = n.positive;
+    assertThat(b.size()).isEqualTo(3);
+    assertThat(b.getBucketIndex(0)).isEqualTo(0);
+    assertThat(b.getBucketIndex(1)).isEqualTo(36);
+    assertThat(b.getBucketIndex(2)).isEqualTo(68);
+  }
+
+  @Test
+  void metricNamesAreSanitized() {
+    assertThat(MetricNames.sanitize("db.bytes")).isEqualTo("db_bytes");
+    assertThat(MetricNames.sanitize("9lives")).isEqualTo("_9lives");
+    assertThat(MetricNames.sanitize("")).isEqualTo("_");
+  }
+}
