@@ -245,8 +245,9 @@ class CollectorJarIT {
     }
     Path file = Files.createTempFile("profold-metrics", ".txt");
     Files.writeString(file, scrape());
-    ExternalTools.Result r = ExternalTools.run(List.of(promtool.toString(), "check", "metrics"),
-        file, Duration.ofSeconds(30));
+    ExternalTools.Result r =
+        ExternalTools.run(
+            List.of(promtool.toString(), "check", "metrics"), file, Duration.ofSeconds(30));
     assertThat(r.exitCode()).as("promtool check metrics output:%n%s", r.output()).isZero();
   }
 
@@ -258,7 +259,8 @@ class CollectorJarIT {
       return;
     }
     Path work = Files.createTempDirectory("profold-py");
-    Path include = ExternalTools.extractResource("google/rpc/status.proto", work.resolve("include"));
+    Path include =
+        ExternalTools.extractResource("google/rpc/status.proto", work.resolve("include"));
     Path protoRoot = Path.of(System.getProperty("profold.protoRoot", "../proto/src/main/proto"));
     List<String> base =
         List.of(

@@ -13,12 +13,11 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Finds and runs the external programs some end-to-end tests use (promtool from Debian's
- * {@code prometheus}, a python3 with Debian's {@code python3-grpcio} and {@code
- * python3-grpc-tools}).
+ * Finds and runs the external programs some end-to-end tests use (promtool from Debian's {@code
+ * prometheus}, a python3 with Debian's {@code python3-grpcio} and {@code python3-grpc-tools}).
  *
- * <p>On a machine without them those tests log why and pass without checking, so {@code mvn
- * verify} works with only a JDK and Maven. CI installs the packages and sets {@code
+ * <p>On a machine without them those tests log why and pass without checking, so {@code mvn verify}
+ * works with only a JDK and Maven. CI installs the packages and sets {@code
  * PROFOLD_REQUIRE_EXTERNAL_TOOLS=1}, which turns a missing tool into a failure.
  */
 final class ExternalTools {
@@ -33,7 +32,10 @@ final class ExternalTools {
 
   private static Path missing(String what, String debianPackage) {
     String msg =
-        what + " not found on PATH; install the Debian package " + debianPackage + " to run this check";
+        what
+            + " not found on PATH; install the Debian package "
+            + debianPackage
+            + " to run this check";
     if (required()) {
       fail(msg + " (PROFOLD_REQUIRE_EXTERNAL_TOOLS=1)");
     }
@@ -96,7 +98,8 @@ final class ExternalTools {
     byte[] out = p.getInputStream().readAllBytes();
     if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
       p.destroyForcibly();
-      return new Result(-1, "timed out after " + timeout + "\n" + new String(out, StandardCharsets.UTF_8));
+      return new Result(
+          -1, "timed out after " + timeout + "\n" + new String(out, StandardCharsets.UTF_8));
     }
     return new Result(p.exitValue(), new String(out, StandardCharsets.UTF_8));
   }

@@ -1,0 +1,313 @@
+package dev.profold.collector.ingest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.google.rpc.RetryInfo;
+import dev.profold.collector.dictionary.GlobalDictionary;
+import dev.profold.collector.fold.FoldConfig;
+import dev.profold.collector.fold.FoldEngine;
+import dev.profold.collector.fold.FoldWorker;
+import dev.profold.collector.telemetry.CollectorMetrics;
+import dev.profold.collector.testing.Deltas;
+import dev.profold.collector.testing.MutableClock;
+import dev.profold.proto.v1.Ack;
+import dev.profold.proto.v1.AckResult;
+import dev.profold.proto.v1.Delta;
+import dev.profold.proto.v1.ExportResponse;
+import dev.profold.proto.v1.IngestGrpc;
+import dev.profold.proto.v1.RegionKind;
+import dev.profold.sinks.snapshot.SeriesSnapshot;
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import io.grpc.protobuf.StatusProto;
+import io.grpc.stub.StreamObserver;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The Ingest service over in-process gRPC with a real fold thread and an injected clock: acks,
+ * duplicates, malformed deltas (a precise error, and the collector keeps serving), reconnects,
+ * overload and shutdown.
+ */
+class IngestServiceTest {
+  private static final long T0 = Deltas.DEFAULT_START + 10_000_000_000L; // after the delta's end
+
+  private final MutableClock clock = MutableClock.atNanos(T0);
+  private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+  private final CollectorMetrics metrics = new CollectorMetrics(registry);
+  private final GlobalDictionary dictionary = new GlobalDictionary(10_000);
+  private FoldWorker worker;
+  private IngestService service;
+  private Server server;
+  private ManagedChannel channel;
+
+  private void start(long maxPendingBytes, boolean startFold) throws Exception {
+    FoldEngine engine =
+        new FoldEngine(new FoldConfig(10_000_000_000L, 5, 1000), dictionary, clock, metrics);
+    worker =
+        new FoldWorker(
+            engine, metrics, maxPendingBytes, Duration.ofMillis(50), Duration.ofSeconds(5));
+    if (startFold) {
+      worker.start();
+    }
+    service = new IngestService(dictionary, worker, metrics, Duration.ofMillis(1500));
+    String name = InProcessServerBuilder.generateName();
+    server = InProcessServerBuilder.forName(name).directExecutor().addService(service).build();
+    server.start();
+    channel = InProcessChannelBuilder.forName(name).directExecutor().build();
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    if (channel != null) {
+      channel.shutdownNow();
+    }
+    if (server != null) {
+      server.shutdownNow();
+    }
+    if (worker != null) {
+      worker.shutdown(Duration.ofSeconds(5));
+    }
+  }
+
+  /** A Push stream whose responses land in a queue. */
+  private final class PushStream {
+    final LinkedBlockingQueue<Object> events = new LinkedBlockingQueue<>();
+    final StreamObserver<Delta> requests =
+        IngestGrpc.newStub(channel)
+            .push(
+                new StreamObserver<>() {
+                  @Override
+                  public void onNext(Ack ack) {
+                    events.add(ack);
+                  }
+
+                  @Override
+                  public void onError(Throwable t) {
+                    events.add(t);
+                  }
+
+                  @Override
+                  public void onCompleted() {
+                    events.add("completed");
+                  }
+                });
+
+    Ack send(Delta d) throws InterruptedException {
+      requests.onNext(d);
+      return ack();
+    }
+
+    Ack ack() throws InterruptedException {
+      Object e = events.poll(10, TimeUnit.SECONDS);
+      assertThat(e).as("an ack").isInstanceOf(Ack.class);
+      return (Ack) e;
+    }
+
+    Object next() throws InterruptedException {
+      return events.poll(10, TimeUnit.SECONDS);
+    }
+  }
+
+  private static Deltas.Builder checkout() {
+    return Deltas.source("checkout", "i-1")
+        .seq(1)
+        .region(1, "main", RegionKind.REGION_KIND_COMPUTE)
+        .region(2, 1, "db.query", RegionKind.REGION_KIND_IO)
+        .entry(2, 0.25, 0.5);
+  }
+
+  private SeriesSnapshot only(String path) {
+    List<SeriesSnapshot> series = worker.snapshot().schemes().get(0).cumulative();
+    return series.stream()
+        .filter(s -> s.labelValues().get(2).equals(path))
+        .findFirst()
+        .orElseThrow(() -> new AssertionError("no series for " + path + " in " + series));
+  }
+
+  @Test
+  void pushAcksEachDeltaInOrderAndDuplicatesAreNotAppliedTwice() throws Exception {
+    start(1 << 20, true);
+    PushStream s = new PushStream();
+    Deltas.Builder b = checkout();
+    Ack first = s.send(b.build());
+    assertThat(first.getSequence()).isEqualTo(1);
+    assertThat(first.getResult()).isEqualTo(AckResult.ACK_RESULT_APPLIED);
+    Ack again = s.send(b.build());
+    assertThat(again.getResult()).isEqualTo(AckResult.ACK_RESULT_DUPLICATE);
+    Ack second = s.send(b.seq(2).build());
+    assertThat(second.getSequence()).isEqualTo(2);
+    assertThat(second.getResult()).isEqualTo(AckResult.ACK_RESULT_APPLIED);
+
+    SeriesSnapshot series = only("main/db.query");
+    assertThat(series.state().count()).isEqualTo(4);
+    assertThat(series.state().sum()).isEqualTo(1.5);
+    assertThat(registry.get("profold.deltas.duplicate").counter().count()).isEqualTo(1);
+    s.requests.onCompleted();
+    assertThat(s.next()).isEqualTo("completed");
+  }
+
+  @Test
+  void malformedDeltaIsRejectedPreciselyAndTheStreamGoesOn() throws Exception {
+    start(1 << 20, true);
+    PushStream s = new PushStream();
+    Ack ok = s.send(checkout().build());
+    assertThat(ok.getResult()).isEqualTo(AckResult.ACK_RESULT_APPLIED);
+
+    Delta bad = checkout().withoutSource().seq(2).clearEntries().entry(badEntry()).build();
+    Ack rejected = s.send(bad);
+    assertThat(rejected.getSequence()).isEqualTo(2);
+    assertThat(rejected.getResult()).isEqualTo(AckResult.ACK_RESULT_REJECTED);
+    assertThat(rejected.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT.value());
+    assertThat(rejected.getStatus().getMessage())
+        .startsWith("entries[0].key[0].path_node_id: path node 99 is not defined");
+
+    Ack after = s.send(checkout().withoutSource().seq(2).build());
+    assertThat(after.getResult()).isEqualTo(AckResult.ACK_RESULT_APPLIED);
+    assertThat(only("main/db.query").state().count()).isEqualTo(4);
+    assertThat(registry.get("profold.deltas.rejected").tag("reason", "invalid").counter().count())
+        .isEqualTo(1);
+  }
+
+  private static dev.profold.proto.v1.Entry badEntry() {
+    return dev.profold.proto.v1.Entry.newBuilder()
+        .addKey(Deltas.regionKey(99))
+        .addMeasurements(Deltas.time(1.0))
+        .build();
+  }
+
+  @Test
+  void streamWithoutSourceEndsWithInvalidArgument() throws Exception {
+    start(1 << 20, true);
+    PushStream s = new PushStream();
+    s.requests.onNext(checkout().withoutSource().build());
+    Object end = s.next();
+    assertThat(end).isInstanceOf(StatusRuntimeException.class);
+    Status status = ((StatusRuntimeException) end).getStatus();
+    assertThat(status.getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+    assertThat(status.getDescription()).startsWith("source: required on the first delta");
+  }
+
+  @Test
+  void aNewStreamMustResendTheDictionaryAndOldSequencesAreDuplicates() throws Exception {
+    start(1 << 20, true);
+    PushStream first = new PushStream();
+    assertThat(first.send(checkout().build()).getResult()).isEqualTo(AckResult.ACK_RESULT_APPLIED);
+    first.requests.onCompleted();
+    assertThat(first.next()).isEqualTo("completed");
+
+    PushStream second = new PushStream();
+    Ack noDictionary = second.send(checkout().withoutDictionary().seq(2).build());
+    assertThat(noDictionary.getResult()).isEqualTo(AckResult.ACK_RESULT_REJECTED);
+    assertThat(noDictionary.getStatus().getMessage())
+        .contains("not defined in this stream's dictionary");
+    Ack resent = second.send(checkout().seq(1).build());
+    assertThat(resent.getResult()).isEqualTo(AckResult.ACK_RESULT_DUPLICATE);
+    Ack withDictionary = second.send(checkout().withoutSource().seq(2).build());
+    assertThat(withDictionary.getResult()).isEqualTo(AckResult.ACK_RESULT_APPLIED);
+    assertThat(only("main/db.query").state().count()).isEqualTo(4);
+  }
+
+  @Test
+  void exportAppliesAndReportsErrorsAsStatus() throws Exception {
+    start(1 << 20, true);
+    IngestGrpc.IngestBlockingStub stub = IngestGrpc.newBlockingStub(channel);
+    ExportResponse r = stub.export(checkout().build());
+    assertThat(r.getResult()).isEqualTo(AckResult.ACK_RESULT_APPLIED);
+    assertThat(stub.export(checkout().build()).getResult())
+        .isEqualTo(AckResult.ACK_RESULT_DUPLICATE);
+
+    Delta zeroSeq = checkout().seq(0).build();
+    assertThatThrownBy(() -> stub.export(zeroSeq))
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> {
+              assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+              assertThat(e.getStatus().getDescription()).startsWith("sequence: must be > 0");
+            });
+
+    Delta older = checkout().incarnation(2).processStart(Deltas.DEFAULT_PROCESS_START - 1).build();
+    assertThatThrownBy(() -> stub.export(older))
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> {
+              assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
+              assertThat(e.getStatus().getDescription()).contains("started before the current one");
+            });
+    assertThat(only("main/db.query").state().count()).isEqualTo(2);
+  }
+
+  @Test
+  void overloadIsRetryableWithRetryInfo() throws Exception {
+    start(1, false); // the fold is not running: the first delta stays pending
+    IngestGrpc.IngestFutureStub async = IngestGrpc.newFutureStub(channel);
+    var pending = async.export(checkout().build());
+    assertThat(pending.isDone()).isFalse();
+    IngestGrpc.IngestBlockingStub stub = IngestGrpc.newBlockingStub(channel);
+    Delta next =
+        Deltas.source("search", "s-1")
+            .seq(1)
+            .region(1, "q", RegionKind.REGION_KIND_COMPUTE)
+            .entry(1, 1.0)
+            .build();
+    assertThatThrownBy(() -> stub.export(next))
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> {
+              assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+              assertThat(e.getStatus().getDescription()).contains("limits.max_pending_bytes");
+              assertThat(retryDelay(e)).isEqualTo(Duration.ofMillis(1500));
+            });
+    assertThat(
+            registry.get("profold.deltas.rejected").tag("reason", "overloaded").counter().count())
+        .isEqualTo(1);
+    worker.start(); // the fold catches up and the pending call completes
+    assertThat(pending.get(10, TimeUnit.SECONDS).getResult())
+        .isEqualTo(AckResult.ACK_RESULT_APPLIED);
+  }
+
+  private static Duration retryDelay(StatusRuntimeException e) {
+    com.google.rpc.Status s = StatusProto.fromThrowable(e);
+    assertThat(s).isNotNull();
+    RetryInfo info;
+    try {
+      info = s.getDetails(0).unpack(RetryInfo.class);
+    } catch (com.google.protobuf.InvalidProtocolBufferException x) {
+      throw new AssertionError("status detail is not a RetryInfo", x);
+    }
+    return Duration.ofSeconds(info.getRetryDelay().getSeconds(), info.getRetryDelay().getNanos());
+  }
+
+  @Test
+  void shutdownAppliesWhatWasReceivedAndEndsStreamsWithUnavailable() throws Exception {
+    start(1 << 20, true);
+    PushStream s = new PushStream();
+    assertThat(s.send(checkout().build()).getResult()).isEqualTo(AckResult.ACK_RESULT_APPLIED);
+    worker.shutdown(Duration.ofSeconds(5));
+    service.closeStreams();
+    Object end = s.next();
+    assertThat(end).isInstanceOf(StatusRuntimeException.class);
+    StatusRuntimeException e = (StatusRuntimeException) end;
+    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+    assertThat(retryDelay(e)).isEqualTo(Duration.ofMillis(1500));
+
+    Delta late = checkout().seq(2).build();
+    IngestGrpc.IngestBlockingStub stub = IngestGrpc.newBlockingStub(channel);
+    assertThatThrownBy(() -> stub.export(late))
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            x -> assertThat(x.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE));
+    // What was applied before the shutdown is in the final snapshot.
+    assertThat(only("main/db.query").state().count()).isEqualTo(2);
+  }
+}
