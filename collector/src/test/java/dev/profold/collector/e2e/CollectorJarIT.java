@@ -19,8 +19,6 @@ import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.StreamObserver;
 import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -58,7 +56,7 @@ class CollectorJarIT {
       Pattern.compile("profold collector listening: grpc=([^:]+):(\\d+) http=http://[^:]+:(\\d+)/");
 
   private Process daemon;
-  private final List<String> stderr = new ArrayList<>();
+  private Path stderr;
   private int grpcPort;
   private int httpPort;
   private ManagedChannel channel;
@@ -66,6 +64,7 @@ class CollectorJarIT {
 
   @BeforeAll
   void startDaemon() throws Exception {
+    stderr = Files.createTempFile("profold-daemon", ".log");
     Path jar = Path.of(System.getProperty("profold.jar", "target/profold.jar"));
     assertThat(jar).as("the fat jar is built before integration tests").exists();
     daemon =
@@ -80,12 +79,13 @@ class CollectorJarIT {
                 "0",
                 "--interval",
                 "60s")
+            // A file, not a pipe: the JDK may close a pipe under a reader when the process exits.
+            .redirectError(stderr.toFile())
             .start();
-    drain(daemon.getErrorStream(), stderr);
     BufferedReader out =
         new BufferedReader(new InputStreamReader(daemon.getInputStream(), StandardCharsets.UTF_8));
     String line = out.readLine();
-    assertThat(line).as("first stdout line; stderr: %s", stderr).isNotNull();
+    assertThat(line).as("first stdout line; stderr: %s", Files.readString(stderr)).isNotNull();
     Matcher m = READY.matcher(line);
     assertThat(m.find()).as("ready line: %s", line).isTrue();
     grpcPort = Integer.parseInt(m.group(2));
@@ -95,26 +95,6 @@ class CollectorJarIT {
 
   private static String javaBin() {
     return Path.of(System.getProperty("java.home"), "bin", "java").toString();
-  }
-
-  private static void drain(InputStream in, List<String> into) {
-    Thread t =
-        new Thread(
-            () -> {
-              try (BufferedReader r =
-                  new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
-                String l;
-                while ((l = r.readLine()) != null) {
-                  synchronized (into) {
-                    into.add(l);
-                  }
-                }
-              } catch (IOException e) {
-                // process ended
-              }
-            });
-    t.setDaemon(true);
-    t.start();
   }
 
   @AfterAll
@@ -303,11 +283,9 @@ class CollectorJarIT {
   void sigtermShutsDownCleanly() throws Exception {
     daemon.destroy(); // SIGTERM
     assertThat(daemon.waitFor(30, TimeUnit.SECONDS)).as("stopped within 30 s").isTrue();
-    synchronized (stderr) {
-      assertThat(String.join("\n", stderr))
-          .contains("shutting down: applying received deltas")
-          .contains("stopped")
-          .doesNotContain("Exception");
-    }
+    assertThat(Files.readString(stderr))
+        .contains("shutting down: applying received deltas")
+        .contains("stopped")
+        .doesNotContain("Exception");
   }
 }
