@@ -16,7 +16,13 @@ import dev.profold.proto.v1.ValueType;
 import dev.profold.reduce.Aggregate;
 import dev.profold.reduce.WireStates;
 import io.grpc.ManagedChannel;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse;
+import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.reflection.v1.ServerReflectionGrpc;
+import io.grpc.reflection.v1.ServerReflectionRequest;
+import io.grpc.reflection.v1.ServerReflectionResponse;
 import io.grpc.stub.StreamObserver;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -131,6 +137,40 @@ class CollectorJarIT {
               HttpResponse.BodyHandlers.ofString());
       assertThat(r.statusCode()).as(path).isEqualTo(200);
     }
+  }
+
+  @Test
+  @Order(1)
+  void grpcHealthAndReflectionAreOn() throws Exception {
+    HealthCheckResponse health =
+        HealthGrpc.newBlockingStub(channel)
+            .withDeadlineAfter(10, TimeUnit.SECONDS)
+            .check(HealthCheckRequest.newBuilder().setService("profold.v1.Ingest").build());
+    assertThat(health.getStatus()).isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
+
+    LinkedBlockingQueue<ServerReflectionResponse> answers = new LinkedBlockingQueue<>();
+    StreamObserver<ServerReflectionRequest> ask =
+        ServerReflectionGrpc.newStub(channel)
+            .serverReflectionInfo(
+                new StreamObserver<>() {
+                  @Override
+                  public void onNext(ServerReflectionResponse r) {
+                    answers.add(r);
+                  }
+
+                  @Override
+                  public void onError(Throwable t) {}
+
+                  @Override
+                  public void onCompleted() {}
+                });
+    ask.onNext(ServerReflectionRequest.newBuilder().setListServices("").build());
+    ServerReflectionResponse listed = answers.poll(10, TimeUnit.SECONDS);
+    ask.onCompleted();
+    assertThat(listed).isNotNull();
+    assertThat(listed.getListServicesResponse().getServiceList())
+        .extracting(s -> s.getName())
+        .contains("profold.v1.Ingest", "grpc.health.v1.Health");
   }
 
   @Test
