@@ -52,26 +52,62 @@ public record CollectorConfig(
   }
 
   public CollectorConfig withListen(String v) {
-    return new CollectorConfig(v, grpcPort, httpPort, interval, sourceTtlIntervals,
-        cardinalityLimit, maxMessageBytes, maxPendingBytes, dictionaryEntries, retryDelay,
+    return new CollectorConfig(
+        v,
+        grpcPort,
+        httpPort,
+        interval,
+        sourceTtlIntervals,
+        cardinalityLimit,
+        maxMessageBytes,
+        maxPendingBytes,
+        dictionaryEntries,
+        retryDelay,
         shutdownTimeout);
   }
 
   public CollectorConfig withGrpcPort(int v) {
-    return new CollectorConfig(listen, v, httpPort, interval, sourceTtlIntervals,
-        cardinalityLimit, maxMessageBytes, maxPendingBytes, dictionaryEntries, retryDelay,
+    return new CollectorConfig(
+        listen,
+        v,
+        httpPort,
+        interval,
+        sourceTtlIntervals,
+        cardinalityLimit,
+        maxMessageBytes,
+        maxPendingBytes,
+        dictionaryEntries,
+        retryDelay,
         shutdownTimeout);
   }
 
   public CollectorConfig withHttpPort(int v) {
-    return new CollectorConfig(listen, grpcPort, v, interval, sourceTtlIntervals,
-        cardinalityLimit, maxMessageBytes, maxPendingBytes, dictionaryEntries, retryDelay,
+    return new CollectorConfig(
+        listen,
+        grpcPort,
+        v,
+        interval,
+        sourceTtlIntervals,
+        cardinalityLimit,
+        maxMessageBytes,
+        maxPendingBytes,
+        dictionaryEntries,
+        retryDelay,
         shutdownTimeout);
   }
 
   public CollectorConfig withInterval(Duration v) {
-    return new CollectorConfig(listen, grpcPort, httpPort, v, sourceTtlIntervals,
-        cardinalityLimit, maxMessageBytes, maxPendingBytes, dictionaryEntries, retryDelay,
+    return new CollectorConfig(
+        listen,
+        grpcPort,
+        httpPort,
+        v,
+        sourceTtlIntervals,
+        cardinalityLimit,
+        maxMessageBytes,
+        maxPendingBytes,
+        dictionaryEntries,
+        retryDelay,
         shutdownTimeout);
   }
 }

@@ -174,7 +174,10 @@ public final class ConfigLoader {
       Matcher x = SIZE.matcher(String.valueOf(v).trim());
       if (!x.matches()) {
         throw new ConfigException(
-            name + ": 'limits." + key + "' must be a byte size such as 1048576, 64KiB or 16MiB, was "
+            name
+                + ": 'limits."
+                + key
+                + "' must be a byte size such as 1048576, 64KiB or 16MiB, was "
                 + v);
       }
       long unit =

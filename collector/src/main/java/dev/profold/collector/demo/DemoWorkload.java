@@ -12,8 +12,8 @@ import org.slf4j.LoggerFactory;
 /**
  * A synthetic multi-service workload for {@code collector --demo}: a few simulated service
  * instances, each with worker threads running nested regions of different kinds (compute, lock
- * contention, blocking I/O, queue waits), measured with the real clock and pushed to the
- * collector over real gRPC, one delta per interval.
+ * contention, blocking I/O, queue waits), measured with the real clock and pushed to the collector
+ * over real gRPC, one delta per interval.
  *
  * <p>Thread-safe; {@link #close()} stops the threads and sends a last delta per instance.
  */

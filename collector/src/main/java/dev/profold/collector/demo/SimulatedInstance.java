@@ -34,9 +34,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One simulated process of the demo: worker threads run a {@link Step} tree in a loop; every
- * interval the recorded aggregates become a delta, sent on a Push stream and kept until acked.
- * A broken stream is reopened on the next interval and the unacknowledged deltas are sent again
- * (with the dictionary, as a new stream needs).
+ * interval the recorded aggregates become a delta, sent on a Push stream and kept until acked. A
+ * broken stream is reopened on the next interval and the unacknowledged deltas are sent again (with
+ * the dictionary, as a new stream needs).
  */
 final class SimulatedInstance {
   private static final Logger log = LoggerFactory.getLogger(SimulatedInstance.class);

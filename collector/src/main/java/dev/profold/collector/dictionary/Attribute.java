@@ -10,4 +10,5 @@ package dev.profold.collector.dictionary;
  * @param measurement true for a measurement (aggregated), false for a dimension (key)
  * @param unit Prometheus base-unit word or empty
  */
-public record Attribute(int id, String name, AttributeType type, boolean measurement, String unit) {}
+public record Attribute(
+    int id, String name, AttributeType type, boolean measurement, String unit) {}

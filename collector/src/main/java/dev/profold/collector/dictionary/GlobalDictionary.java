@@ -82,8 +82,8 @@ public final class GlobalDictionary {
   }
 
   /**
-   * The global id of the node named {@code nameId} (a global string id) under {@code parent} (0
-   * for the root) in path attribute {@code attribute}, interning it if new.
+   * The global id of the node named {@code nameId} (a global string id) under {@code parent} (0 for
+   * the root) in path attribute {@code attribute}, interning it if new.
    */
   public synchronized int internPathNode(int parent, int attribute, int nameId, String kind) {
     PathKey key = new PathKey(parent, attribute, nameId, kind);

@@ -7,8 +7,8 @@ package dev.profold.collector.dictionary;
  * @param parent global id of the parent, 0 under the root
  * @param attribute global id of the PATH attribute it belongs to
  * @param name the node's own name, for example {@code db.query}
- * @param kind region kind, {@code ""} when not a region; lower case ({@code compute}, {@code
- *     wait}, ...)
+ * @param kind region kind, {@code ""} when not a region; lower case ({@code compute}, {@code wait},
+ *     ...)
  * @param path names from the root to this node joined with {@code /}
  * @param depth 1 for a node under the root
  */

@@ -4,8 +4,8 @@ package dev.profold.collector.fold;
  * Settings of the fold.
  *
  * @param intervalNanos window length, > 0
- * @param sourceTtlIntervals intervals of silence after which a source expires, >= 3 (a source
- *     must outlive the windows its last data landed in)
+ * @param sourceTtlIntervals intervals of silence after which a source expires, >= 3 (a source must
+ *     outlive the windows its last data landed in)
  * @param cardinalityLimit groups the built-in scheme holds before overflowing, > 0
  */
 public record FoldConfig(long intervalNanos, int sourceTtlIntervals, int cardinalityLimit) {

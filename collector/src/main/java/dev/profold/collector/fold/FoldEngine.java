@@ -33,15 +33,15 @@ import java.util.Map;
  * cumulative state only and counted ({@code late} or {@code future}).
  *
  * <p><b>Sources.</b> Per service instance: the current incarnation and the last applied sequence
- * number. A delta whose sequence is not above it is a duplicate (acknowledged, not applied). A
- * new incarnation with a later (or equal) process start replaces the current one and resets the
+ * number. A delta whose sequence is not above it is a duplicate (acknowledged, not applied). A new
+ * incarnation with a later (or equal) process start replaces the current one and resets the
  * instance's cumulative state (a counter reset for Prometheus); one with an earlier start is
  * rejected. An instance silent for {@code ttlIntervals} intervals expires and its groups go.
  *
  * <p><b>Built-in scheme</b> ({@value #SCHEME}): groups by service, instance, region path (the
- * entry's PATH attribute named {@code region}; none gives an empty path) and measurement, with
- * the leaf region's kind as a label. Beyond {@code cardinalityLimit} groups, further groups fold
- * into one overflow group per measurement, labelled {@value #OVERFLOW}.
+ * entry's PATH attribute named {@code region}; none gives an empty path) and measurement, with the
+ * leaf region's kind as a label. Beyond {@code cardinalityLimit} groups, further groups fold into
+ * one overflow group per measurement, labelled {@value #OVERFLOW}.
  *
  * <p>Not thread-safe: one thread (the fold thread, see {@link FoldWorker}) calls everything.
  * Steady-state folding of an entry allocates nothing.
@@ -72,7 +72,10 @@ public final class FoldEngine {
   private long version;
 
   public FoldEngine(
-      FoldConfig config, GlobalDictionary dictionary, InstantSource clock, CollectorMetrics metrics) {
+      FoldConfig config,
+      GlobalDictionary dictionary,
+      InstantSource clock,
+      CollectorMetrics metrics) {
     this.config = config;
     this.dictionary = dictionary;
     this.clock = clock;
@@ -247,7 +250,8 @@ public final class FoldEngine {
 
   private boolean isRegion(int attr) {
     if (attr >= regionAttribute.length) {
-      regionAttribute = Arrays.copyOf(regionAttribute, Math.max(attr + 1, regionAttribute.length * 2));
+      regionAttribute =
+          Arrays.copyOf(regionAttribute, Math.max(attr + 1, regionAttribute.length * 2));
     }
     byte known = regionAttribute[attr];
     if (known == 0) {

@@ -18,8 +18,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Runs a {@link FoldEngine} on its own thread ("profold-fold"): receiving threads submit decoded
  * deltas and ordered tasks, the fold thread applies them in arrival order, ticks the engine's
- * clock, and builds snapshots when asked. Receiving threads never wait on the fold: when the
- * bytes waiting exceed {@code maxPendingBytes}, {@link #submit} refuses and the caller answers
+ * clock, and builds snapshots when asked. Receiving threads never wait on the fold: when the bytes
+ * waiting exceed {@code maxPendingBytes}, {@link #submit} refuses and the caller answers
  * RESOURCE_EXHAUSTED. Scrapes never take a lock ingest needs: they ask the fold thread for a
  * snapshot and reuse the last one while nothing changed.
  *
@@ -124,7 +124,8 @@ public final class FoldWorker implements SnapshotSource {
     try {
       return f.get(snapshotTimeout.toMillis(), TimeUnit.MILLISECONDS);
     } catch (TimeoutException e) {
-      log.warn("fold thread did not answer a snapshot request in {}; serving the previous one",
+      log.warn(
+          "fold thread did not answer a snapshot request in {}; serving the previous one",
           snapshotTimeout);
       return lastSnapshot;
     } catch (InterruptedException e) {
@@ -179,8 +180,8 @@ public final class FoldWorker implements SnapshotSource {
   }
 
   /**
-   * Stops taking deltas, applies everything already queued, closes the open windows and stops
-   * the thread, waiting at most {@code timeout}.
+   * Stops taking deltas, applies everything already queued, closes the open windows and stops the
+   * thread, waiting at most {@code timeout}.
    */
   public void shutdown(Duration timeout) throws InterruptedException {
     accepting = false;

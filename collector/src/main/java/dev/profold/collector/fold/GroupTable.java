@@ -12,10 +12,10 @@ import java.util.List;
  * The groups of one scheme: for each group its labels, its measurement, its cumulative {@link
  * Aggregate} and one Aggregate per open interval window.
  *
- * <p>Group ids are dense ints, recycled through a free list when groups are removed. At most
- * {@code limit} groups exist besides the overflow groups (one per measurement), which take
- * whatever does not fit. Windows live in a ring of {@link #SLOTS} slots; each slot tracks the
- * groups touched in it so closing costs O(touched) and allocates only the snapshot.
+ * <p>Group ids are dense ints, recycled through a free list when groups are removed. At most {@code
+ * limit} groups exist besides the overflow groups (one per measurement), which take whatever does
+ * not fit. Windows live in a ring of {@link #SLOTS} slots; each slot tracks the groups touched in
+ * it so closing costs O(touched) and allocates only the snapshot.
  *
  * <p>Not thread-safe: owned by the fold thread.
  */

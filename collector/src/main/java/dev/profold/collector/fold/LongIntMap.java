@@ -3,9 +3,9 @@ package dev.profold.collector.fold;
 import java.util.Arrays;
 
 /**
- * Open-addressing hash map from {@code long} keys to non-negative {@code int} values, for hot
- * paths that must not box or allocate per lookup. Linear probing, power-of-two capacity, load
- * factor at most 1/2. Deletion uses backward-shift, so no tombstones accumulate.
+ * Open-addressing hash map from {@code long} keys to non-negative {@code int} values, for hot paths
+ * that must not box or allocate per lookup. Linear probing, power-of-two capacity, load factor at
+ * most 1/2. Deletion uses backward-shift, so no tombstones accumulate.
  *
  * <p>Not thread-safe.
  */

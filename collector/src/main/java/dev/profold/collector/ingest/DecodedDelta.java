@@ -6,11 +6,11 @@ package dev.profold.collector.ingest;
  * receiving thread, consumed once by the fold thread; immutable after construction by contract
  * (arrays are shared, not copied).
  *
- * <p>Entry {@code e} has key values {@code keyStart[e] .. keyStart[e+1]-1} (global attribute id
- * in {@code keyAttr}, value in {@code keyValue}: a global string or path id, an integer, the bits
- * of a double, or 0/1) and measurements {@code measStart[e] .. measStart[e+1]-1}. Measurement
- * {@code j}'s histogram buckets are {@code buckets[posFrom[j] .. posFrom[j]+posLen[j]-1]} for
- * indices {@code posOffset[j]...}, likewise for negatives.
+ * <p>Entry {@code e} has key values {@code keyStart[e] .. keyStart[e+1]-1} (global attribute id in
+ * {@code keyAttr}, value in {@code keyValue}: a global string or path id, an integer, the bits of a
+ * double, or 0/1) and measurements {@code measStart[e] .. measStart[e+1]-1}. Measurement {@code
+ * j}'s histogram buckets are {@code buckets[posFrom[j] .. posFrom[j]+posLen[j]-1]} for indices
+ * {@code posOffset[j]...}, likewise for negatives.
  */
 public final class DecodedDelta {
   public final SourceKey source;

@@ -24,14 +24,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The gRPC {@code profold.v1.Ingest} service: decodes and validates deltas on the receiving
- * thread, hands them to the {@link FoldWorker}, and acknowledges each once applied.
+ * The gRPC {@code profold.v1.Ingest} service: decodes and validates deltas on the receiving thread,
+ * hands them to the {@link FoldWorker}, and acknowledges each once applied.
  *
- * <p>On a Push stream every ack (applied, duplicate or rejected) is emitted from the fold thread
- * in the order the deltas arrived. A bad delta is rejected in its ack (INVALID_ARGUMENT naming
- * the field) and the stream goes on; only a stream that cannot be attributed to a source ends
- * with an error. Overload and shutdown answer RESOURCE_EXHAUSTED / UNAVAILABLE with a
- * google.rpc.RetryInfo detail.
+ * <p>On a Push stream every ack (applied, duplicate or rejected) is emitted from the fold thread in
+ * the order the deltas arrived. A bad delta is rejected in its ack (INVALID_ARGUMENT naming the
+ * field) and the stream goes on; only a stream that cannot be attributed to a source ends with an
+ * error. Overload and shutdown answer RESOURCE_EXHAUSTED / UNAVAILABLE with a google.rpc.RetryInfo
+ * detail.
  *
  * <p>Thread-safe.
  */
@@ -45,7 +45,10 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
   private final Set<AckStream> open = ConcurrentHashMap.newKeySet();
 
   public IngestService(
-      GlobalDictionary dictionary, FoldWorker worker, CollectorMetrics metrics, Duration retryDelay) {
+      GlobalDictionary dictionary,
+      FoldWorker worker,
+      CollectorMetrics metrics,
+      Duration retryDelay) {
     this.dictionary = dictionary;
     this.worker = worker;
     this.metrics = metrics;
@@ -165,8 +168,8 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
   }
 
   /**
-   * Ends every open Push stream with UNAVAILABLE and a retry delay (at shutdown, after the fold
-   * has drained).
+   * Ends every open Push stream with UNAVAILABLE and a retry delay (at shutdown, after the fold has
+   * drained).
    */
   public void closeStreams() {
     io.grpc.StatusRuntimeException e =

@@ -1,8 +1,8 @@
 package dev.profold.collector.ingest;
 
 /**
- * A delta that can never be applied as sent. The message names the offending field by its path
- * in the Delta message (for example {@code entries[3].measurements[0].state.count}), says what is
+ * A delta that can never be applied as sent. The message names the offending field by its path in
+ * the Delta message (for example {@code entries[3].measurements[0].state.count}), says what is
  * wrong and how to fix it. Maps to gRPC INVALID_ARGUMENT.
  */
 public final class InvalidDeltaException extends Exception {

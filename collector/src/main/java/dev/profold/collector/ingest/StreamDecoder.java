@@ -26,11 +26,11 @@ import java.util.regex.Pattern;
 /**
  * Validates the deltas of one stream and translates them to global ids ({@link DecodedDelta}).
  *
- * <p>Holds the stream's dictionary: client-chosen ids of strings, attributes and path nodes
- * mapped to global ids. Definitions are applied in order as a delta is read; a delta rejected
- * later in its entries keeps the definitions before the error (redefining with the same content
- * is allowed, so a client may simply resend). A delta is otherwise all or nothing: nothing of a
- * rejected delta reaches the fold.
+ * <p>Holds the stream's dictionary: client-chosen ids of strings, attributes and path nodes mapped
+ * to global ids. Definitions are applied in order as a delta is read; a delta rejected later in its
+ * entries keeps the definitions before the error (redefining with the same content is allowed, so a
+ * client may simply resend). A delta is otherwise all or nothing: nothing of a rejected delta
+ * reaches the fold.
  *
  * <p>Not thread-safe: one instance per stream, used by one thread at a time (gRPC serialises a
  * stream's messages).
@@ -79,8 +79,7 @@ public final class StreamDecoder {
     }
     if (delta.getFirstSequence() > delta.getSequence()) {
       throw new InvalidDeltaException(
-          "first_sequence",
-          delta.getFirstSequence() + " is after sequence " + delta.getSequence());
+          "first_sequence", delta.getFirstSequence() + " is after sequence " + delta.getSequence());
     }
     long start = delta.getIntervalStartUnixNanos();
     long end = delta.getIntervalEndUnixNanos();
@@ -143,7 +142,8 @@ public final class StreamDecoder {
     checkName("source.instance", s.getInstance(), MAX_INSTANCE);
     if (s.getIncarnationId() == 0) {
       throw new InvalidDeltaException(
-          "source.incarnation_id", "must be a random non-zero 64-bit number drawn at process start");
+          "source.incarnation_id",
+          "must be a random non-zero 64-bit number drawn at process start");
     }
     if (s.getProcessStartUnixNanos() <= 0) {
       throw new InvalidDeltaException(
@@ -157,7 +157,8 @@ public final class StreamDecoder {
     for (Map.Entry<String, String> e : s.getLabelsMap().entrySet()) {
       if (!LABEL_NAME.matcher(e.getKey()).matches()) {
         throw new InvalidDeltaException(
-            "source.labels[\"" + e.getKey() + "\"]", "label names must match [a-zA-Z_][a-zA-Z0-9_]*");
+            "source.labels[\"" + e.getKey() + "\"]",
+            "label names must match [a-zA-Z_][a-zA-Z0-9_]*");
       }
     }
     identity = s;
@@ -192,7 +193,8 @@ public final class StreamDecoder {
       }
       if (e.getValue().length() > MAX_STRING_BYTES) {
         throw new InvalidDeltaException(
-            field, "longer than " + MAX_STRING_BYTES + " characters (" + e.getValue().length() + ")");
+            field,
+            "longer than " + MAX_STRING_BYTES + " characters (" + e.getValue().length() + ")");
       }
       int global = dictionary.internString(e.getValue());
       int previous = strings.get(id & 0xFFFFFFFFL);
@@ -570,8 +572,7 @@ public final class StreamDecoder {
     for (int i = 0; i < n; i++) {
       long c = buckets.getCounts(i);
       if (c < 0) {
-        throw new InvalidDeltaException(
-            field + ".counts[" + i + "]", "too large (above 2^63 - 1)");
+        throw new InvalidDeltaException(field + ".counts[" + i + "]", "too large (above 2^63 - 1)");
       }
       into[slab + i] = c;
     }

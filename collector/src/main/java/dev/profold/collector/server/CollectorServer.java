@@ -37,9 +37,9 @@ import org.slf4j.LoggerFactory;
  * The collector daemon: gRPC ingest (with health and reflection services) and HTTP (/metrics,
  * /healthz, /readyz) around one {@link FoldWorker}.
  *
- * <p>Lifecycle: {@link #start()} binds both ports; {@link #stop()} stops accepting deltas
- * (clients get UNAVAILABLE with a retry delay), applies everything received, closes the current
- * interval, ends open streams and stops both servers. Thread-safe.
+ * <p>Lifecycle: {@link #start()} binds both ports; {@link #stop()} stops accepting deltas (clients
+ * get UNAVAILABLE with a retry delay), applies everything received, closes the current interval,
+ * ends open streams and stops both servers. Thread-safe.
  */
 public final class CollectorServer {
   private static final Logger log = LoggerFactory.getLogger(CollectorServer.class);

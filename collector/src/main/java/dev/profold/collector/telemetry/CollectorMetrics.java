@@ -10,8 +10,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The collector's own telemetry as Micrometer meters (exposed as {@code profold_*} in
- * /metrics, listed in docs/metrics.md). Thread-safe; recording never blocks.
+ * The collector's own telemetry as Micrometer meters (exposed as {@code profold_*} in /metrics,
+ * listed in docs/metrics.md). Thread-safe; recording never blocks.
  */
 public final class CollectorMetrics {
   private final MeterRegistry registry;
@@ -87,10 +87,12 @@ public final class CollectorMetrics {
             .minimumExpectedValue(Duration.ofNanos(1000))
             .maximumExpectedValue(Duration.ofSeconds(1))
             .register(registry);
-    io.micrometer.core.instrument.Gauge.builder("profold.sources.active", activeSources, AtomicLong::get)
+    io.micrometer.core.instrument.Gauge.builder(
+            "profold.sources.active", activeSources, AtomicLong::get)
         .description("Service instances currently sending (not yet expired).")
         .register(registry);
-    io.micrometer.core.instrument.Gauge.builder("profold.ingest.pending", pendingBytes, AtomicLong::get)
+    io.micrometer.core.instrument.Gauge.builder(
+            "profold.ingest.pending", pendingBytes, AtomicLong::get)
         .baseUnit("bytes")
         .description("Bytes of received deltas waiting to be folded.")
         .register(registry);
