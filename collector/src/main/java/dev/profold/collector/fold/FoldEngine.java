@@ -70,6 +70,7 @@ public final class FoldEngine {
   private List<SeriesSnapshot> lastInterval = List.of();
   private long lastIntervalEnd;
   private long version;
+  private long nextExpiryCheck;
 
   public FoldEngine(
       FoldConfig config,
@@ -103,6 +104,9 @@ public final class FoldEngine {
     Instance inst = instances.get(d.source);
     if (inst == null) {
       inst = new Instance(d.source, d.info);
+      // First contact (a new source, or one this collector forgot): earlier sequence numbers
+      // were never ours to receive, so they are not a gap.
+      inst.lastSequence = d.coveredFrom() - 1;
       instances.put(d.source, inst);
       metrics.activeSources(instances.size());
     } else if (inst.info.incarnation() != d.info.incarnation()) {
@@ -285,12 +289,14 @@ public final class FoldEngine {
 
   private void advance(long now) {
     long cur = Math.floorDiv(now, config.intervalNanos());
-    if (cur <= currentWindow) {
-      return; // same window (or the clock stepped back): nothing to close
+    if (cur > currentWindow) { // a new window (a clock stepping back closes nothing)
+      currentWindow = cur;
+      closeWindowsBefore(cur - 1);
     }
-    currentWindow = cur;
-    closeWindowsBefore(cur - 1);
-    expire(now);
+    if (now >= nextExpiryCheck) { // windows first: an expiring source's data is closed already
+      nextExpiryCheck = now + Math.max(1_000_000L, config.intervalNanos() / 10);
+      expire(now);
+    }
   }
 
   private void closeWindowsBefore(long firstOpen) {

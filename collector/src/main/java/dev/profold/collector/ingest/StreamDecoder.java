@@ -17,6 +17,7 @@ import dev.profold.proto.v1.PathNode;
 import dev.profold.proto.v1.SourceIdentity;
 import dev.profold.proto.v1.ValueType;
 import dev.profold.reduce.ExpHistogram;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -51,7 +52,7 @@ public final class StreamDecoder {
   private final LongIntMap attributeIndex = new LongIntMap();
   private final List<Attribute> attributes = new ArrayList<>();
   private final LongIntMap paths = new LongIntMap();
-  private final LongIntMap pathAttribute = new LongIntMap(); // client path id -> client attr id
+  private final LongIntMap pathAttribute = new LongIntMap(); // client path id -> global attr id
   private SourceIdentity identity;
   private SourceKey sourceKey;
   private SourceInfo sourceInfo;
@@ -76,6 +77,9 @@ public final class StreamDecoder {
     readSource(delta);
     if (delta.getSequence() == 0) {
       throw new InvalidDeltaException("sequence", "must be > 0 (the first delta is 1)");
+    }
+    if (delta.getSequence() < 0) {
+      throw new InvalidDeltaException("sequence", "must be below 2^63");
     }
     if (delta.getFirstSequence() > delta.getSequence()) {
       throw new InvalidDeltaException(
@@ -191,10 +195,14 @@ public final class StreamDecoder {
       if (id == 0) {
         throw new InvalidDeltaException(field, "string id 0 is reserved; use ids > 0");
       }
-      if (e.getValue().length() > MAX_STRING_BYTES) {
-        throw new InvalidDeltaException(
-            field,
-            "longer than " + MAX_STRING_BYTES + " characters (" + e.getValue().length() + ")");
+      String value = e.getValue();
+      // A UTF-16 char takes at most 3 UTF-8 bytes: only long strings need encoding to check.
+      if (value.length() > MAX_STRING_BYTES / 3) {
+        int bytes = value.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > MAX_STRING_BYTES) {
+          throw new InvalidDeltaException(
+              field, "longer than " + MAX_STRING_BYTES + " UTF-8 bytes (" + bytes + ")");
+        }
       }
       int global = dictionary.internString(e.getValue());
       int previous = strings.get(id & 0xFFFFFFFFL);
@@ -310,8 +318,7 @@ public final class StreamDecoder {
                 + Integer.toUnsignedString(n.getParentId())
                 + " is not defined yet (define parents before children)");
       }
-      int parentAttr = pathAttribute.get(n.getParentId() & 0xFFFFFFFFL);
-      if (parentAttr != (n.getAttributeId() & 0xFFFFFFFFL)) {
+      if (pathAttribute.get(n.getParentId() & 0xFFFFFFFFL) != attr.id()) {
         throw new InvalidDeltaException(
             field + ".parent_id", "the parent belongs to another path attribute");
       }
@@ -338,7 +345,7 @@ public final class StreamDecoder {
               + " is already defined in this stream with different content");
     }
     paths.put(key, global);
-    pathAttribute.put(key, n.getAttributeId());
+    pathAttribute.put(key, attr.id());
   }
 
   private void readEntries(Delta delta, DecodedDelta.Builder b) throws InvalidDeltaException {
@@ -442,7 +449,7 @@ public final class StreamDecoder {
     }
     return switch (a.type()) {
       case STRING -> definedString(v, field);
-      case PATH -> definedPath(v, field);
+      case PATH -> definedPath(v, a, field);
       case INT -> v.getIntValue();
       case DOUBLE -> {
         if (!Double.isFinite(v.getDoubleValue())) {
@@ -466,7 +473,8 @@ public final class StreamDecoder {
     return id;
   }
 
-  private long definedPath(AttributeValue v, String field) throws InvalidDeltaException {
+  private long definedPath(AttributeValue v, Attribute a, String field)
+      throws InvalidDeltaException {
     int id = paths.get(v.getPathNodeId() & 0xFFFFFFFFL);
     if (id == LongIntMap.MISSING) {
       throw new InvalidDeltaException(
@@ -475,7 +483,7 @@ public final class StreamDecoder {
               + Integer.toUnsignedString(v.getPathNodeId())
               + " is not defined in this stream's dictionary");
     }
-    if (pathAttribute.get(v.getPathNodeId() & 0xFFFFFFFFL) != (v.getAttributeId() & 0xFFFFFFFFL)) {
+    if (pathAttribute.get(v.getPathNodeId() & 0xFFFFFFFFL) != a.id()) {
       throw new InvalidDeltaException(
           field + ".path_node_id", "the node belongs to another path attribute");
     }

@@ -285,6 +285,27 @@ class FoldEngineTest {
     }
 
     @Test
+    void firstContactIsNotAGap() {
+      // A source already on sequence 9 when this collector first hears of it (a collector
+      // restart, or an expiry): the earlier deltas were never ours to receive.
+      assertThat(apply(checkout("i-1").seq(9).entry(1, 1.0)).outcome())
+          .isEqualTo(FoldResult.Outcome.APPLIED);
+      assertThat(source("i-1").missingDeltas()).isZero();
+      assertThat(counter("profold.sequence.gaps")).isZero();
+      assertThat(apply(checkout("i-1").seq(8).entry(1, 1.0)).outcome())
+          .isEqualTo(FoldResult.Outcome.DUPLICATE);
+    }
+
+    @Test
+    void expiryIsDueAtTheTtlNotAtTheNextWindow() {
+      apply(checkout("i-1").seq(1).entry(1, 1.0)); // heard at T0
+      at(T0 + 5 * INTERVAL - 1);
+      assertThat(engine.activeSources()).isEqualTo(1);
+      at(T0 + 5 * INTERVAL + INTERVAL / 10); // within the same window, past the TTL
+      assertThat(engine.activeSources()).isZero();
+    }
+
+    @Test
     void gapIsCounted() {
       apply(checkout("i-1").seq(1).entry(1, 1.0));
       FoldResult r = apply(checkout("i-1").seq(4).entry(1, 2.0));
@@ -673,7 +694,7 @@ class FoldEngineTest {
         clock.setNanos(T0 + k * INTERVAL + SECOND);
         apply(inWindow(checkout("active").seq(k + 1).entry(1, 2.0), W0 + k - 1));
       }
-      // Silent for 40 s < 50 s. (Expiry is checked when the clock enters a new window.)
+      // Silent for 40 s < 50 s.
       assertThat(engine.activeSources()).isEqualTo(2);
       assertThat(has(scheme().cumulative(), labels("silent", "main", "compute"))).isTrue();
       assertThat(counter("profold.sources.expired")).isZero();

@@ -36,7 +36,6 @@ import dev.profold.proto.v1.ValueType;
 import dev.profold.reduce.ExpHistogram;
 import java.util.Arrays;
 import java.util.stream.LongStream;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
@@ -337,9 +336,6 @@ class StreamDecoderTest {
     }
 
     @Test
-    @Disabled(
-        "BUG: the 4096 limit is checked in UTF-16 chars, the protocol says UTF-8 bytes"
-            + " (StreamDecoder.readDictionary)")
     void stringOver4096Utf8BytesIsRejected() {
       // 3000 characters, 6000 UTF-8 bytes.
       assertInvalid(
@@ -607,9 +603,6 @@ class StreamDecoderTest {
     }
 
     @Test
-    @Disabled(
-        "BUG: StreamDecoder stores the client attribute id as a LongIntMap value; uint32 ids >="
-            + " 2^31 are negative ints and LongIntMap.put throws IllegalArgumentException")
     void pathAttributeWithLargeUnsignedIdIsAccepted() throws Exception {
       int big = 0x80000001; // 2147483649 as uint32, a valid id
       DecodedDelta d =
