@@ -1,0 +1,132 @@
+package dev.profold.benchmarks;
+
+import dev.profold.collector.dictionary.GlobalDictionary;
+import dev.profold.collector.fold.FoldConfig;
+import dev.profold.collector.fold.FoldEngine;
+import dev.profold.collector.fold.FoldResult;
+import dev.profold.collector.ingest.DecodedDelta;
+import dev.profold.collector.ingest.InvalidDeltaException;
+import dev.profold.collector.ingest.StreamDecoder;
+import dev.profold.collector.telemetry.CollectorMetrics;
+import dev.profold.proto.v1.Delta;
+import dev.profold.sinks.snapshot.SchemeSnapshot;
+import dev.profold.sinks.snapshot.SeriesSnapshot;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OperationsPerInvocation;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * Steady-state folding: one decoded delta of {@code groups} entries (one measurement each, with an
+ * 8-value exponential histogram) is applied again and again under increasing sequence numbers, so
+ * every entry merges into an existing group's cumulative aggregate and into its aggregate of the
+ * current window. The first application (creating the groups) happens in setup.
+ *
+ * <p>The score is per entry-merge. {@code @OperationsPerInvocation} has to be a compile-time
+ * constant, so each invocation applies the delta {@value #ENTRIES_PER_INVOCATION}{@code / groups}
+ * times: always {@value #ENTRIES_PER_INVOCATION} entry-merges per invocation.
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(
+    value = 1,
+    jvmArgsAppend = {"-Xms3g", "-Xmx3g"})
+public class FoldBenchmark {
+  /** Entry-merges per benchmark invocation; every {@code groups} value must divide it. */
+  static final int ENTRIES_PER_INVOCATION = 100_000;
+
+  @Param({"1000", "100000"})
+  public int groups;
+
+  private FoldEngine engine;
+  private DecodedDelta decoded;
+  private int deltasPerInvocation;
+  private long sequence;
+
+  @Setup(Level.Trial)
+  public void setUp() throws InvalidDeltaException {
+    if (groups <= 0 || ENTRIES_PER_INVOCATION % groups != 0) {
+      throw new IllegalArgumentException(
+          "groups must divide " + ENTRIES_PER_INVOCATION + ", was " + groups);
+    }
+    deltasPerInvocation = ENTRIES_PER_INVOCATION / groups;
+    GlobalDictionary dictionary = new GlobalDictionary(10_000_000);
+    Delta delta = BenchData.delta(groups, 1, true);
+    decoded = new StreamDecoder(dictionary).decode(delta, delta.getSerializedSize());
+    verify(newEngine(dictionary), decoded, groups);
+    engine = newEngine(dictionary);
+    FoldResult first = engine.apply(decoded);
+    if (first.outcome() != FoldResult.Outcome.APPLIED || first.overflowed() != 0) {
+      throw new IllegalStateException("first delta not applied cleanly: " + first);
+    }
+    sequence = decoded.sequence;
+  }
+
+  private FoldEngine newEngine(GlobalDictionary dictionary) {
+    return new FoldEngine(
+        new FoldConfig(BenchData.INTERVAL_NANOS, 5, groups),
+        dictionary,
+        BenchData.CLOCK,
+        new CollectorMetrics(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT)));
+  }
+
+  /**
+   * Checks, on a throwaway engine and outside any measurement, that replaying the delta reaches
+   * every group both in the cumulative state and in the current window.
+   */
+  private static void verify(FoldEngine engine, DecodedDelta decoded, int groups) {
+    int applications = 3;
+    for (int i = 1; i <= applications; i++) {
+      FoldResult r = engine.apply(decoded.withSequence(i));
+      if (r.outcome() != FoldResult.Outcome.APPLIED || r.overflowed() != 0) {
+        throw new IllegalStateException("verification delta " + i + " not applied: " + r);
+      }
+    }
+    engine.closeAll();
+    SchemeSnapshot scheme = engine.snapshot().schemes().get(0);
+    long expected = (long) applications * BenchData.VALUES_PER_ENTRY;
+    check("cumulative", scheme.cumulative(), groups, expected);
+    check("window", scheme.lastInterval(), groups, expected);
+  }
+
+  private static void check(String what, List<SeriesSnapshot> series, int groups, long count) {
+    if (series.size() != groups) {
+      throw new IllegalStateException(what + ": " + series.size() + " series, not " + groups);
+    }
+    for (SeriesSnapshot s : series) {
+      if (s.state().count() != count || s.state().histogramTotal() != count) {
+        throw new IllegalStateException(
+            what + " series " + s.labelValues() + " holds " + s.state() + ", not count " + count);
+      }
+    }
+  }
+
+  @Benchmark
+  @OperationsPerInvocation(ENTRIES_PER_INVOCATION)
+  public FoldResult fold() {
+    FoldResult result = null;
+    for (int i = 0; i < deltasPerInvocation; i++) {
+      result = engine.apply(decoded.withSequence(++sequence));
+      if (result.outcome() != FoldResult.Outcome.APPLIED) {
+        throw new IllegalStateException("delta " + sequence + " not applied: " + result);
+      }
+    }
+    return result;
+  }
+}
