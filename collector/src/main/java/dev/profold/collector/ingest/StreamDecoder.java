@@ -53,6 +53,7 @@ public final class StreamDecoder {
   private final List<Attribute> attributes = new ArrayList<>();
   private final LongIntMap paths = new LongIntMap();
   private final LongIntMap pathAttribute = new LongIntMap(); // client path id -> global attr id
+  private final Cursor cursor = new Cursor();
   private SourceIdentity identity;
   private SourceKey sourceKey;
   private SourceInfo sourceInfo;
@@ -288,14 +289,16 @@ public final class StreamDecoder {
   private Attribute attribute(int clientId, String field) throws InvalidDeltaException {
     int index = attributeIndex.get(clientId & 0xFFFFFFFFL);
     if (index == LongIntMap.MISSING) {
-      throw new InvalidDeltaException(
-          field,
-          "attribute "
-              + Integer.toUnsignedString(clientId)
-              + " is not defined in this stream's dictionary (definitions are scoped to one Push"
-              + " stream or Export call: send them again after reconnecting)");
+      throw new InvalidDeltaException(field, undefinedAttribute(clientId));
     }
     return attributes.get(index);
+  }
+
+  private static String undefinedAttribute(int clientId) {
+    return "attribute "
+        + Integer.toUnsignedString(clientId)
+        + " is not defined in this stream's dictionary (definitions are scoped to one Push"
+        + " stream or Export call: send them again after reconnecting)";
   }
 
   private void readPathNode(PathNode n, String field) throws InvalidDeltaException {
@@ -363,61 +366,59 @@ public final class StreamDecoder {
       }
     }
     b.size(entries, keyValues, measurements, buckets);
+    Cursor at = cursor;
     int k = 0;
     int m = 0;
     int slab = 0;
     for (int e = 0; e < entries; e++) {
       Entry entry = delta.getEntries(e);
-      String field = "entries[" + e + "]";
+      at.entry(e);
       b.keyStart[e] = k;
       b.measStart[e] = m;
       if (entry.getKeyCount() > MAX_KEY_VALUES) {
-        throw new InvalidDeltaException(
-            field + ".key", "at most " + MAX_KEY_VALUES + " values, got " + entry.getKeyCount());
+        throw at.error(".key", "at most " + MAX_KEY_VALUES + " values, got " + entry.getKeyCount());
       }
       for (int i = 0; i < entry.getKeyCount(); i++) {
         AttributeValue v = entry.getKey(i);
-        String vf = field + ".key[" + i + "]";
-        Attribute a = attribute(v.getAttributeId(), vf + ".attribute_id");
+        at.key(i);
+        Attribute a = attribute(v.getAttributeId(), at);
         if (a.measurement()) {
-          throw new InvalidDeltaException(
-              vf + ".attribute_id",
+          throw at.error(
+              ".attribute_id",
               "\"" + a.name() + "\" is a MEASUREMENT; keys hold DIMENSION attributes");
         }
         for (int p = b.keyStart[e]; p < k; p++) {
           if (b.keyAttr[p] == a.id()) {
-            throw new InvalidDeltaException(
-                vf + ".attribute_id", "\"" + a.name() + "\" appears twice in this key");
+            throw at.error(".attribute_id", "\"" + a.name() + "\" appears twice in this key");
           }
         }
         b.keyAttr[k] = a.id();
-        b.keyValue[k] = keyValue(v, a, vf);
+        b.keyValue[k] = keyValue(v, a, at);
         k++;
       }
+      at.entry(e);
       if (entry.getMeasurementsCount() == 0) {
-        throw new InvalidDeltaException(
-            field + ".measurements", "an entry needs at least one measurement");
+        throw at.error(".measurements", "an entry needs at least one measurement");
       }
       for (int j = 0; j < entry.getMeasurementsCount(); j++) {
         Measurement ms = entry.getMeasurements(j);
-        String mf = field + ".measurements[" + j + "]";
-        Attribute a = attribute(ms.getAttributeId(), mf + ".attribute_id");
+        at.measurement(j);
+        Attribute a = attribute(ms.getAttributeId(), at);
         if (!a.measurement()) {
-          throw new InvalidDeltaException(
-              mf + ".attribute_id",
+          throw at.error(
+              ".attribute_id",
               "\"" + a.name() + "\" is a DIMENSION; measurements need MEASUREMENT attributes");
         }
         for (int p = b.measStart[e]; p < m; p++) {
           if (b.measAttr[p] == a.id()) {
-            throw new InvalidDeltaException(
-                mf + ".attribute_id", "\"" + a.name() + "\" appears twice in this entry");
+            throw at.error(".attribute_id", "\"" + a.name() + "\" appears twice in this entry");
           }
         }
         if (!ms.hasState()) {
-          throw new InvalidDeltaException(mf + ".state", "required");
+          throw at.error(".state", "required");
         }
         b.measAttr[m] = a.id();
-        slab = readState(ms.getState(), mf + ".state", b, m, slab);
+        slab = readState(ms.getState(), at, b, m, slab);
         m++;
       }
     }
@@ -425,7 +426,16 @@ public final class StreamDecoder {
     b.measStart[entries] = m;
   }
 
-  private long keyValue(AttributeValue v, Attribute a, String field) throws InvalidDeltaException {
+  /** The attribute an entry refers to, with the error naming the cursor's field. */
+  private Attribute attribute(int clientId, Cursor at) throws InvalidDeltaException {
+    int index = attributeIndex.get(clientId & 0xFFFFFFFFL);
+    if (index == LongIntMap.MISSING) {
+      throw at.error(".attribute_id", undefinedAttribute(clientId));
+    }
+    return attributes.get(index);
+  }
+
+  private long keyValue(AttributeValue v, Attribute a, Cursor at) throws InvalidDeltaException {
     AttributeValue.ValueCase expected =
         switch (a.type()) {
           case STRING -> AttributeValue.ValueCase.STRING_ID;
@@ -435,8 +445,8 @@ public final class StreamDecoder {
           case PATH -> AttributeValue.ValueCase.PATH_NODE_ID;
         };
     if (v.getValueCase() != expected) {
-      throw new InvalidDeltaException(
-          field,
+      throw at.error(
+          "",
           "attribute \""
               + a.name()
               + "\" is "
@@ -448,12 +458,12 @@ public final class StreamDecoder {
               + ")");
     }
     return switch (a.type()) {
-      case STRING -> definedString(v, field);
-      case PATH -> definedPath(v, a, field);
+      case STRING -> definedString(v, at);
+      case PATH -> definedPath(v, a, at);
       case INT -> v.getIntValue();
       case DOUBLE -> {
         if (!Double.isFinite(v.getDoubleValue())) {
-          throw new InvalidDeltaException(field + ".double_value", "must be finite");
+          throw at.error(".double_value", "must be finite");
         }
         yield Double.doubleToLongBits(v.getDoubleValue());
       }
@@ -461,11 +471,11 @@ public final class StreamDecoder {
     };
   }
 
-  private long definedString(AttributeValue v, String field) throws InvalidDeltaException {
+  private long definedString(AttributeValue v, Cursor at) throws InvalidDeltaException {
     int id = strings.get(v.getStringId() & 0xFFFFFFFFL);
     if (id == LongIntMap.MISSING) {
-      throw new InvalidDeltaException(
-          field + ".string_id",
+      throw at.error(
+          ".string_id",
           "string "
               + Integer.toUnsignedString(v.getStringId())
               + " is not defined in this stream's dictionary");
@@ -473,42 +483,40 @@ public final class StreamDecoder {
     return id;
   }
 
-  private long definedPath(AttributeValue v, Attribute a, String field)
-      throws InvalidDeltaException {
+  private long definedPath(AttributeValue v, Attribute a, Cursor at) throws InvalidDeltaException {
     int id = paths.get(v.getPathNodeId() & 0xFFFFFFFFL);
     if (id == LongIntMap.MISSING) {
-      throw new InvalidDeltaException(
-          field + ".path_node_id",
+      throw at.error(
+          ".path_node_id",
           "path node "
               + Integer.toUnsignedString(v.getPathNodeId())
               + " is not defined in this stream's dictionary");
     }
     if (pathAttribute.get(v.getPathNodeId() & 0xFFFFFFFFL) != a.id()) {
-      throw new InvalidDeltaException(
-          field + ".path_node_id", "the node belongs to another path attribute");
+      throw at.error(".path_node_id", "the node belongs to another path attribute");
     }
     return id;
   }
 
-  private static int readState(MetricState s, String field, DecodedDelta.Builder b, int m, int slab)
+  private static int readState(MetricState s, Cursor at, DecodedDelta.Builder b, int m, int slab)
       throws InvalidDeltaException {
     if (s.getCount() <= 0) {
-      throw new InvalidDeltaException(
-          field + ".count",
+      throw at.error(
+          ".state.count",
           s.getCount() == 0
               ? "must be > 0 (leave out measurements without values)"
               : "too large (above 2^63 - 1)");
     }
-    finite(s.getSum(), field + ".sum");
-    finite(s.getMin(), field + ".min");
-    finite(s.getMax(), field + ".max");
-    finite(s.getSumOfSquares(), field + ".sum_of_squares");
+    finite(s.getSum(), at, ".state.sum");
+    finite(s.getMin(), at, ".state.min");
+    finite(s.getMax(), at, ".state.max");
+    finite(s.getSumOfSquares(), at, ".state.sum_of_squares");
     if (s.getMin() > s.getMax()) {
-      throw new InvalidDeltaException(
-          field + ".min", "min (" + s.getMin() + ") is greater than max (" + s.getMax() + ")");
+      throw at.error(
+          ".state.min", "min (" + s.getMin() + ") is greater than max (" + s.getMax() + ")");
     }
     if (s.getSumOfSquares() < 0) {
-      throw new InvalidDeltaException(field + ".sum_of_squares", "must be >= 0");
+      throw at.error(".state.sum_of_squares", "must be >= 0");
     }
     b.count[m] = s.getCount();
     b.sum[m] = s.getSum();
@@ -522,10 +530,9 @@ public final class StreamDecoder {
       return slab;
     }
     ExponentialHistogram h = s.getHistogram();
-    String hf = field + ".histogram";
     if (h.getScale() < ExpHistogram.MIN_SCALE || h.getScale() > ExpHistogram.MAX_SCALE) {
-      throw new InvalidDeltaException(
-          hf + ".scale",
+      throw at.error(
+          ".state.histogram.scale",
           "must be within "
               + ExpHistogram.MIN_SCALE
               + ".."
@@ -535,27 +542,27 @@ public final class StreamDecoder {
     }
     long total = h.getZeroCount();
     if (total < 0) {
-      throw new InvalidDeltaException(hf + ".zero_count", "too large (above 2^63 - 1)");
+      throw at.error(".state.histogram.zero_count", "too large (above 2^63 - 1)");
     }
     b.scale[m] = h.getScale();
     b.zeroCount[m] = h.getZeroCount();
     b.posOffset[m] = h.getPositive().getOffset();
     b.posFrom[m] = slab;
     b.posLen[m] = h.getPositive().getCountsCount();
-    slab = copyBuckets(h.getPositive(), hf + ".positive", b.buckets, slab);
+    slab = copyBuckets(h.getPositive(), at, ".state.histogram.positive", b.buckets, slab);
     b.negOffset[m] = h.getNegative().getOffset();
     b.negFrom[m] = slab;
     b.negLen[m] = h.getNegative().getCountsCount();
-    slab = copyBuckets(h.getNegative(), hf + ".negative", b.buckets, slab);
+    slab = copyBuckets(h.getNegative(), at, ".state.histogram.negative", b.buckets, slab);
     for (int i = b.posFrom[m]; i < slab; i++) {
       total += b.buckets[i];
       if (total < 0) {
-        throw new InvalidDeltaException(hf, "bucket counts add up to more than 2^63 - 1");
+        throw at.error(".state.histogram", "bucket counts add up to more than 2^63 - 1");
       }
     }
     if (total != s.getCount()) {
-      throw new InvalidDeltaException(
-          hf,
+      throw at.error(
+          ".state.histogram",
           "zero_count plus all bucket counts is "
               + total
               + " but count is "
@@ -566,30 +573,67 @@ public final class StreamDecoder {
   }
 
   private static int copyBuckets(
-      ExponentialHistogram.Buckets buckets, String field, long[] into, int slab)
+      ExponentialHistogram.Buckets buckets, Cursor at, String field, long[] into, int slab)
       throws InvalidDeltaException {
     int n = buckets.getCountsCount();
     if (n > MAX_BUCKETS) {
-      throw new InvalidDeltaException(
-          field + ".counts", "at most " + MAX_BUCKETS + " buckets, got " + n);
+      throw at.error(field + ".counts", "at most " + MAX_BUCKETS + " buckets, got " + n);
     }
     long last = (long) buckets.getOffset() + n - 1;
     if (n > 0 && last > Integer.MAX_VALUE) {
-      throw new InvalidDeltaException(field + ".offset", "offset + bucket count overflows");
+      throw at.error(field + ".offset", "offset + bucket count overflows");
     }
     for (int i = 0; i < n; i++) {
       long c = buckets.getCounts(i);
       if (c < 0) {
-        throw new InvalidDeltaException(field + ".counts[" + i + "]", "too large (above 2^63 - 1)");
+        throw at.error(field + ".counts[" + i + "]", "too large (above 2^63 - 1)");
       }
       into[slab + i] = c;
     }
     return slab + n;
   }
 
-  private static void finite(double v, String field) throws InvalidDeltaException {
+  private static void finite(double v, Cursor at, String field) throws InvalidDeltaException {
     if (!Double.isFinite(v)) {
-      throw new InvalidDeltaException(field, "must be a finite number, was " + v);
+      throw at.error(field, "must be a finite number, was " + v);
+    }
+  }
+
+  /**
+   * Where in a delta's entries the decoder is. Field paths for errors are rendered from it only
+   * when an error is thrown, so validating an entry allocates nothing.
+   */
+  private static final class Cursor {
+    private int entry;
+    private char part; // 0: the entry itself, 'k': a key value, 'm': a measurement
+    private int index;
+
+    void entry(int e) {
+      entry = e;
+      part = 0;
+    }
+
+    void key(int i) {
+      part = 'k';
+      index = i;
+    }
+
+    void measurement(int j) {
+      part = 'm';
+      index = j;
+    }
+
+    InvalidDeltaException error(String suffix, String problem) {
+      String at =
+          "entries["
+              + entry
+              + "]"
+              + switch (part) {
+                case 'k' -> ".key[" + index + "]";
+                case 'm' -> ".measurements[" + index + "]";
+                default -> "";
+              };
+      return new InvalidDeltaException(at + suffix, problem);
     }
   }
 }
