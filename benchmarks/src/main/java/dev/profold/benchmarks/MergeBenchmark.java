@@ -26,9 +26,11 @@ import org.openjdk.jmh.annotations.Warmup;
  * turn into one accumulator per implementation. Score is per merged entry.
  *
  * <ul>
- *   <li>{@link #profoldRaw}: what the fold does: {@link Aggregate#mergeMoments} plus {@link
- *       ExpHistogram#mergeRaw} from primitive arrays (scale, offset, dense bucket run as sent on
- *       the wire).
+ *   <li>{@link #profoldSparse}: what the fold does: {@link Aggregate#mergeMoments} plus {@link
+ *       ExpHistogram#mergeSparse} from the non-zero buckets the decoder keeps.
+ *   <li>{@link #profoldRaw}: {@link Aggregate#mergeMoments} plus {@link ExpHistogram#mergeRaw} from
+ *       the dense bucket run as sent on the wire (what the fold did before keeping only non-zero
+ *       buckets).
  *   <li>{@link #profoldAggregate}: {@link Aggregate#merge} of one Aggregate object into another.
  *   <li>{@link #hdrHistogram}: {@code Histogram.add} with values in microseconds, range 1 us to 60
  *       s, 2 significant digits (about 1% resolution).
@@ -61,6 +63,8 @@ public class MergeBenchmark {
   private long[] zeroCount;
   private int[] offset;
   private long[][] buckets;
+  private int[][] sparseIndex;
+  private long[][] sparseCount;
 
   // Per-entry states as objects of each implementation.
   private Aggregate[] aggregates;
@@ -69,6 +73,7 @@ public class MergeBenchmark {
 
   // Accumulators.
   private Aggregate rawInto;
+  private Aggregate sparseInto;
   private Aggregate aggregateInto;
   private Histogram hdrInto;
   private DDSketch sketchInto;
@@ -84,6 +89,8 @@ public class MergeBenchmark {
     zeroCount = new long[ENTRIES];
     offset = new int[ENTRIES];
     buckets = new long[ENTRIES][];
+    sparseIndex = new int[ENTRIES][];
+    sparseCount = new long[ENTRIES][];
     aggregates = new Aggregate[ENTRIES];
     hdr = new Histogram[ENTRIES];
     sketches = new DDSketch[ENTRIES];
@@ -110,14 +117,45 @@ public class MergeBenchmark {
       zeroCount[e] = x.zeroCount();
       offset[e] = x.positiveOffset();
       buckets[e] = new long[x.positiveSize()];
+      int nonZero = 0;
       for (int i = 0; i < buckets[e].length; i++) {
         buckets[e][i] = x.positiveCount(x.positiveOffset() + i);
+        nonZero += buckets[e][i] != 0 ? 1 : 0;
+      }
+      sparseIndex[e] = new int[nonZero];
+      sparseCount[e] = new long[nonZero];
+      for (int i = 0, k = 0; i < buckets[e].length; i++) {
+        if (buckets[e][i] != 0) {
+          sparseIndex[e][k] = offset[e] + i;
+          sparseCount[e][k++] = buckets[e][i];
+        }
       }
     }
     rawInto = new Aggregate();
+    sparseInto = new Aggregate();
     aggregateInto = new Aggregate();
     hdrInto = new Histogram(1, HDR_HIGHEST_MICROS, HDR_DIGITS);
     sketchInto = DDSketches.unboundedDense(DDSKETCH_ACCURACY);
+  }
+
+  @Benchmark
+  @OperationsPerInvocation(ENTRIES)
+  public Aggregate profoldSparse() {
+    Aggregate into = sparseInto;
+    for (int e = 0; e < ENTRIES; e++) {
+      into.mergeMoments(count[e], sum[e], min[e], max[e], sumOfSquares[e]);
+      into.histogram()
+          .mergeSparse(
+              scale[e],
+              zeroCount[e],
+              sparseIndex[e],
+              sparseCount[e],
+              0,
+              sparseIndex[e].length,
+              0,
+              0);
+    }
+    return into;
   }
 
   @Benchmark

@@ -183,6 +183,56 @@ public final class ExpHistogram {
     }
   }
 
+  /**
+   * Adds histogram data given as sparse runs: bucket {@code index[k]} (at {@code otherScale}) holds
+   * {@code counts[k]}, positive buckets for {@code k} in {@code posFrom..posFrom+posLen-1},
+   * negative ones in {@code negFrom..negFrom+negLen-1}, each run sorted by ascending index. Used by
+   * the collector's fold, which keeps only non-zero buckets of wire data.
+   */
+  public void mergeSparse(
+      int otherScale,
+      long otherZeroCount,
+      int[] index,
+      long[] counts,
+      int posFrom,
+      int posLen,
+      int negFrom,
+      int negLen) {
+    zeroCount += otherZeroCount;
+    int target = Math.min(scale, otherScale);
+    int otherShift = otherScale - target;
+    int selfShift = scale - target;
+    int extra = 0;
+    if (posLen > 0) {
+      extra =
+          positive.downscaleNeeded(
+              index[posFrom] >> otherShift,
+              index[posFrom + posLen - 1] >> otherShift,
+              selfShift,
+              maxBuckets);
+    }
+    if (negLen > 0) {
+      extra =
+          Math.max(
+              extra,
+              negative.downscaleNeeded(
+                  index[negFrom] >> otherShift,
+                  index[negFrom + negLen - 1] >> otherShift,
+                  selfShift,
+                  maxBuckets));
+    }
+    if (selfShift + extra > 0) {
+      downscale(selfShift + extra);
+    }
+    int shift = otherShift + extra;
+    for (int k = posFrom; k < posFrom + posLen; k++) {
+      positive.add(index[k] >> shift, counts[k], maxBuckets);
+    }
+    for (int k = negFrom; k < negFrom + negLen; k++) {
+      negative.add(index[k] >> shift, counts[k], maxBuckets);
+    }
+  }
+
   /** Lowers the scale by {@code by} steps, merging buckets accordingly. */
   public void downscale(int by) {
     if (by <= 0) {

@@ -193,4 +193,40 @@ class AggregateLawsTest {
     WireStates.mergeInto(WireStates.toProto(a), back);
     return back.equals(a);
   }
+
+  /** The fold's sparse merge (non-zero buckets only) equals the dense merge of the same data. */
+  @Property
+  void sparseMergeEqualsDenseMerge(
+      @ForAll("values") List<Double> a,
+      @ForAll("values") List<Double> b,
+      @ForAll @IntRange(min = 2, max = 40) int maxBuckets) {
+    ExpHistogram hb = new ExpHistogram(maxBuckets);
+    b.forEach(hb::record);
+    ExpHistogram dense = new ExpHistogram(maxBuckets);
+    ExpHistogram sparse = new ExpHistogram(maxBuckets);
+    a.forEach(dense::record);
+    a.forEach(sparse::record);
+    dense.merge(hb);
+    int n = hb.positiveSize() + hb.negativeSize();
+    int[] index = new int[n];
+    long[] counts = new long[n];
+    int k = 0;
+    for (int i = 0; i < hb.positiveSize(); i++) {
+      long c = hb.positiveCount(hb.positiveOffset() + i);
+      if (c != 0) {
+        index[k] = hb.positiveOffset() + i;
+        counts[k++] = c;
+      }
+    }
+    int posLen = k;
+    for (int i = 0; i < hb.negativeSize(); i++) {
+      long c = hb.negativeCount(hb.negativeOffset() + i);
+      if (c != 0) {
+        index[k] = hb.negativeOffset() + i;
+        counts[k++] = c;
+      }
+    }
+    sparse.mergeSparse(hb.scale(), hb.zeroCount(), index, counts, 0, posLen, posLen, k - posLen);
+    assertThat(sparse).isEqualTo(dense);
+  }
 }

@@ -221,15 +221,13 @@ public final class FoldEngine {
     into.mergeMoments(d.count[j], d.sum[j], d.min[j], d.max[j], d.sumOfSquares[j]);
     if (d.posLen[j] > 0 || d.negLen[j] > 0 || d.zeroCount[j] > 0) {
       into.histogram()
-          .mergeRaw(
+          .mergeSparse(
               d.scale[j],
               d.zeroCount[j],
-              d.posOffset[j],
-              d.buckets,
+              d.bucketIndex,
+              d.bucketCount,
               d.posFrom[j],
               d.posLen[j],
-              d.negOffset[j],
-              d.buckets,
               d.negFrom[j],
               d.negLen[j]);
     }

@@ -32,13 +32,12 @@ public final class DecodedDelta {
   public final double[] sumOfSquares;
   public final int[] scale;
   public final long[] zeroCount;
-  public final int[] posOffset;
   public final int[] posFrom;
   public final int[] posLen;
-  public final int[] negOffset;
   public final int[] negFrom;
   public final int[] negLen;
-  public final long[] buckets;
+  public final int[] bucketIndex;
+  public final long[] bucketCount;
   public final long clientCpuNanos;
   public final long clientEventsDropped;
   public final long clientBytesHeld;
@@ -64,13 +63,12 @@ public final class DecodedDelta {
     sumOfSquares = b.sumOfSquares;
     scale = b.scale;
     zeroCount = b.zeroCount;
-    posOffset = b.posOffset;
     posFrom = b.posFrom;
     posLen = b.posLen;
-    negOffset = b.negOffset;
     negFrom = b.negFrom;
     negLen = b.negLen;
-    buckets = b.buckets;
+    bucketIndex = b.bucketIndex;
+    bucketCount = b.bucketCount;
     clientCpuNanos = b.clientCpuNanos;
     clientEventsDropped = b.clientEventsDropped;
     clientBytesHeld = b.clientBytesHeld;
@@ -97,13 +95,12 @@ public final class DecodedDelta {
     sumOfSquares = d.sumOfSquares;
     scale = d.scale;
     zeroCount = d.zeroCount;
-    posOffset = d.posOffset;
     posFrom = d.posFrom;
     posLen = d.posLen;
-    negOffset = d.negOffset;
     negFrom = d.negFrom;
     negLen = d.negLen;
-    buckets = d.buckets;
+    bucketIndex = d.bucketIndex;
+    bucketCount = d.bucketCount;
     clientCpuNanos = d.clientCpuNanos;
     clientEventsDropped = d.clientEventsDropped;
     clientBytesHeld = d.clientBytesHeld;
@@ -149,19 +146,18 @@ public final class DecodedDelta {
     double[] sumOfSquares;
     int[] scale;
     long[] zeroCount;
-    int[] posOffset;
     int[] posFrom;
     int[] posLen;
-    int[] negOffset;
     int[] negFrom;
     int[] negLen;
-    long[] buckets;
+    int[] bucketIndex;
+    long[] bucketCount;
     long clientCpuNanos;
     long clientEventsDropped;
     long clientBytesHeld;
     int serializedBytes;
 
-    void size(int entryCount, int keyValues, int measurementCount, int bucketCount) {
+    void size(int entryCount, int keyValues, int measurementCount, int buckets) {
       entries = entryCount;
       keyStart = new int[entryCount + 1];
       keyAttr = new int[keyValues];
@@ -175,13 +171,12 @@ public final class DecodedDelta {
       sumOfSquares = new double[measurementCount];
       scale = new int[measurementCount];
       zeroCount = new long[measurementCount];
-      posOffset = new int[measurementCount];
       posFrom = new int[measurementCount];
       posLen = new int[measurementCount];
-      negOffset = new int[measurementCount];
       negFrom = new int[measurementCount];
       negLen = new int[measurementCount];
-      buckets = new long[bucketCount];
+      bucketIndex = new int[buckets];
+      bucketCount = new long[buckets];
     }
 
     DecodedDelta build() {

@@ -362,7 +362,7 @@ public final class StreamDecoder {
       measurements += entry.getMeasurementsCount();
       for (int j = 0; j < entry.getMeasurementsCount(); j++) {
         ExponentialHistogram h = entry.getMeasurements(j).getState().getHistogram();
-        buckets += h.getPositive().getCountsCount() + h.getNegative().getCountsCount();
+        buckets += nonZero(h.getPositive()) + nonZero(h.getNegative());
       }
     }
     b.size(entries, keyValues, measurements, buckets);
@@ -546,16 +546,14 @@ public final class StreamDecoder {
     }
     b.scale[m] = h.getScale();
     b.zeroCount[m] = h.getZeroCount();
-    b.posOffset[m] = h.getPositive().getOffset();
     b.posFrom[m] = slab;
-    b.posLen[m] = h.getPositive().getCountsCount();
-    slab = copyBuckets(h.getPositive(), at, ".state.histogram.positive", b.buckets, slab);
-    b.negOffset[m] = h.getNegative().getOffset();
+    slab = copyBuckets(h.getPositive(), at, ".state.histogram.positive", b, slab);
+    b.posLen[m] = slab - b.posFrom[m];
     b.negFrom[m] = slab;
-    b.negLen[m] = h.getNegative().getCountsCount();
-    slab = copyBuckets(h.getNegative(), at, ".state.histogram.negative", b.buckets, slab);
+    slab = copyBuckets(h.getNegative(), at, ".state.histogram.negative", b, slab);
+    b.negLen[m] = slab - b.negFrom[m];
     for (int i = b.posFrom[m]; i < slab; i++) {
-      total += b.buckets[i];
+      total += b.bucketCount[i];
       if (total < 0) {
         throw at.error(".state.histogram", "bucket counts add up to more than 2^63 - 1");
       }
@@ -572,8 +570,21 @@ public final class StreamDecoder {
     return slab;
   }
 
+  private static int nonZero(ExponentialHistogram.Buckets buckets) {
+    int n = 0;
+    for (int i = 0; i < buckets.getCountsCount(); i++) {
+      n += buckets.getCounts(i) != 0 ? 1 : 0;
+    }
+    return n;
+  }
+
+  /** Appends the non-zero buckets of a dense wire run to the slab; returns the new slab end. */
   private static int copyBuckets(
-      ExponentialHistogram.Buckets buckets, Cursor at, String field, long[] into, int slab)
+      ExponentialHistogram.Buckets buckets,
+      Cursor at,
+      String field,
+      DecodedDelta.Builder b,
+      int slab)
       throws InvalidDeltaException {
     int n = buckets.getCountsCount();
     if (n > MAX_BUCKETS) {
@@ -583,14 +594,19 @@ public final class StreamDecoder {
     if (n > 0 && last > Integer.MAX_VALUE) {
       throw at.error(field + ".offset", "offset + bucket count overflows");
     }
+    int offset = buckets.getOffset();
     for (int i = 0; i < n; i++) {
       long c = buckets.getCounts(i);
       if (c < 0) {
         throw at.error(field + ".counts[" + i + "]", "too large (above 2^63 - 1)");
       }
-      into[slab + i] = c;
+      if (c != 0) {
+        b.bucketIndex[slab] = offset + i;
+        b.bucketCount[slab] = c;
+        slab++;
+      }
     }
-    return slab + n;
+    return slab;
   }
 
   private static void finite(double v, Cursor at, String field) throws InvalidDeltaException {
