@@ -76,6 +76,14 @@ public final class DeltaEncoder {
     return id;
   }
 
+  /**
+   * The definition of attribute {@code id} (as returned by {@link #dimension} / {@link
+   * #measurement}).
+   */
+  public synchronized AttributeDef attribute(int id) {
+    return attributeById.get(id - 1);
+  }
+
   /** The id of the node {@code name} under {@code parent} (0: the root) of path attribute. */
   public synchronized int pathNode(int parent, int attribute, String name, RegionKind kind) {
     int nameId = string(name);

@@ -1,0 +1,18 @@
+package dev.profold.client.internal.threads;
+
+import dev.profold.client.Kind;
+
+/** What a thread aggregator may ask about an interned context. Thread-safe. */
+public interface ContextView {
+  /** The innermost region's kind, or null when the context is outside any region. */
+  Kind kind(int context);
+
+  /** The encoder's path node id of the context's region path, 0 when outside any region. */
+  int pathNode(int context);
+
+  /**
+   * Adds the context's key values (its region path node and its scoped attributes, with the
+   * encoder's ids) to an entry under construction.
+   */
+  void addKey(int context, dev.profold.proto.v1.Entry.Builder entry);
+}
