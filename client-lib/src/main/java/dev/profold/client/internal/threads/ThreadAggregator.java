@@ -10,6 +10,8 @@ import java.util.List;
  */
 public interface ThreadAggregator {
   /**
+   * Aggregates one interval's snapshots.
+   *
    * @param threads the snapshots, one per thread that recorded anything
    * @param contexts context look-ups (kinds for KEY's choice of slowest and fastest thread)
    * @param timeMetric the metric whose totals in COMPUTE contexts rank threads for KEY
