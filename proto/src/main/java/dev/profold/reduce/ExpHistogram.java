@@ -6,9 +6,10 @@ package dev.profold.reduce;
  *
  * <p>At scale {@code s} the base is {@code 2^(2^-s)} and bucket {@code i} holds values {@code v}
  * with {@code base^i < |v| <= base^(i+1)}. Positive and negative values have separate buckets at a
- * common scale; exact zeros are counted apart. Recording starts at {@link #MAX_SCALE} and the
- * histogram lowers its scale (halving resolution, merging bucket pairs {@code 2j, 2j+1} into {@code
- * j}) whenever the occupied index range of either sign would exceed {@code maxBuckets}.
+ * common scale; exact zeros are counted apart. Recording starts at a chosen scale (by default
+ * {@link #MAX_SCALE}) and the histogram lowers its scale (halving resolution, merging bucket pairs
+ * {@code 2j, 2j+1} into {@code j}) whenever the occupied index range of either sign would exceed
+ * {@code maxBuckets}.
  *
  * <p>Merge is exact, associative and commutative: the merged histogram has the largest scale not
  * above either input's scale at which the union of occupied ranges fits, and bucket counts are
@@ -30,7 +31,35 @@ public final class ExpHistogram {
   private static final double LN_2 = Math.log(2);
 
   private final int maxBuckets;
-  private int scale = MAX_SCALE;
+
+  /** Scales up to this one are indexed with a lookup table instead of a logarithm. */
+  public static final int TABLE_SCALE = 8;
+
+  private static final int CELL_BITS = 10;
+  private static final double[] BOUNDARY = new double[(1 << TABLE_SCALE) + 1]; // 2^(k/256)
+  private static final short[] CELL_START = new short[1 << CELL_BITS];
+
+  static {
+    for (int k = 0; k < BOUNDARY.length; k++) {
+      BOUNDARY[k] = Math.pow(2.0, k / (double) (1 << TABLE_SCALE));
+    }
+    BOUNDARY[0] = 1.0;
+    BOUNDARY[BOUNDARY.length - 1] = 2.0;
+    // CELL_START[c]: bucket (within the octave, at TABLE_SCALE) of mantissas just above the
+    // cell's lower end 1 + c / 1024. Buckets are wider than cells, so a cell holds at most one
+    // boundary and one comparison finishes the lookup.
+    for (int c = 0; c < CELL_START.length; c++) {
+      double lower = 1.0 + c / (double) (1 << CELL_BITS);
+      int j = 0;
+      while (j + 1 < BOUNDARY.length - 1 && BOUNDARY[j + 1] < lower) {
+        j++;
+      }
+      CELL_START[c] = (short) j;
+    }
+  }
+
+  private final int startScale;
+  private int scale;
   private long zeroCount;
   private final Buckets positive = new Buckets();
   private final Buckets negative = new Buckets();
@@ -42,10 +71,24 @@ public final class ExpHistogram {
 
   /** An empty histogram holding at most {@code maxBuckets} (>= 2) buckets per sign. */
   public ExpHistogram(int maxBuckets) {
+    this(maxBuckets, MAX_SCALE);
+  }
+
+  /**
+   * An empty histogram holding at most {@code maxBuckets} (>= 2) buckets per sign that starts
+   * recording at {@code startScale} ({@link #MIN_SCALE}..{@link #MAX_SCALE}). Clients record at
+   * {@link #TABLE_SCALE}, where indexing needs no logarithm.
+   */
+  public ExpHistogram(int maxBuckets, int startScale) {
     if (maxBuckets < 2) {
       throw new IllegalArgumentException("maxBuckets must be >= 2, was " + maxBuckets);
     }
+    if (startScale < MIN_SCALE || startScale > MAX_SCALE) {
+      throw new IllegalArgumentException("startScale must be within -10..20, was " + startScale);
+    }
     this.maxBuckets = maxBuckets;
+    this.startScale = startScale;
+    this.scale = startScale;
   }
 
   /**
@@ -70,8 +113,19 @@ public final class ExpHistogram {
     if (powerOfTwo) {
       return (exponent << scale) - 1;
     }
+    if (scale <= TABLE_SCALE) {
+      return ((exponent << TABLE_SCALE) + withinOctave(v)) >> (TABLE_SCALE - scale);
+    }
     double log2 = Math.log(v) / LN_2 + adjust;
     return (int) Math.ceil(Math.scalb(log2, scale)) - 1;
+  }
+
+  /** Bucket within its octave at {@link #TABLE_SCALE} of normal {@code v}, not a power of two. */
+  private static int withinOctave(double v) {
+    long bits = Double.doubleToRawLongBits(v) & 0x000FFFFFFFFFFFFFL;
+    double mantissa = Double.longBitsToDouble(bits | 0x3FF0000000000000L); // in (1, 2)
+    int j = CELL_START[(int) (bits >>> (52 - CELL_BITS))];
+    return mantissa > BOUNDARY[j + 1] ? j + 1 : j;
   }
 
   /** The lower (exclusive) boundary of bucket {@code index} at {@code scale}. */
@@ -81,6 +135,10 @@ public final class ExpHistogram {
     }
     if ((index & ((1 << scale) - 1)) == 0) { // an exact power of two
       return Math.scalb(1.0, index >> scale);
+    }
+    if (scale <= TABLE_SCALE) { // the same boundaries the table lookup compares against
+      int at8 = index << (TABLE_SCALE - scale);
+      return Math.scalb(BOUNDARY[at8 & ((1 << TABLE_SCALE) - 1)], at8 >> TABLE_SCALE);
     }
     return Math.exp(Math.scalb((double) index, -scale) * LN_2);
   }
@@ -243,9 +301,9 @@ public final class ExpHistogram {
     scale -= by;
   }
 
-  /** Empties the histogram and returns it to {@link #MAX_SCALE}; keeps its arrays. */
+  /** Empties the histogram and returns it to its start scale; keeps its arrays. */
   public void reset() {
-    scale = MAX_SCALE;
+    scale = startScale;
     zeroCount = 0;
     positive.clear();
     negative.clear();

@@ -229,4 +229,37 @@ class AggregateLawsTest {
     sparse.mergeSparse(hb.scale(), hb.zeroCount(), index, counts, 0, posLen, posLen, k - posLen);
     assertThat(sparse).isEqualTo(dense);
   }
+
+  @Provide
+  Arbitrary<Double> positive() {
+    return Arbitraries.integers()
+        .between(-60, 60)
+        .flatMap(e -> Arbitraries.doubles().between(1.0, 2.0).map(m -> Math.scalb(m, e)));
+  }
+
+  /** Up to the table scale, indexing agrees exactly with the boundaries, no tolerance. */
+  @Property
+  void tableIndexingIsExactAgainstItsBoundaries(
+      @ForAll("positive") double v, @ForAll @IntRange(min = 1, max = 8) int scale) {
+    int index = ExpHistogram.indexOf(v, scale);
+    assertThat(ExpHistogram.lowerBoundary(index, scale)).isLessThan(v);
+    assertThat(ExpHistogram.lowerBoundary(index + 1, scale)).isGreaterThanOrEqualTo(v);
+  }
+
+  /** A client histogram starting at the table scale merges with a collector one exactly. */
+  @Property
+  boolean histogramsStartingAtDifferentScalesMergeAsTheUnion(
+      @ForAll("values") List<Double> a, @ForAll("values") List<Double> b) {
+    ExpHistogram client = new ExpHistogram(160, ExpHistogram.TABLE_SCALE);
+    ExpHistogram collector = new ExpHistogram();
+    a.forEach(client::record);
+    b.forEach(collector::record);
+    ExpHistogram union = new ExpHistogram(160, ExpHistogram.TABLE_SCALE);
+    a.forEach(union::record);
+    b.forEach(union::record);
+    collector.merge(client);
+    // The union at the client's start scale, lowered to where the merge ended.
+    union.downscale(union.scale() - collector.scale());
+    return collector.equals(union);
+  }
 }

@@ -8,6 +8,7 @@ import dev.profold.collector.ingest.DecodedDelta;
 import dev.profold.collector.ingest.SourceKey;
 import dev.profold.collector.telemetry.CollectorMetrics;
 import dev.profold.reduce.Aggregate;
+import dev.profold.reduce.LongIntMap;
 import dev.profold.sinks.snapshot.CollectorSnapshot;
 import dev.profold.sinks.snapshot.Measure;
 import dev.profold.sinks.snapshot.SchemeSnapshot;

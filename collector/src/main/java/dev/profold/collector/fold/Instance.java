@@ -2,6 +2,7 @@ package dev.profold.collector.fold;
 
 import dev.profold.collector.ingest.SourceInfo;
 import dev.profold.collector.ingest.SourceKey;
+import dev.profold.reduce.LongIntMap;
 
 /**
  * What the fold keeps per service instance: the current incarnation, the sequence tracking,

@@ -1,4 +1,4 @@
-package dev.profold.collector.fold;
+package dev.profold.reduce;
 
 import java.util.Arrays;
 
