@@ -1,0 +1,226 @@
+package dev.profold.client.internal.record;
+
+import dev.profold.client.Kind;
+import dev.profold.client.Region;
+import dev.profold.client.Scope;
+import dev.profold.client.internal.export.DeltaEncoder;
+import dev.profold.client.internal.threads.Cell;
+import dev.profold.client.internal.threads.ContextView;
+import dev.profold.client.internal.threads.ThreadSnapshot;
+import dev.profold.proto.v1.ValueType;
+import java.lang.System.Logger.Level;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.regex.Pattern;
+
+/**
+ * The recording side of one started Profold: per-thread state, interned contexts and metrics, and
+ * {@link #collect()}, which swaps every thread's table and returns what was recorded since the
+ * previous call.
+ *
+ * <p>Thread-safe. Recording methods run on application threads and never throw, block or (in steady
+ * state) allocate.
+ */
+public final class Recorder {
+  private static final System.Logger LOG = System.getLogger("dev.profold.client");
+  private static final Pattern NAME = Pattern.compile("[a-zA-Z_][a-zA-Z0-9_.]{0,127}");
+  private static final int MAX_REGION_NAME = 1024;
+
+  private final DeltaEncoder encoder;
+  private final ContextTable contexts;
+  private final int maxCellsPerThread;
+  private final int timeMetric;
+  private final ConcurrentHashMap<String, Integer> metrics = new ConcurrentHashMap<>();
+  private final ConcurrentLinkedQueue<ThreadState> threads = new ConcurrentLinkedQueue<>();
+  private final ThreadLocal<ThreadState> state = ThreadLocal.withInitial(this::register);
+  private final Map<Misuse, LongAdder> misuse = new EnumMap<>(Misuse.class);
+  private final Map<Misuse, AtomicBoolean> logged = new EnumMap<>(Misuse.class);
+  private final AtomicLong dropped = new AtomicLong();
+
+  /**
+   * A recorder interning into {@code encoder}'s dictionary; each thread keeps at most {@code
+   * maxCellsPerThread} (context, metric) cells.
+   */
+  public Recorder(DeltaEncoder encoder, int maxCellsPerThread) {
+    this.encoder = encoder;
+    this.contexts = new ContextTable(encoder);
+    this.maxCellsPerThread = maxCellsPerThread;
+    this.timeMetric = encoder.measurement("time", ValueType.VALUE_TYPE_DOUBLE, "seconds");
+    for (Misuse m : Misuse.values()) {
+      misuse.put(m, new LongAdder());
+      logged.put(m, new AtomicBoolean());
+    }
+  }
+
+  private ThreadState register() {
+    ThreadState s = new ThreadState(Thread.currentThread(), this, contexts, maxCellsPerThread);
+    threads.add(s);
+    return s;
+  }
+
+  /** Opens a region on the calling thread. */
+  public Region region(String name, Kind kind) {
+    if (name == null || kind == null || name.length() > MAX_REGION_NAME) {
+      misuse(
+          Misuse.BAD_ARGUMENT,
+          "region(name, kind) needs a name of 1.."
+              + MAX_REGION_NAME
+              + " characters and a kind; got "
+              + (name == null ? "null" : name.length() + " characters")
+              + " and "
+              + kind);
+      name = name == null ? "null" : name.substring(0, Math.min(name.length(), MAX_REGION_NAME));
+      kind = kind == null ? Kind.COMPUTE : kind;
+    }
+    return state.get().enterRegion(name, kind);
+  }
+
+  /** Opens a scoped string attribute on the calling thread. */
+  public Scope with(String key, String value) {
+    return state.get().enterScope(key(key), ValueType.VALUE_TYPE_STRING, String.valueOf(value), 0);
+  }
+
+  /** Opens a scoped integer attribute on the calling thread. */
+  public Scope with(String key, long value) {
+    return state.get().enterScope(key(key), ValueType.VALUE_TYPE_INT, "", value);
+  }
+
+  /** Opens a scoped floating-point attribute on the calling thread. */
+  public Scope with(String key, double value) {
+    return state
+        .get()
+        .enterScope(key(key), ValueType.VALUE_TYPE_DOUBLE, "", Double.doubleToLongBits(value));
+  }
+
+  /** Opens a scoped boolean attribute on the calling thread. */
+  public Scope with(String key, boolean value) {
+    return state.get().enterScope(key(key), ValueType.VALUE_TYPE_BOOL, "", value ? 1 : 0);
+  }
+
+  /** The id of measurement {@code name} with {@code unit}, defining it if new. */
+  public int metric(String name, String unit) {
+    String key = unit.isEmpty() ? name : name + "\u0000" + unit;
+    Integer id = metrics.get(key);
+    if (id == null) {
+      id =
+          metrics.computeIfAbsent(
+              key, k -> encoder.measurement(validName(name), ValueType.VALUE_TYPE_DOUBLE, unit));
+    }
+    return id;
+  }
+
+  /** Records {@code value} of metric {@code id} in the calling thread's current context. */
+  public void record(int id, double value) {
+    if (!Double.isFinite(value)) {
+      misuse(Misuse.BAD_ARGUMENT, "recorded a value that is not a finite number: " + value);
+      return;
+    }
+    state.get().recordHere(id, value);
+  }
+
+  private String key(String key) {
+    String k = key == null ? "null" : key;
+    return validName(k);
+  }
+
+  private String validName(String name) {
+    if (NAME.matcher(name).matches()) {
+      return name;
+    }
+    misuse(
+        Misuse.BAD_ARGUMENT,
+        "\""
+            + name
+            + "\" is not a valid attribute name ([a-zA-Z_][a-zA-Z0-9_.]*, at most 128"
+            + " characters); invalid characters were replaced by _");
+    StringBuilder sb = new StringBuilder();
+    for (int i = 0; i < Math.min(name.length(), 128); i++) {
+      char c = name.charAt(i);
+      boolean ok = (Character.isLetterOrDigit(c) && c < 128) || c == '_' || c == '.';
+      sb.append(ok && !(i == 0 && (Character.isDigit(c) || c == '.')) ? c : '_');
+    }
+    return sb.length() == 0 ? "_" : sb.toString();
+  }
+
+  /** The id of the {@code time} measurement regions record (seconds). */
+  public int timeMetric() {
+    return timeMetric;
+  }
+
+  /** Context look-ups for thread aggregation and encoding. */
+  public ContextView contexts() {
+    return contexts;
+  }
+
+  /**
+   * Swaps every thread's table and returns what each recorded since the previous call (threads that
+   * recorded nothing are left out). Threads that have ended are forgotten after their last data is
+   * collected. Call from one thread at a time (the flush).
+   */
+  public synchronized List<ThreadSnapshot> collect() {
+    List<ThreadSnapshot> out = new ArrayList<>();
+    Iterator<ThreadState> it = threads.iterator();
+    while (it.hasNext()) {
+      ThreadState s = it.next();
+      boolean alive = s.owner.isAlive();
+      List<Cell> cells = s.swapAndDrain();
+      if (!alive) {
+        cells = new ArrayList<>(cells);
+        cells.addAll(s.swapAndDrain()); // the other table, in case it got the last writes
+        it.remove();
+      }
+      if (!cells.isEmpty()) {
+        out.add(new ThreadSnapshot(s.threadId, s.name, s.group, s.initial, cells));
+      }
+    }
+    return out;
+  }
+
+  /** Approximate bytes held by the recording tables (for the client's self-overhead). */
+  public long bytesHeld() {
+    long cells = 0;
+    for (ThreadState s : threads) {
+      cells += s.cells();
+    }
+    return cells * 1_500 + (long) contexts.size() * 64;
+  }
+
+  void misuse(Misuse kind, String message) {
+    misuse.get(kind).increment();
+    if (logged.get(kind).compareAndSet(false, true)) {
+      LOG.log(Level.WARNING, "Profold: " + message + " (logged once; counted)");
+    }
+  }
+
+  /** Times the API was misused, by kind. */
+  public Map<String, Long> misuseCounts() {
+    Map<String, Long> out = new java.util.TreeMap<>();
+    misuse.forEach((k, v) -> out.put(k.name().toLowerCase(java.util.Locale.ROOT), v.sum()));
+    return out;
+  }
+
+  void dropped(long n) {
+    if (n > 0) {
+      dropped.addAndGet(n);
+      misuse(
+          Misuse.TABLE_FULL,
+          "a thread recorded more than "
+              + maxCellsPerThread
+              + " distinct (region, attribute, metric) cells in one interval; further values"
+              + " were dropped (counted as events dropped)");
+    }
+  }
+
+  /** Values not recorded because a thread's table was full, and takes the count. */
+  public long takeDropped() {
+    return dropped.getAndSet(0);
+  }
+}

@@ -1,0 +1,247 @@
+package dev.profold.client.internal.record;
+
+import dev.profold.client.Kind;
+import dev.profold.client.Region;
+import dev.profold.client.Scope;
+import dev.profold.client.internal.threads.Cell;
+import dev.profold.proto.v1.ValueType;
+import dev.profold.reduce.LongIntMap;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Everything one thread records: its current context, its stack of open regions and scopes, its
+ * caches of interned ids, and two {@link ThreadTable}s, one written by the thread while the other
+ * is read by the flush.
+ *
+ * <p><b>Swapping tables without stalling the writer</b> (the idea of HdrHistogram's
+ * WriterReaderPhaser, for a single writer): each write is a critical section that publishes {@code
+ * startEpoch + 1} with a volatile store, reads the active table, writes, and publishes {@code
+ * endEpoch} with a release store. The flush swaps the active table (volatile store), reads {@code
+ * startEpoch} and waits until {@code endEpoch} reaches it; volatile accesses being sequentially
+ * consistent, any write that could still see the old table has then finished. The writer never
+ * waits and never allocates in steady state.
+ *
+ * <p>Everything but {@link #swapAndDrain()} and the identity fields is confined to the owning
+ * thread.
+ */
+final class ThreadState {
+  private static final VarHandle START;
+  private static final VarHandle END;
+
+  static {
+    try {
+      MethodHandles.Lookup l = MethodHandles.lookup();
+      START = l.findVarHandle(ThreadState.class, "startEpoch", long.class);
+      END = l.findVarHandle(ThreadState.class, "endEpoch", long.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  final Thread owner;
+  final long threadId;
+  final String name;
+  final String group;
+  final boolean initial;
+  private final Recorder recorder;
+  private final ContextTable contexts;
+
+  @SuppressWarnings("unused") // accessed through START
+  private volatile long startEpoch;
+
+  @SuppressWarnings("unused") // accessed through END
+  private volatile long endEpoch;
+
+  private volatile ThreadTable active;
+  private ThreadTable standby; // the flush's
+
+  private int current; // context id
+  private int depth;
+  private int[] frameParent = new int[16];
+  private long[] frameStart = new long[16];
+  private boolean[] frameRegion = new boolean[16];
+  private Frame[] frames = new Frame[16];
+
+  private final LongIntMap childCache = new LongIntMap(64);
+  private final Map<Kind, Map<String, Integer>> regionEvents = new java.util.EnumMap<>(Kind.class);
+  private final Map<String, AttributeCache> attributeEvents = new HashMap<>();
+
+  ThreadState(Thread owner, Recorder recorder, ContextTable contexts, int maxCells) {
+    this.owner = owner;
+    this.threadId = owner.getId();
+    this.name = owner.getName();
+    this.group = ThreadGroups.normalise(name);
+    this.initial = ThreadGroups.isInitial(owner);
+    this.recorder = recorder;
+    this.contexts = contexts;
+    this.active = new ThreadTable(maxCells);
+    this.standby = new ThreadTable(maxCells);
+    for (Kind k : Kind.values()) {
+      regionEvents.put(k, new HashMap<>());
+    }
+  }
+
+  // ---- recording (owner thread) ----
+
+  Region enterRegion(String regionName, Kind kind) {
+    Map<String, Integer> cache = regionEvents.get(kind);
+    Integer ev = cache.get(regionName);
+    if (ev == null) {
+      ev = contexts.regionEvent(regionName, kind);
+      cache.put(regionName, ev);
+    }
+    return push(ev, true);
+  }
+
+  Scope enterScope(String key, ValueType type, String text, long bits) {
+    AttributeCache cache = attributeEvents.get(key);
+    if (cache == null) {
+      cache = new AttributeCache(type);
+      attributeEvents.put(key, cache);
+    } else if (cache.type != type) {
+      recorder.misuse(
+          Misuse.ATTRIBUTE_TYPE_CHANGE,
+          "attribute \"" + key + "\" was " + cache.type + " and is now " + type);
+      cache = new AttributeCache(type);
+      attributeEvents.put(key, cache);
+    }
+    int ev = cache.event(contexts, key, text, bits);
+    return push(ev, false);
+  }
+
+  private Frame push(int event, boolean region) {
+    long key = ((long) current << 32) | event;
+    int child = childCache.get(key);
+    if (child == LongIntMap.MISSING) {
+      child = contexts.child(current, event);
+      childCache.put(key, child);
+    }
+    if (depth == frames.length) {
+      int n = depth * 2;
+      frameParent = Arrays.copyOf(frameParent, n);
+      frameStart = Arrays.copyOf(frameStart, n);
+      frameRegion = Arrays.copyOf(frameRegion, n);
+      frames = Arrays.copyOf(frames, n);
+    }
+    Frame f = frames[depth];
+    if (f == null) {
+      f = new Frame(this, depth);
+      frames[depth] = f;
+    }
+    frameParent[depth] = current;
+    frameRegion[depth] = region;
+    frameStart[depth] = region ? System.nanoTime() : 0;
+    depth++;
+    current = child;
+    return f;
+  }
+
+  /** Closes the frame at {@code at}, handling misuse; see {@link Frame}. */
+  void close(int at) {
+    if (Thread.currentThread() != owner) {
+      recorder.misuse(
+          Misuse.CLOSED_ON_OTHER_THREAD,
+          "a region or scope opened on thread \""
+              + name
+              + "\" was closed on \""
+              + Thread.currentThread().getName()
+              + "\"; it is closed when its own thread closes an enclosing one");
+      return;
+    }
+    if (depth <= at) {
+      recorder.misuse(Misuse.CLOSED_TWICE, "a region or scope was closed twice");
+      return;
+    }
+    long now = System.nanoTime();
+    if (depth > at + 1) {
+      recorder.misuse(
+          Misuse.UNBALANCED,
+          "a region or scope was closed while regions or scopes opened inside it were still open;"
+              + " they were closed with it");
+      while (depth > at + 1) {
+        pop(now);
+      }
+    }
+    pop(now);
+  }
+
+  private void pop(long now) {
+    int d = --depth;
+    if (frameRegion[d]) {
+      record(current, recorder.timeMetric(), (now - frameStart[d]) * 1e-9);
+    }
+    current = frameParent[d];
+  }
+
+  /** Records {@code value} of {@code metric} in the current context. */
+  void recordHere(int metric, double value) {
+    record(current, metric, value);
+  }
+
+  private void record(int context, int metric, double value) {
+    long e = (long) START.getOpaque(this) + 1;
+    START.setVolatile(this, e);
+    active.record(context, metric, value);
+    END.setRelease(this, e);
+  }
+
+  // ---- flush (flush thread) ----
+
+  /**
+   * Swaps the tables and returns the cells recorded since the last call. Waits (spinning, then
+   * parking briefly) only while the owning thread is inside one write.
+   */
+  synchronized List<Cell> swapAndDrain() {
+    ThreadTable full = active;
+    active = standby;
+    long started = (long) START.getVolatile(this);
+    for (int spins = 0; (long) END.getVolatile(this) < started; spins++) {
+      if (spins < 100) {
+        Thread.onSpinWait();
+      } else {
+        java.util.concurrent.locks.LockSupport.parkNanos(10_000);
+      }
+    }
+    standby = full;
+    recorder.dropped(full.takeDropped());
+    return full.drain();
+  }
+
+  /** Cells held by both tables (for the client's memory estimate). */
+  int cells() {
+    return active.size() + standby.size();
+  }
+
+  /** Per attribute key, the owner thread's cache of value → event id. */
+  private static final class AttributeCache {
+    final ValueType type;
+    private final Map<String, Integer> strings = new HashMap<>();
+    private final LongIntMap numbers = new LongIntMap();
+
+    AttributeCache(ValueType type) {
+      this.type = type;
+    }
+
+    int event(ContextTable contexts, String key, String text, long bits) {
+      if (type == ValueType.VALUE_TYPE_STRING) {
+        Integer ev = strings.get(text);
+        if (ev == null) {
+          ev = contexts.attributeEvent(new ContextTable.AttributeSetting(key, type, text, 0));
+          strings.put(text, ev);
+        }
+        return ev;
+      }
+      int ev = numbers.get(bits);
+      if (ev == LongIntMap.MISSING) {
+        ev = contexts.attributeEvent(new ContextTable.AttributeSetting(key, type, "", bits));
+        numbers.put(bits, ev);
+      }
+      return ev;
+    }
+  }
+}
