@@ -1,0 +1,267 @@
+package dev.profold.client.internal.record;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.profold.client.Kind;
+import dev.profold.client.Region;
+import dev.profold.client.Scope;
+import dev.profold.client.internal.export.DeltaEncoder;
+import dev.profold.client.internal.threads.Cell;
+import dev.profold.client.internal.threads.ThreadSnapshot;
+import dev.profold.proto.v1.Delta;
+import dev.profold.proto.v1.Entry;
+import dev.profold.proto.v1.PathNode;
+import dev.profold.proto.v1.SourceIdentity;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
+
+class RecorderTest {
+  private final DeltaEncoder encoder =
+      new DeltaEncoder(
+          SourceIdentity.newBuilder().setService("s").setInstance("i").setIncarnationId(1).build());
+  private final Recorder recorder = new Recorder(encoder, 1024);
+
+  /** Region path ("a/b") of a context, from the encoder's path nodes. */
+  private String path(int context) {
+    Delta d = encoder.prepare(Delta.newBuilder()).build();
+    Map<Integer, PathNode> nodes = new HashMap<>();
+    d.getDictionary().getPathNodesList().forEach(n -> nodes.put(n.getId(), n));
+    encoder.newStream(); // so the next call sees the whole dictionary again
+    Map<Integer, String> strings = d.getDictionary().getStringsMap();
+    int node = recorder.contexts().pathNode(context);
+    String p = "";
+    while (node != 0) {
+      PathNode n = nodes.get(node);
+      p = strings.get(n.getNameId()) + (p.isEmpty() ? "" : "/" + p);
+      node = n.getParentId();
+    }
+    return p;
+  }
+
+  private Map<String, Long> countsByPath(List<ThreadSnapshot> snapshots, int metric) {
+    Map<String, Long> out = new HashMap<>();
+    for (ThreadSnapshot t : snapshots) {
+      for (Cell c : t.cells()) {
+        if (c.metric() == metric) {
+          out.merge(path(c.context()), c.state().count(), Long::sum);
+        }
+      }
+    }
+    return out;
+  }
+
+  @Test
+  void nestedRegionsRecordTheirTimeUnderTheirPath() {
+    for (int i = 0; i < 3; i++) {
+      try (Region outer = recorder.region("handle", Kind.COMPUTE)) {
+        try (Region inner = recorder.region("db.query", Kind.IO)) {
+          assertThat(inner).isNotNull();
+        }
+        try (Region inner = recorder.region("db.query", Kind.IO)) {
+          assertThat(inner).isNotNull();
+        }
+      }
+    }
+    List<ThreadSnapshot> s = recorder.collect();
+    assertThat(s).hasSize(1);
+    assertThat(s.get(0).name()).isEqualTo(Thread.currentThread().getName());
+    assertThat(countsByPath(s, recorder.timeMetric()))
+        .containsEntry("handle", 3L)
+        .containsEntry("handle/db.query", 6L)
+        .hasSize(2);
+    // Inclusive time: the outer region's total covers its inner regions.
+    double outer = 0;
+    double inner = 0;
+    for (Cell c : s.get(0).cells()) {
+      if (recorder.contexts().kind(c.context()) == Kind.COMPUTE) {
+        outer += c.state().sum();
+      } else {
+        inner += c.state().sum();
+      }
+    }
+    assertThat(outer).isGreaterThanOrEqualTo(inner);
+    assertThat(recorder.collect()).as("nothing new since the last collect").isEmpty();
+  }
+
+  @Test
+  void measurementsGoToTheCurrentContextAndScopesMakeTheirOwn() {
+    int bytes = recorder.metric("bytes", "bytes");
+    recorder.record(bytes, 10);
+    try (Region r = recorder.region("io", Kind.IO);
+        Scope tenant = recorder.with("tenant", "42")) {
+      recorder.record(bytes, 5);
+      try (Scope inner = recorder.with("tenant", "7")) {
+        recorder.record(bytes, 1);
+      }
+      recorder.record(bytes, 5);
+    }
+    List<Cell> cells = recorder.collect().get(0).cells();
+    Map<String, Double> sums = new HashMap<>();
+    for (Cell c : cells) {
+      if (c.metric() == bytes) {
+        Entry.Builder e = Entry.newBuilder();
+        recorder.contexts().addKey(c.context(), e);
+        sums.put(keyText(e), c.state().sum());
+      }
+    }
+    assertThat(sums).hasSize(3).containsValues(10.0, 10.0, 1.0);
+    // The inner scope's key holds tenant once, with the inner value.
+    String innerKey =
+        sums.entrySet().stream().filter(x -> x.getValue() == 1.0).findFirst().get().getKey();
+    assertThat(innerKey).contains("tenant=7").doesNotContain("tenant=42");
+  }
+
+  private String keyText(Entry.Builder e) {
+    Delta d = encoder.prepare(Delta.newBuilder()).build();
+    encoder.newStream();
+    Map<Integer, String> strings = d.getDictionary().getStringsMap();
+    Map<Integer, String> attrs = new HashMap<>();
+    d.getDictionary().getAttributesList().forEach(a -> attrs.put(a.getId(), a.getName()));
+    List<String> parts = new ArrayList<>();
+    e.getKeyList()
+        .forEach(
+            v ->
+                parts.add(
+                    attrs.get(v.getAttributeId())
+                        + "="
+                        + (v.hasStringId() ? strings.get(v.getStringId()) : v.getPathNodeId())));
+    return String.join(",", parts);
+  }
+
+  @Test
+  void misuseIsCountedAndNeverThrows() throws Exception {
+    Region r = recorder.region("a", Kind.COMPUTE);
+    r.close();
+    r.close(); // twice
+    assertThat(recorder.misuseCounts()).containsEntry("closed_twice", 1L);
+
+    Region outer = recorder.region("outer", Kind.COMPUTE);
+    recorder.region("inner", Kind.WAIT); // never closed
+    outer.close(); // closes inner too
+    assertThat(recorder.misuseCounts()).containsEntry("unbalanced", 1L);
+
+    Region mine = recorder.region("mine", Kind.COMPUTE);
+    Thread other = new Thread(mine::close);
+    other.start();
+    other.join();
+    assertThat(recorder.misuseCounts()).containsEntry("closed_on_other_thread", 1L);
+    mine.close();
+
+    try (Scope a = recorder.with("k", "text")) {
+      assertThat(a).isNotNull();
+    }
+    try (Scope b = recorder.with("k", 3L)) {
+      assertThat(b).isNotNull();
+    }
+    assertThat(recorder.misuseCounts()).containsEntry("attribute_type_change", 1L);
+
+    recorder.record(recorder.metric("x", ""), Double.NaN);
+    recorder.with("bad key!", 1L).close();
+    assertThat(recorder.misuseCounts().get("bad_argument")).isEqualTo(2L);
+
+    Map<String, Long> counts = countsByPath(recorder.collect(), recorder.timeMetric());
+    assertThat(counts)
+        .containsEntry("a", 1L)
+        .containsEntry("outer", 1L)
+        .containsEntry("outer/inner", 1L)
+        .containsEntry("mine", 1L);
+  }
+
+  /**
+   * Exactness under concurrency: N threads record M values each while a flusher collects as fast as
+   * it can; the sum of everything collected equals exactly what was recorded, none lost or doubled.
+   */
+  @Test
+  void concurrentRecordingAndFlushingLoseAndDoubleNothing() throws Exception {
+    int threads = 4;
+    int events = 200_000;
+    int metric = recorder.metric("units", "");
+    CountDownLatch start = new CountDownLatch(1);
+    List<Thread> workers = new ArrayList<>();
+    for (int t = 0; t < threads; t++) {
+      Thread w =
+          new Thread(
+              () -> {
+                try {
+                  start.await();
+                } catch (InterruptedException e) {
+                  return;
+                }
+                for (int i = 0; i < events; i++) {
+                  try (Region r = recorder.region(i % 2 == 0 ? "even" : "odd", Kind.COMPUTE)) {
+                    recorder.record(metric, 1.0);
+                  }
+                }
+              },
+              "worker-" + t);
+      workers.add(w);
+      w.start();
+    }
+    AtomicBoolean done = new AtomicBoolean();
+    long[] totals = new long[3]; // metric count, metric sum, region count
+    Thread flusher =
+        new Thread(
+            () -> {
+              while (!done.get()) {
+                add(totals, recorder.collect(), metric);
+              }
+            });
+    flusher.start();
+    start.countDown();
+    for (Thread w : workers) {
+      w.join();
+    }
+    done.set(true);
+    flusher.join();
+    add(totals, recorder.collect(), metric);
+    long expected = (long) threads * events;
+    assertThat(totals[0]).isEqualTo(expected);
+    assertThat(totals[1]).isEqualTo(expected);
+    assertThat(totals[2]).isEqualTo(expected);
+  }
+
+  private void add(long[] totals, List<ThreadSnapshot> snapshots, int metric) {
+    for (ThreadSnapshot s : snapshots) {
+      for (Cell c : s.cells()) {
+        if (c.metric() == metric) {
+          totals[0] += c.state().count();
+          totals[1] += (long) c.state().sum();
+        } else if (c.metric() == recorder.timeMetric()) {
+          totals[2] += c.state().count();
+        }
+      }
+    }
+  }
+
+  @Test
+  void threadNamesAreGroupedByPool() {
+    assertThat(ThreadGroups.normalise("http-exec-17")).isEqualTo("http-exec-*");
+    assertThat(ThreadGroups.normalise("pool-2-thread-15")).isEqualTo("pool-*-thread-*");
+    assertThat(ThreadGroups.normalise("main")).isEqualTo("main");
+    assertThat(ThreadGroups.normalise("")).isEqualTo("*");
+  }
+
+  @Test
+  void endedThreadsAreCollectedOnceThenForgotten() throws Exception {
+    Thread t =
+        new Thread(
+            () -> {
+              try (Region r = recorder.region("short-lived", Kind.THREAD_MGMT)) {
+                assertThat(r).isNotNull();
+              }
+            },
+            "batch-3");
+    t.start();
+    t.join();
+    List<ThreadSnapshot> s = recorder.collect();
+    assertThat(s).hasSize(1);
+    assertThat(s.get(0).group()).isEqualTo("batch-*");
+    assertThat(s.get(0).initial()).isFalse();
+    assertThat(recorder.collect()).isEmpty();
+  }
+}
