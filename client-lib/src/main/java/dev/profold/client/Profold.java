@@ -1,0 +1,149 @@
+package dev.profold.client;
+
+import dev.profold.client.internal.runtime.ProfoldRuntime;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+
+/**
+ * The Profold API: time regions of code, attach attributes, record measurements; Profold sends
+ * per-interval aggregates to a collector.
+ *
+ * <pre>{@code
+ * Profold.start(ProfoldConfig.builder().service("checkout").build());   // or Profold.start()
+ * try (Region r = Profold.region("db.query", Kind.IO);
+ *      Scope s = Profold.with("tenant", tenantId)) {
+ *   ...
+ * }
+ * }</pre>
+ *
+ * <p>Until {@link #start} succeeds every method is a no-op costing one volatile read. Nothing here
+ * throws into the application or blocks it: an unreachable collector is retried in the background,
+ * misuse is counted and logged once. Thread-safe.
+ */
+public final class Profold {
+  private static final System.Logger LOG = System.getLogger("dev.profold.client");
+  private static final Noop NOOP = new Noop();
+  private static volatile ProfoldRuntime runtime;
+
+  private Profold() {}
+
+  /**
+   * Starts Profold with {@code config}. A second start while running, or a disabled config, does
+   * nothing and returns false. Registers a shutdown hook that sends the last interval.
+   */
+  public static synchronized boolean start(ProfoldConfig config) {
+    if (runtime != null) {
+      LOG.log(Level.WARNING, "Profold is already started; start() ignored");
+      return false;
+    }
+    if (!config.enabled()) {
+      LOG.log(Level.INFO, "Profold is disabled by configuration");
+      return false;
+    }
+    try {
+      runtime = ProfoldRuntime.start(config);
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "Profold could not start; the application runs on without it", e);
+      return false;
+    }
+    Runtime.getRuntime()
+        .addShutdownHook(new Thread(() -> shutdown(Duration.ofSeconds(5)), "profold-shutdown"));
+    return true;
+  }
+
+  /**
+   * Starts Profold configured from the environment and system properties (see {@link
+   * ProfoldConfig}). A bad setting is logged with what is wrong, and Profold stays off.
+   */
+  public static boolean start() {
+    ProfoldConfig config;
+    try {
+      config = ProfoldConfig.fromEnvironment();
+    } catch (IllegalArgumentException e) {
+      LOG.log(Level.WARNING, "Profold not started: " + e.getMessage());
+      return false;
+    }
+    return start(config);
+  }
+
+  /** True while started. */
+  public static boolean isStarted() {
+    return runtime != null;
+  }
+
+  static ProfoldRuntime runtime() {
+    return runtime;
+  }
+
+  /** Opens a region of {@code kind} named {@code name} on the calling thread. */
+  public static Region region(String name, Kind kind) {
+    ProfoldRuntime r = runtime;
+    return r == null ? NOOP : r.recorder().region(name, kind);
+  }
+
+  /** Scopes a string attribute on the calling thread until the scope closes. */
+  public static Scope with(String key, String value) {
+    ProfoldRuntime r = runtime;
+    return r == null ? NOOP : r.recorder().with(key, value);
+  }
+
+  /** Scopes an integer attribute. */
+  public static Scope with(String key, long value) {
+    ProfoldRuntime r = runtime;
+    return r == null ? NOOP : r.recorder().with(key, value);
+  }
+
+  /** Scopes a floating-point attribute. */
+  public static Scope with(String key, double value) {
+    ProfoldRuntime r = runtime;
+    return r == null ? NOOP : r.recorder().with(key, value);
+  }
+
+  /** Scopes a boolean attribute. */
+  public static Scope with(String key, boolean value) {
+    ProfoldRuntime r = runtime;
+    return r == null ? NOOP : r.recorder().with(key, value);
+  }
+
+  /** Records a unitless value of measurement {@code name} in the current context. */
+  public static void record(String name, double value) {
+    ProfoldRuntime r = runtime;
+    if (r != null) {
+      r.recorder().record(r.recorder().metric(name, ""), value);
+    }
+  }
+
+  /**
+   * A measurement handle, resolved once (faster than {@link #record(String, double)} and with a
+   * unit: a Prometheus base unit such as {@code seconds} or {@code bytes}, or empty).
+   */
+  public static Measure measure(String name, String unit) {
+    return new Measure(name, unit == null ? "" : unit);
+  }
+
+  /**
+   * Sends what was recorded so far now and waits up to {@code timeout} for the collector to
+   * acknowledge everything; for batch jobs that end between intervals.
+   *
+   * @return true when everything was acknowledged in time (false also when not started)
+   */
+  public static boolean flush(Duration timeout) {
+    ProfoldRuntime r = runtime;
+    return r != null && r.flush(timeout);
+  }
+
+  /** Sends the last interval (waiting at most {@code timeout}) and stops Profold. */
+  public static synchronized void shutdown(Duration timeout) {
+    ProfoldRuntime r = runtime;
+    if (r != null) {
+      runtime = null;
+      r.shutdown(timeout);
+    }
+  }
+
+  /** The handle returned while Profold is not started. */
+  private static final class Noop implements Region, Scope {
+    @Override
+    public void close() {}
+  }
+}

@@ -1,0 +1,334 @@
+package dev.profold.client;
+
+import java.net.InetAddress;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Properties;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * How Profold runs in this process. Build one with {@link #builder()} or read it from the
+ * environment with {@link #fromEnvironment()}; immutable and thread-safe.
+ *
+ * <table>
+ *   <caption>Settings, their environment variables and system properties</caption>
+ *   <tr><th>setting</th><th>environment</th><th>system property</th><th>default</th></tr>
+ *   <tr><td>endpoint</td><td>PROFOLD_ENDPOINT</td><td>profold.endpoint</td>
+ *       <td>127.0.0.1:7763</td></tr>
+ *   <tr><td>service</td><td>PROFOLD_SERVICE</td><td>profold.service</td>
+ *       <td>unknown_service</td></tr>
+ *   <tr><td>instance</td><td>PROFOLD_INSTANCE</td><td>profold.instance</td>
+ *       <td>host name and process id</td></tr>
+ *   <tr><td>interval</td><td>PROFOLD_INTERVAL</td><td>profold.interval</td><td>10s</td></tr>
+ *   <tr><td>threadAggregation</td><td>PROFOLD_THREAD_AGGREGATION</td>
+ *       <td>profold.thread.aggregation</td><td>SUM</td></tr>
+ *   <tr><td>labels</td><td>PROFOLD_LABELS (k=v,k2=v2)</td><td>profold.labels</td><td>none</td></tr>
+ *   <tr><td>enabled</td><td>PROFOLD_ENABLED</td><td>profold.enabled</td><td>true</td></tr>
+ *   <tr><td>maxBufferBytes</td><td>PROFOLD_MAX_BUFFER_BYTES</td>
+ *       <td>profold.max.buffer.bytes</td><td>8 MiB</td></tr>
+ * </table>
+ *
+ * <p>System properties win over environment variables.
+ */
+public final class ProfoldConfig {
+  private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m)");
+  private static final Pattern LABEL = Pattern.compile("[a-zA-Z_][a-zA-Z0-9_]*");
+
+  private final String endpoint;
+  private final String service;
+  private final String instance;
+  private final Duration interval;
+  private final ThreadAggregation threadAggregation;
+  private final Map<String, String> labels;
+  private final boolean enabled;
+  private final long maxBufferBytes;
+  private final int maxCellsPerThread;
+
+  private ProfoldConfig(Builder b) {
+    endpoint = b.endpoint;
+    service = b.service;
+    instance = b.instance != null ? b.instance : defaultInstance();
+    interval = b.interval;
+    threadAggregation = b.threadAggregation;
+    labels = Map.copyOf(b.labels);
+    enabled = b.enabled;
+    maxBufferBytes = b.maxBufferBytes;
+    maxCellsPerThread = b.maxCellsPerThread;
+  }
+
+  private static String defaultInstance() {
+    String host;
+    try {
+      host = InetAddress.getLocalHost().getHostName();
+    } catch (java.io.IOException | RuntimeException e) {
+      host = "localhost";
+    }
+    return host + "-" + ProcessHandle.current().pid();
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Settings from this process's environment and system properties. */
+  public static ProfoldConfig fromEnvironment() {
+    return fromEnvironment(System.getenv(), System.getProperties());
+  }
+
+  /**
+   * Settings from the given environment and system properties (properties win).
+   *
+   * @throws IllegalArgumentException naming the variable, the bad value and what is expected
+   */
+  public static ProfoldConfig fromEnvironment(Map<String, String> env, Properties props) {
+    Builder b = builder();
+    String v;
+    if ((v = setting(env, props, "PROFOLD_ENDPOINT", "profold.endpoint")) != null) {
+      b.endpoint(v);
+    }
+    if ((v = setting(env, props, "PROFOLD_SERVICE", "profold.service")) != null) {
+      b.service(v);
+    }
+    if ((v = setting(env, props, "PROFOLD_INSTANCE", "profold.instance")) != null) {
+      b.instance(v);
+    }
+    if ((v = setting(env, props, "PROFOLD_INTERVAL", "profold.interval")) != null) {
+      b.interval(parseDuration("PROFOLD_INTERVAL", v));
+    }
+    if ((v = setting(env, props, "PROFOLD_THREAD_AGGREGATION", "profold.thread.aggregation"))
+        != null) {
+      try {
+        b.threadAggregation(ThreadAggregation.valueOf(v.trim().toUpperCase(Locale.ROOT)));
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(
+            "PROFOLD_THREAD_AGGREGATION: '" + v + "' is not one of NONE, SUM, SET, KEY, CALLTREE",
+            e);
+      }
+    }
+    if ((v = setting(env, props, "PROFOLD_LABELS", "profold.labels")) != null) {
+      for (String pair : v.split(",", -1)) {
+        if (pair.isBlank()) {
+          continue;
+        }
+        int eq = pair.indexOf('=');
+        if (eq <= 0) {
+          throw new IllegalArgumentException(
+              "PROFOLD_LABELS: '" + pair + "' is not key=value (e.g. region=eu-west,zone=b)");
+        }
+        b.label(pair.substring(0, eq).trim(), pair.substring(eq + 1).trim());
+      }
+    }
+    if ((v = setting(env, props, "PROFOLD_ENABLED", "profold.enabled")) != null) {
+      String t = v.trim().toLowerCase(Locale.ROOT);
+      if (!t.equals("true") && !t.equals("false")) {
+        throw new IllegalArgumentException("PROFOLD_ENABLED: '" + v + "' is not true or false");
+      }
+      b.enabled(t.equals("true"));
+    }
+    if ((v = setting(env, props, "PROFOLD_MAX_BUFFER_BYTES", "profold.max.buffer.bytes")) != null) {
+      try {
+        b.maxBufferBytes(Long.parseLong(v.trim()));
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException(
+            "PROFOLD_MAX_BUFFER_BYTES: '" + v + "' is not a whole number of bytes", e);
+      }
+    }
+    return b.build();
+  }
+
+  private static String setting(Map<String, String> env, Properties props, String e, String p) {
+    String v = props.getProperty(p);
+    return v != null ? v : env.get(e);
+  }
+
+  private static Duration parseDuration(String name, String v) {
+    Matcher m = DURATION.matcher(v.trim());
+    if (!m.matches()) {
+      throw new IllegalArgumentException(
+          name + ": '" + v + "' is not a duration such as 500ms, 10s or 1m");
+    }
+    long n = Long.parseLong(m.group(1));
+    return switch (m.group(2)) {
+      case "ms" -> Duration.ofMillis(n);
+      case "s" -> Duration.ofSeconds(n);
+      default -> Duration.ofMinutes(n);
+    };
+  }
+
+  /** Collector address, {@code host:port}. */
+  public String endpoint() {
+    return endpoint;
+  }
+
+  public String service() {
+    return service;
+  }
+
+  public String instance() {
+    return instance;
+  }
+
+  /** How often a delta is sent. */
+  public Duration interval() {
+    return interval;
+  }
+
+  public ThreadAggregation threadAggregation() {
+    return threadAggregation;
+  }
+
+  /** Labels of the source (deployment region, version, ...). */
+  public Map<String, String> labels() {
+    return labels;
+  }
+
+  /** False turns Profold into a no-op. */
+  public boolean enabled() {
+    return enabled;
+  }
+
+  /** Unacknowledged deltas kept at most (beyond it they are merged, then dropped). */
+  public long maxBufferBytes() {
+    return maxBufferBytes;
+  }
+
+  /** Distinct (context, metric) cells a thread records per interval at most. */
+  public int maxCellsPerThread() {
+    return maxCellsPerThread;
+  }
+
+  @Override
+  public String toString() {
+    return "ProfoldConfig{endpoint="
+        + endpoint
+        + ", service="
+        + service
+        + ", instance="
+        + instance
+        + ", interval="
+        + interval
+        + ", threadAggregation="
+        + threadAggregation
+        + ", labels="
+        + labels
+        + ", enabled="
+        + enabled
+        + "}";
+  }
+
+  /** Builds a {@link ProfoldConfig}; every setter checks its argument. */
+  public static final class Builder {
+    private String endpoint = "127.0.0.1:7763";
+    private String service = "unknown_service";
+    private String instance;
+    private Duration interval = Duration.ofSeconds(10);
+    private ThreadAggregation threadAggregation = ThreadAggregation.SUM;
+    private final Map<String, String> labels = new LinkedHashMap<>();
+    private boolean enabled = true;
+    private long maxBufferBytes = 8L << 20;
+    private int maxCellsPerThread = 4096;
+
+    private Builder() {}
+
+    /** Collector address as {@code host:port}. */
+    public Builder endpoint(String hostPort) {
+      Objects.requireNonNull(hostPort, "endpoint");
+      int colon = hostPort.lastIndexOf(':');
+      boolean ok = colon > 0 && colon < hostPort.length() - 1;
+      if (ok) {
+        try {
+          int port = Integer.parseInt(hostPort.substring(colon + 1));
+          ok = port > 0 && port < 65536;
+        } catch (NumberFormatException e) {
+          ok = false;
+        }
+      }
+      if (!ok) {
+        throw new IllegalArgumentException(
+            "endpoint: '" + hostPort + "' is not host:port (e.g. 127.0.0.1:7763)");
+      }
+      this.endpoint = hostPort;
+      return this;
+    }
+
+    public Builder service(String service) {
+      this.service = nonEmpty("service", service, 128);
+      return this;
+    }
+
+    public Builder instance(String instance) {
+      this.instance = nonEmpty("instance", instance, 256);
+      return this;
+    }
+
+    /** At least 100 ms. */
+    public Builder interval(Duration interval) {
+      if (interval == null || interval.toMillis() < 100) {
+        throw new IllegalArgumentException("interval: must be at least 100ms, was " + interval);
+      }
+      this.interval = interval;
+      return this;
+    }
+
+    public Builder threadAggregation(ThreadAggregation mode) {
+      this.threadAggregation = Objects.requireNonNull(mode, "threadAggregation");
+      return this;
+    }
+
+    /** A source label; keys match {@code [a-zA-Z_][a-zA-Z0-9_]*}, at most 32 labels. */
+    public Builder label(String key, String value) {
+      if (key == null || !LABEL.matcher(key).matches()) {
+        throw new IllegalArgumentException(
+            "label: '" + key + "' is not a label name ([a-zA-Z_][a-zA-Z0-9_]*)");
+      }
+      if (labels.size() >= 32 && !labels.containsKey(key)) {
+        throw new IllegalArgumentException("labels: at most 32");
+      }
+      labels.put(key, Objects.requireNonNull(value, "label value"));
+      return this;
+    }
+
+    public Builder enabled(boolean enabled) {
+      this.enabled = enabled;
+      return this;
+    }
+
+    /** At least 64 KiB. */
+    public Builder maxBufferBytes(long bytes) {
+      if (bytes < 64 * 1024) {
+        throw new IllegalArgumentException("maxBufferBytes: must be at least 65536, was " + bytes);
+      }
+      this.maxBufferBytes = bytes;
+      return this;
+    }
+
+    /** At least 16. */
+    public Builder maxCellsPerThread(int cells) {
+      if (cells < 16) {
+        throw new IllegalArgumentException("maxCellsPerThread: must be at least 16, was " + cells);
+      }
+      this.maxCellsPerThread = cells;
+      return this;
+    }
+
+    public ProfoldConfig build() {
+      return new ProfoldConfig(this);
+    }
+
+    private static String nonEmpty(String what, String v, int max) {
+      if (v == null || v.isBlank() || v.length() > max) {
+        throw new IllegalArgumentException(
+            what
+                + ": must be 1.."
+                + max
+                + " characters, was "
+                + (v == null ? "null" : "'" + v + "'"));
+      }
+      return v;
+    }
+  }
+}

@@ -1,0 +1,246 @@
+package dev.profold.client.internal.export;
+
+import dev.profold.proto.v1.AttributeValue;
+import dev.profold.proto.v1.ClientOverhead;
+import dev.profold.proto.v1.Delta;
+import dev.profold.proto.v1.Entry;
+import dev.profold.proto.v1.Measurement;
+import dev.profold.proto.v1.MetricState;
+import dev.profold.reduce.Aggregate;
+import dev.profold.reduce.WireStates;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.TreeMap;
+
+/**
+ * The deltas an exporter holds until the collector acknowledges them, bounded by serialized bytes.
+ *
+ * <p>Deltas are added in sequence order and keyed by their {@code sequence} (for a merged delta,
+ * the last sequence it covers). The buffer remembers the highest sequence ever {@linkplain
+ * #markSent sent}; as deltas go out in order, every delta above it was <em>never sent</em> on any
+ * stream and may still be merged (protocol §8: a delta that may have reached the collector must be
+ * resent unchanged so the duplicate check catches it).
+ *
+ * <p>When an {@link #add} takes the buffer over its bound, the two oldest never-sent deltas are
+ * {@linkplain #merge merged} into one, again and again, until it fits; only when at most one
+ * never-sent delta is left and it still does not fit is the oldest delta (sent or not) dropped, and
+ * so on. Merging keeps every count exact: the merged delta stands for the sequences {@code
+ * [first_sequence, sequence]} and the collector applies it as one.
+ *
+ * <p>Not thread-safe: the exporter's thread owns it. All methods are cheap except {@link #add} on
+ * overflow, which merges (linear in the entries involved).
+ */
+final class DeltaBuffer {
+  private final long maxBytes;
+  private final NavigableMap<Long, Delta> deltas = new TreeMap<>();
+  private long bytes;
+  private long maxSent;
+
+  /**
+   * What an {@link #add} did besides adding.
+   *
+   * @param merges deltas folded into an older never-sent delta (one per pairwise merge)
+   * @param dropped deltas removed because even merged data could not fit, oldest first
+   */
+  record AddResult(int merges, List<Delta> dropped) {
+    static final AddResult NOTHING = new AddResult(0, List.of());
+
+    AddResult {
+      dropped = List.copyOf(dropped);
+    }
+  }
+
+  DeltaBuffer(long maxBytes) {
+    if (maxBytes <= 0) {
+      throw new IllegalArgumentException("maxBytes must be > 0, was " + maxBytes);
+    }
+    this.maxBytes = maxBytes;
+  }
+
+  /**
+   * Appends {@code delta} (sequence set, above every buffered one), then merges and drops as the
+   * class comment describes until the buffer is within its bound.
+   */
+  AddResult add(Delta delta) {
+    long seq = delta.getSequence();
+    if (!deltas.isEmpty() && seq <= deltas.lastKey()) {
+      throw new IllegalArgumentException(
+          "sequence " + seq + " is not after the last buffered " + deltas.lastKey());
+    }
+    if (seq <= maxSent) {
+      throw new IllegalArgumentException("sequence " + seq + " was sent already");
+    }
+    deltas.put(seq, delta);
+    bytes += delta.getSerializedSize();
+    if (bytes <= maxBytes) {
+      return AddResult.NOTHING;
+    }
+    int merges = 0;
+    List<Delta> dropped = new ArrayList<>();
+    while (bytes > maxBytes) {
+      NavigableMap<Long, Delta> neverSent = deltas.tailMap(maxSent, false);
+      if (neverSent.size() >= 2) {
+        Iterator<Delta> it = neverSent.values().iterator();
+        Delta older = it.next();
+        Delta newer = it.next();
+        Delta merged = merge(older, newer);
+        deltas.remove(older.getSequence());
+        deltas.put(newer.getSequence(), merged);
+        bytes += merged.getSerializedSize() - older.getSerializedSize() - newer.getSerializedSize();
+        merges++;
+      } else {
+        Delta oldest = deltas.pollFirstEntry().getValue();
+        bytes -= oldest.getSerializedSize();
+        dropped.add(oldest);
+      }
+    }
+    return new AddResult(merges, dropped);
+  }
+
+  /** The oldest buffered delta whose sequence is above {@code sequence}, or null. */
+  Delta next(long sequence) {
+    Map.Entry<Long, Delta> e = deltas.higherEntry(sequence);
+    return e == null ? null : e.getValue();
+  }
+
+  /** Records that the delta with this sequence was sent (it may never be merged from now on). */
+  void markSent(long sequence) {
+    maxSent = Math.max(maxSent, sequence);
+  }
+
+  /** True when the delta with this sequence (or an older one) was ever sent. */
+  boolean wasSent(long sequence) {
+    return sequence <= maxSent;
+  }
+
+  /** Removes and returns the delta with this sequence, or null if it is not buffered. */
+  Delta remove(long sequence) {
+    Delta d = deltas.remove(sequence);
+    if (d != null) {
+      bytes -= d.getSerializedSize();
+    }
+    return d;
+  }
+
+  /** The buffered deltas, oldest first (a copy). */
+  List<Delta> deltas() {
+    return List.copyOf(deltas.values());
+  }
+
+  boolean isEmpty() {
+    return deltas.isEmpty();
+  }
+
+  /** Number of buffered deltas. */
+  int size() {
+    return deltas.size();
+  }
+
+  /** Serialized bytes of the buffered deltas. */
+  long bytes() {
+    return bytes;
+  }
+
+  /** The first sequence {@code d} covers: its first_sequence if merged, else its sequence. */
+  static long firstCovered(Delta d) {
+    return d.getFirstSequence() == 0 ? d.getSequence() : d.getFirstSequence();
+  }
+
+  /** How many submitted deltas {@code d} stands for. */
+  static long covered(Delta d) {
+    return d.getSequence() - firstCovered(d) + 1;
+  }
+
+  /**
+   * Events recorded in {@code d}: per entry the largest measurement count (every event of an entry
+   * records each of its measurements at most once), summed.
+   */
+  static long events(Delta d) {
+    long n = 0;
+    for (Entry e : d.getEntriesList()) {
+      long most = 0;
+      for (Measurement m : e.getMeasurementsList()) {
+        most = Math.max(most, m.getState().getCount());
+      }
+      n += most;
+    }
+    return n;
+  }
+
+  /**
+   * One delta standing for {@code older} followed by {@code newer} (consecutive, neither carrying
+   * source or dictionary): entries with identical key lists merged measurement by measurement
+   * ({@link Aggregate} merge: counts, sums, sums of squares and histogram buckets added, min of
+   * mins, max of maxes), other entries kept, in first-seen order; interval the union; {@code
+   * first_sequence} the first sequence {@code older} covers and {@code sequence} that of {@code
+   * newer}; overhead CPU time and dropped events summed, bytes held taken from {@code newer} (a
+   * level at the end of the interval, not a flow); thread aggregation that of {@code newer}.
+   *
+   * <p>A merged measurement keeps a histogram only if every merged state had one (otherwise its
+   * bucket total could not equal its count).
+   */
+  static Delta merge(Delta older, Delta newer) {
+    Map<List<AttributeValue>, Map<Integer, Merged>> entries = new LinkedHashMap<>();
+    collect(older, entries);
+    collect(newer, entries);
+    Delta.Builder out =
+        Delta.newBuilder()
+            .setSequence(newer.getSequence())
+            .setFirstSequence(firstCovered(older))
+            .setIntervalStartUnixNanos(
+                Math.min(older.getIntervalStartUnixNanos(), newer.getIntervalStartUnixNanos()))
+            .setIntervalEndUnixNanos(
+                Math.max(older.getIntervalEndUnixNanos(), newer.getIntervalEndUnixNanos()))
+            .setThreadAggregation(newer.getThreadAggregation());
+    if (older.hasOverhead() || newer.hasOverhead()) {
+      ClientOverhead a = older.getOverhead();
+      ClientOverhead b = newer.getOverhead();
+      out.setOverhead(
+          ClientOverhead.newBuilder()
+              .setCpuNanos(a.getCpuNanos() + b.getCpuNanos())
+              .setEventsDropped(a.getEventsDropped() + b.getEventsDropped())
+              .setBytesHeld(newer.hasOverhead() ? b.getBytesHeld() : a.getBytesHeld()));
+    }
+    for (Map.Entry<List<AttributeValue>, Map<Integer, Merged>> e : entries.entrySet()) {
+      Entry.Builder entry = Entry.newBuilder().addAllKey(e.getKey());
+      for (Map.Entry<Integer, Merged> m : e.getValue().entrySet()) {
+        entry.addMeasurements(
+            Measurement.newBuilder().setAttributeId(m.getKey()).setState(m.getValue().state()));
+      }
+      out.addEntries(entry);
+    }
+    return out.build();
+  }
+
+  private static void collect(Delta d, Map<List<AttributeValue>, Map<Integer, Merged>> into) {
+    for (Entry e : d.getEntriesList()) {
+      Map<Integer, Merged> measurements =
+          into.computeIfAbsent(e.getKeyList(), k -> new LinkedHashMap<>());
+      for (Measurement m : e.getMeasurementsList()) {
+        measurements.computeIfAbsent(m.getAttributeId(), k -> new Merged()).add(m.getState());
+      }
+    }
+  }
+
+  /** The running merge of one measurement's states. */
+  private static final class Merged {
+    private final Aggregate aggregate = new Aggregate();
+    private boolean everyStateHasHistogram = true;
+
+    void add(MetricState state) {
+      if (state.getCount() > 0 && !state.hasHistogram()) {
+        everyStateHasHistogram = false;
+      }
+      WireStates.mergeInto(state, aggregate);
+    }
+
+    MetricState state() {
+      MetricState s = WireStates.toProto(aggregate);
+      return everyStateHasHistogram ? s : s.toBuilder().clearHistogram().build();
+    }
+  }
+}

@@ -1,0 +1,644 @@
+package dev.profold.client.internal.export;
+
+import com.google.protobuf.Any;
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.rpc.Code;
+import com.google.rpc.RetryInfo;
+import dev.profold.proto.v1.Ack;
+import dev.profold.proto.v1.Delta;
+import dev.profold.proto.v1.IngestGrpc;
+import io.grpc.Channel;
+import io.grpc.Status;
+import io.grpc.protobuf.StatusProto;
+import io.grpc.stub.ClientCallStreamObserver;
+import io.grpc.stub.ClientResponseObserver;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.random.RandomGenerator;
+
+/**
+ * Sends an instrumented process's profile deltas to the collector over one {@code
+ * profold.v1.Ingest/Push} stream, following the client rules of docs/protocol.md.
+ *
+ * <p><b>Contract.</b> {@link #submit} takes one interval's delta (entries, interval, thread
+ * aggregation, overhead; no source, dictionary or sequence), numbers it (1, 2, ... for the life of
+ * the exporter: use one exporter per {@link DeltaEncoder}, that is per incarnation) and keeps it in
+ * a {@link DeltaBuffer} until the collector acknowledges it. Deltas go out in sequence order, at
+ * most {@link ExporterConfig#maxInFlight()} unacknowledged on the stream, each with the source and
+ * dictionary definitions the stream has not carried yet ({@link DeltaEncoder#prepare}). An ack
+ * APPLIED or DUPLICATE removes the delta; a REJECTED ack with a permanent code (anything but
+ * RESOURCE_EXHAUSTED and UNAVAILABLE) drops it, counted by code and logged once per code; a
+ * retryable rejection keeps it and restarts the stream after the RetryInfo delay. When the stream
+ * fails (an error or end from the server, or no progress within the ack timeout) a new one is
+ * opened after the RetryInfo delay of the failure if it has one, else after an exponential backoff
+ * with jitter; the new stream starts with {@link DeltaEncoder#newStream()} and resends every
+ * unacknowledged delta unchanged, in order, the first carrying the source and the full dictionary.
+ * A stream is opened only when there is something to send, and a delta counts as sent only once the
+ * stream is ready, so deltas buffered during an outage stay mergeable. The buffer is bounded by
+ * {@link ExporterConfig#maxBufferBytes()}: see {@link DeltaBuffer} for merging and dropping.
+ *
+ * <p><b>Threads.</b> Thread-safe. Every decision runs on the {@link Scheduler}'s single logical
+ * thread ({@code profold-exporter} by default); gRPC callbacks and {@link #submit} only enqueue
+ * work. No public method throws (failures are counted in {@link ExporterStats#internalErrors()} and
+ * logged once per kind) and none blocks except {@link #flush}, which waits at most its timeout.
+ * Memory is bounded: the buffer by its byte bound, deltas waiting for the exporter's thread by the
+ * same bound again (beyond it, submit drops), and gRPC's own buffering by sending only while the
+ * stream {@linkplain ClientCallStreamObserver#isReady() is ready}.
+ */
+public final class Exporter implements AutoCloseable {
+  private static final System.Logger log = System.getLogger(Exporter.class.getName());
+
+  private final Channel channel;
+  private final DeltaEncoder encoder;
+  private final ExporterConfig config;
+  private final Scheduler scheduler;
+  private final boolean ownsScheduler;
+  private final RandomGenerator random;
+
+  // Any thread.
+  private final ConcurrentLinkedQueue<Delta> inbox = new ConcurrentLinkedQueue<>();
+  private final AtomicLong inboxBytes = new AtomicLong();
+  private final AtomicLong unresolved = new AtomicLong();
+  private final Object flushMonitor = new Object();
+  private final Set<String> loggedOnce = ConcurrentHashMap.newKeySet();
+  private volatile boolean closed;
+
+  // Counters: written on the exporter's thread (submitted and dropped also by callers).
+  private final AtomicLong submitted = new AtomicLong();
+  private final AtomicLong sent = new AtomicLong();
+  private final AtomicLong acked = new AtomicLong();
+  private final AtomicLong duplicates = new AtomicLong();
+  private final Map<String, AtomicLong> rejected = new ConcurrentHashMap<>();
+  private final AtomicLong merged = new AtomicLong();
+  private final AtomicLong dropped = new AtomicLong();
+  private final AtomicLong eventsLost = new AtomicLong();
+  private final AtomicLong reconnects = new AtomicLong();
+  private final AtomicLong bufferedDeltas = new AtomicLong();
+  private final AtomicLong bufferedBytes = new AtomicLong();
+  private final AtomicLong internalErrors = new AtomicLong();
+  private final AtomicReference<String> lastError = new AtomicReference<>();
+
+  // Confined to the exporter's thread.
+  private final DeltaBuffer buffer;
+  private long nextSequence = 1;
+  private Stream stream;
+  private Scheduler.Cancellable reconnect;
+  private int consecutiveFailures;
+  private boolean everConnected;
+
+  /**
+   * An exporter running on its own daemon thread ({@link Scheduler#daemon()}, shut down by {@link
+   * #close}), drawing jitter from the default random generator.
+   */
+  public Exporter(Channel channel, DeltaEncoder encoder, ExporterConfig config) {
+    this(channel, encoder, config, Scheduler.daemon(), RandomGenerator.getDefault(), true);
+  }
+
+  /**
+   * An exporter running on {@code scheduler} (which the caller owns and shuts down), drawing jitter
+   * from {@code random} (used on the scheduler's thread only).
+   */
+  public Exporter(
+      Channel channel,
+      DeltaEncoder encoder,
+      ExporterConfig config,
+      Scheduler scheduler,
+      RandomGenerator random) {
+    this(channel, encoder, config, scheduler, random, false);
+  }
+
+  private Exporter(
+      Channel channel,
+      DeltaEncoder encoder,
+      ExporterConfig config,
+      Scheduler scheduler,
+      RandomGenerator random,
+      boolean ownsScheduler) {
+    this.channel = channel;
+    this.encoder = encoder;
+    this.config = config;
+    this.scheduler = scheduler;
+    this.random = random;
+    this.ownsScheduler = ownsScheduler;
+    this.buffer = new DeltaBuffer(config.maxBufferBytes());
+  }
+
+  /**
+   * Queues one interval's delta for sending; {@code delta} is copied, the caller may reuse it. Its
+   * source, dictionary, sequence and first_sequence are ignored. Never blocks, never throws.
+   */
+  public void submit(Delta.Builder delta) {
+    try {
+      Delta d = delta.build();
+      submitted.incrementAndGet();
+      unresolved.incrementAndGet();
+      if (closed) {
+        lose(d, 1);
+        logOnce("closed", Level.WARNING, "profold: a delta was submitted after close; dropped");
+        return;
+      }
+      int size = d.getSerializedSize();
+      if (inboxBytes.addAndGet(size) > config.maxBufferBytes()) {
+        inboxBytes.addAndGet(-size);
+        lose(d, 1);
+        logOnce(
+            "inbox",
+            Level.WARNING,
+            "profold: the exporter thread is not keeping up; deltas are being dropped");
+        return;
+      }
+      inbox.add(d);
+      post(this::drainInbox);
+    } catch (RuntimeException e) {
+      internalError("submit", e);
+    }
+  }
+
+  /**
+   * Waits until every submitted delta is acknowledged or dropped, at most {@code timeout}. Call it
+   * from any thread but the exporter's (a shutdown hook, typically after submitting a last delta).
+   *
+   * @return true when nothing is left unacknowledged
+   */
+  public boolean flush(Duration timeout) {
+    try {
+      long deadline = System.nanoTime() + saturatedNanos(timeout);
+      synchronized (flushMonitor) {
+        while (unresolved.get() > 0) {
+          long left = deadline - System.nanoTime();
+          if (left <= 0) {
+            return false;
+          }
+          TimeUnit.NANOSECONDS.timedWait(flushMonitor, left);
+        }
+        return true;
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return unresolved.get() <= 0;
+    } catch (RuntimeException e) {
+      internalError("flush", e);
+      return false;
+    }
+  }
+
+  /**
+   * Stops: later submits are dropped, no stream is opened any more, and the current stream is
+   * half-closed (the collector then sends its last acks and ends it). Does not wait; call {@link
+   * #flush} first to give buffered deltas a chance. Idempotent, never throws.
+   */
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    post(this::shutdownOnExporterThread);
+  }
+
+  /** The current counters. */
+  public ExporterStats stats() {
+    Map<String, Long> byCode = new TreeMap<>();
+    rejected.forEach((code, n) -> byCode.put(code, n.get()));
+    return new ExporterStats(
+        submitted.get(),
+        sent.get(),
+        acked.get(),
+        duplicates.get(),
+        byCode,
+        merged.get(),
+        dropped.get(),
+        eventsLost.get(),
+        reconnects.get(),
+        bufferedDeltas.get(),
+        bufferedBytes.get(),
+        internalErrors.get(),
+        Optional.ofNullable(lastError.get()));
+  }
+
+  // ---------------------------------------------------------------- exporter thread
+
+  private void drainInbox() {
+    Delta d;
+    while ((d = inbox.poll()) != null) {
+      inboxBytes.addAndGet(-d.getSerializedSize());
+      Delta numbered =
+          d.toBuilder()
+              .clearSource()
+              .clearDictionary()
+              .clearFirstSequence()
+              .setSequence(nextSequence++)
+              .build();
+      DeltaBuffer.AddResult r = buffer.add(numbered);
+      if (r.merges() > 0) {
+        merged.addAndGet(r.merges());
+        logOnce(
+            "merged",
+            Level.INFO,
+            "profold: the export buffer is full (collector unreachable?); merging buffered deltas");
+      }
+      for (Delta lost : r.dropped()) {
+        lose(lost, DeltaBuffer.covered(lost));
+        logOnce(
+            "overflow",
+            Level.WARNING,
+            "profold: the export buffer is full even after merging; dropping the oldest deltas");
+      }
+    }
+    updateGauges();
+    if (stream == null) {
+      connectIfNeeded();
+    } else {
+      pump();
+    }
+  }
+
+  private void connectIfNeeded() {
+    if (closed || stream != null || reconnect != null || buffer.isEmpty()) {
+      return;
+    }
+    if (everConnected) {
+      reconnects.incrementAndGet();
+    }
+    everConnected = true;
+    encoder.newStream();
+    Stream s = new Stream();
+    stream = s;
+    try {
+      IngestGrpc.newStub(channel).push(new Observer(s));
+    } catch (RuntimeException e) {
+      stream = null;
+      lastError.set("could not start a Push stream: " + e);
+      scheduleReconnect(backoff());
+      internalError("push", e);
+      return;
+    }
+    armTimer(s);
+  }
+
+  /** Sends what the window and gRPC's flow control allow. */
+  private void pump() {
+    Stream s = stream;
+    if (s == null || !s.ready || closed) {
+      return;
+    }
+    while (s.inFlight.size() < config.maxInFlight() && s.call.isReady()) {
+      Delta d = buffer.next(s.lastSent);
+      if (d == null) {
+        break;
+      }
+      Delta.Builder wire = d.toBuilder();
+      encoder.prepare(wire);
+      boolean carriesDictionary = wire.hasDictionary();
+      buffer.markSent(d.getSequence());
+      s.lastSent = d.getSequence();
+      s.inFlight.add(new InFlight(d.getSequence(), carriesDictionary));
+      s.call.onNext(wire.build());
+      sent.incrementAndGet();
+    }
+    armTimer(s);
+  }
+
+  private void onReady(Stream s) {
+    if (s != stream) {
+      return;
+    }
+    if (!s.ready) {
+      s.ready = true;
+      disarmTimer(s); // progress
+    }
+    pump();
+  }
+
+  private void onAck(Stream s, Ack ack) {
+    if (s != stream) {
+      return; // an abandoned stream: everything it carried is resent anyway
+    }
+    InFlight head = s.inFlight.poll();
+    if (head == null || head.sequence != ack.getSequence()) {
+      lastError.set("ack for sequence " + ack.getSequence() + " while expecting " + describe(head));
+      logOnce(
+          "ack-order",
+          Level.WARNING,
+          "profold: the collector acknowledged out of order (" + lastError.get() + ")");
+      restart(s, backoff(), "unexpected ack");
+      return;
+    }
+    disarmTimer(s); // progress
+    switch (ack.getResult()) {
+      case ACK_RESULT_REJECTED -> onRejected(s, head, ack.getStatus());
+      case ACK_RESULT_DUPLICATE -> {
+        duplicates.incrementAndGet();
+        done(head.sequence);
+      }
+      case ACK_RESULT_APPLIED -> done(head.sequence);
+      default -> {
+        logOnce(
+            "ack-result",
+            Level.WARNING,
+            "profold: ack with unknown result " + ack.getResultValue() + "; taken as applied");
+        done(head.sequence);
+      }
+    }
+    if (stream == s) {
+      pump();
+    }
+  }
+
+  private void done(long sequence) {
+    acked.incrementAndGet();
+    consecutiveFailures = 0;
+    resolve(buffer.remove(sequence));
+    updateGauges();
+  }
+
+  private void onRejected(Stream s, InFlight head, com.google.rpc.Status status) {
+    Code code = Code.forNumber(status.getCode());
+    String name = code == null ? "CODE_" + status.getCode() : code.name();
+    rejected.computeIfAbsent(name, k -> new AtomicLong()).incrementAndGet();
+    lastError.set("delta " + head.sequence + " rejected: " + name + ": " + status.getMessage());
+    if (code == Code.RESOURCE_EXHAUSTED || code == Code.UNAVAILABLE) {
+      logOnce(
+          "retry:" + name,
+          Level.INFO,
+          "profold: the collector asked to retry later (" + lastError.get() + ")");
+      restart(s, retryDelay(status).map(this::stretch).orElseGet(this::backoff), name);
+      return;
+    }
+    logOnce(
+        "rejected:" + name,
+        Level.WARNING,
+        "profold: the collector rejected a delta; it is dropped (" + lastError.get() + ")");
+    resolve(buffer.remove(head.sequence));
+    updateGauges();
+    if (head.carriedDictionary) {
+      // The collector may not have taken the definitions of a rejected delta: send them all again.
+      encoder.newStream();
+    }
+  }
+
+  private void onStreamEnd(Stream s, Throwable error) {
+    if (s != stream) {
+      return;
+    }
+    Duration delay;
+    if (error == null) {
+      lastError.set("the collector ended the stream");
+      delay = backoff();
+    } else {
+      lastError.set("stream failed: " + Status.fromThrowable(error));
+      com.google.rpc.Status details = StatusProto.fromThrowable(error);
+      Optional<Duration> retry = details == null ? Optional.empty() : retryDelay(details);
+      delay = retry.map(this::stretch).orElseGet(this::backoff);
+    }
+    logOnce("stream", Level.INFO, "profold: " + lastError.get() + "; reconnecting");
+    disarmTimer(s);
+    stream = null;
+    scheduleReconnect(delay);
+  }
+
+  private void onTimeout(Stream s, long generation) {
+    if (s != stream || s.timerGeneration != generation) {
+      return;
+    }
+    s.timer = null;
+    lastError.set(
+        s.ready
+            ? "no ack within " + config.ackTimeout()
+            : "stream not ready within " + config.ackTimeout());
+    logOnce("timeout", Level.INFO, "profold: " + lastError.get() + "; reconnecting");
+    restart(s, backoff(), "timeout");
+  }
+
+  /** Abandons {@code s} (cancelling the call) and opens a new stream after {@code delay}. */
+  private void restart(Stream s, Duration delay, String reason) {
+    disarmTimer(s);
+    stream = null;
+    try {
+      s.call.cancel("profold exporter: " + reason, null);
+    } catch (RuntimeException e) {
+      internalError("cancel", e);
+    }
+    scheduleReconnect(delay);
+  }
+
+  private void scheduleReconnect(Duration delay) {
+    if (closed) {
+      return;
+    }
+    if (reconnect != null) {
+      reconnect.cancel();
+    }
+    reconnect =
+        scheduler.schedule(
+            () ->
+                runSafely(
+                    () -> {
+                      reconnect = null;
+                      connectIfNeeded();
+                    }),
+            delay);
+  }
+
+  /** Starts the progress timer if the stream waits for readiness or an ack and none runs. */
+  private void armTimer(Stream s) {
+    boolean waiting = !s.ready || !s.inFlight.isEmpty();
+    if (!waiting) {
+      disarmTimer(s);
+    } else if (s.timer == null) {
+      long generation = ++s.timerGeneration;
+      s.timer =
+          scheduler.schedule(() -> runSafely(() -> onTimeout(s, generation)), config.ackTimeout());
+    }
+  }
+
+  private void disarmTimer(Stream s) {
+    if (s.timer != null) {
+      s.timer.cancel();
+      s.timer = null;
+    }
+    s.timerGeneration++;
+  }
+
+  private void shutdownOnExporterThread() {
+    if (reconnect != null) {
+      reconnect.cancel();
+      reconnect = null;
+    }
+    Stream s = stream;
+    stream = null;
+    if (s != null) {
+      disarmTimer(s);
+      try {
+        s.call.onCompleted();
+      } catch (RuntimeException e) {
+        internalError("half-close", e);
+      }
+    }
+    if (ownsScheduler) {
+      scheduler.shutdown();
+    }
+  }
+
+  /** Exponential backoff with jitter; counts a consecutive failure. */
+  private Duration backoff() {
+    int exponent = Math.min(consecutiveFailures, 30);
+    consecutiveFailures++;
+    double base =
+        Math.min(
+            (double) config.maxBackoff().toNanos(),
+            config.initialBackoff().toNanos() * Math.pow(2, exponent));
+    double factor = 1 + config.jitter() * (2 * random.nextDouble() - 1);
+    return Duration.ofNanos((long) (base * factor));
+  }
+
+  /** A server-given delay, never shortened, spread upwards by the jitter; counts a failure. */
+  private Duration stretch(Duration delay) {
+    consecutiveFailures++;
+    double factor = 1 + config.jitter() * random.nextDouble();
+    return Duration.ofNanos((long) (saturatedNanos(delay) * factor));
+  }
+
+  /** The RetryInfo delay in {@code status}'s details, if any. */
+  static Optional<Duration> retryDelay(com.google.rpc.Status status) {
+    for (Any detail : status.getDetailsList()) {
+      if (detail.is(RetryInfo.class)) {
+        try {
+          com.google.protobuf.Duration d = detail.unpack(RetryInfo.class).getRetryDelay();
+          Duration delay = Duration.ofSeconds(d.getSeconds(), d.getNanos());
+          return Optional.of(delay.isNegative() ? Duration.ZERO : delay);
+        } catch (InvalidProtocolBufferException e) {
+          return Optional.empty();
+        }
+      }
+    }
+    return Optional.empty();
+  }
+
+  // ---------------------------------------------------------------- helpers, any thread
+
+  private void lose(Delta d, long deltas) {
+    dropped.addAndGet(deltas);
+    eventsLost.addAndGet(DeltaBuffer.events(d));
+    resolve(deltas);
+  }
+
+  private void resolve(Delta removed) {
+    if (removed != null) {
+      resolve(DeltaBuffer.covered(removed));
+    }
+  }
+
+  private void resolve(long deltas) {
+    if (unresolved.addAndGet(-deltas) <= 0) {
+      synchronized (flushMonitor) {
+        flushMonitor.notifyAll();
+      }
+    }
+  }
+
+  private void updateGauges() {
+    bufferedDeltas.set(buffer.size());
+    bufferedBytes.set(buffer.bytes());
+  }
+
+  private void post(Runnable task) {
+    try {
+      scheduler.execute(() -> runSafely(task));
+    } catch (RuntimeException e) {
+      if (!closed) {
+        internalError("schedule", e);
+      }
+    }
+  }
+
+  private void runSafely(Runnable task) {
+    try {
+      task.run();
+    } catch (RuntimeException e) {
+      internalError("task", e);
+    }
+  }
+
+  private void internalError(String where, RuntimeException e) {
+    internalErrors.incrementAndGet();
+    lastError.set("internal error in " + where + ": " + e);
+    if (loggedOnce.add("internal:" + where)) {
+      log.log(Level.ERROR, "profold: exporter failure in " + where + " (logged once)", e);
+    }
+  }
+
+  private void logOnce(String kind, Level level, String message) {
+    if (loggedOnce.add(kind)) {
+      log.log(level, message + " (logged once)");
+    }
+  }
+
+  private static String describe(InFlight head) {
+    return head == null ? "none in flight" : "sequence " + head.sequence;
+  }
+
+  private static long saturatedNanos(Duration d) {
+    if (d.isNegative()) {
+      return 0;
+    }
+    try {
+      return d.toNanos();
+    } catch (ArithmeticException e) {
+      return Long.MAX_VALUE;
+    }
+  }
+
+  /** A delta on the wire, waiting for its ack. */
+  private record InFlight(long sequence, boolean carriedDictionary) {}
+
+  /** One Push stream. Used on the exporter's thread only; {@code call} is set in beforeStart. */
+  private static final class Stream {
+    ClientCallStreamObserver<Delta> call;
+    boolean ready;
+    long lastSent;
+    final ArrayDeque<InFlight> inFlight = new ArrayDeque<>();
+    Scheduler.Cancellable timer;
+    long timerGeneration;
+  }
+
+  /** Receives one stream's events on gRPC's threads and hands them to the exporter's thread. */
+  private final class Observer implements ClientResponseObserver<Delta, Ack> {
+    private final Stream s;
+
+    Observer(Stream s) {
+      this.s = s;
+    }
+
+    @Override
+    public void beforeStart(ClientCallStreamObserver<Delta> call) {
+      s.call = call;
+      call.setOnReadyHandler(() -> post(() -> onReady(s)));
+    }
+
+    @Override
+    public void onNext(Ack ack) {
+      post(() -> onAck(s, ack));
+    }
+
+    @Override
+    public void onError(Throwable t) {
+      post(() -> onStreamEnd(s, t));
+    }
+
+    @Override
+    public void onCompleted() {
+      post(() -> onStreamEnd(s, null));
+    }
+  }
+}

@@ -1,0 +1,58 @@
+package dev.profold.client.internal.export;
+
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * A point-in-time copy of an {@link Exporter}'s counters (cumulative since it was created), for the
+ * client's self-telemetry. Immutable. Counters are read one by one, so a snapshot taken while the
+ * exporter works may be off by the events in progress.
+ *
+ * <p>Units: "deltas" are the deltas passed to {@link Exporter#submit}; "messages" are Push
+ * messages, resends included (one merged delta is one message).
+ *
+ * @param submitted deltas passed to {@link Exporter#submit}
+ * @param sent messages sent, resends after a reconnect included
+ * @param acked messages acknowledged APPLIED or DUPLICATE
+ * @param duplicates of the acked messages, those acknowledged DUPLICATE (resends the collector had
+ *     already applied)
+ * @param rejected REJECTED acks by status code name ({@code "INVALID_ARGUMENT"}, ...), retryable
+ *     ones included; permanently rejected messages are dropped, retryable ones resent
+ * @param merged deltas folded into an older never-sent delta to make room in the buffer
+ * @param dropped deltas given up without being acknowledged: they did not fit in the buffer even
+ *     after merging, or were submitted after {@link Exporter#close}. Permanent rejections are not
+ *     included (see {@code rejected})
+ * @param eventsLost events recorded in the dropped deltas (per entry, the largest measurement
+ *     count, summed)
+ * @param reconnects streams opened after an earlier one failed
+ * @param bufferedDeltas messages held until acknowledged
+ * @param bufferedBytes serialized bytes of the held messages (source and dictionary not counted)
+ * @param internalErrors unexpected failures inside the exporter (bugs); each is logged once per
+ *     kind
+ * @param lastError the last stream failure or rejection, empty if none
+ */
+public record ExporterStats(
+    long submitted,
+    long sent,
+    long acked,
+    long duplicates,
+    Map<String, Long> rejected,
+    long merged,
+    long dropped,
+    long eventsLost,
+    long reconnects,
+    long bufferedDeltas,
+    long bufferedBytes,
+    long internalErrors,
+    Optional<String> lastError) {
+
+  /** Copies the map. */
+  public ExporterStats {
+    rejected = Map.copyOf(rejected);
+  }
+
+  /** REJECTED acks with the given status code name, 0 if none. */
+  public long rejected(String codeName) {
+    return rejected.getOrDefault(codeName, 0L);
+  }
+}

@@ -1,0 +1,234 @@
+package dev.profold.client.internal.runtime;
+
+import dev.profold.client.ProfoldConfig;
+import dev.profold.client.internal.export.DeltaEncoder;
+import dev.profold.client.internal.export.Exporter;
+import dev.profold.client.internal.export.ExporterConfig;
+import dev.profold.client.internal.export.ExporterStats;
+import dev.profold.client.internal.record.Recorder;
+import dev.profold.client.internal.threads.AggregatedEntry;
+import dev.profold.client.internal.threads.EntryEncoder;
+import dev.profold.client.internal.threads.ThreadAggregator;
+import dev.profold.client.internal.threads.ThreadAggregators;
+import dev.profold.client.internal.threads.ThreadSnapshot;
+import dev.profold.proto.v1.ClientOverhead;
+import dev.profold.proto.v1.Delta;
+import dev.profold.proto.v1.Entry;
+import dev.profold.proto.v1.SourceIdentity;
+import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
+import java.lang.System.Logger.Level;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One started Profold: the {@link Recorder}, and a daemon thread ("profold-flush") that every
+ * interval (aligned to the wall clock) collects the threads' tables, reduces them with the
+ * configured thread aggregation, encodes them and hands the delta to the {@link Exporter}.
+ *
+ * <p>Thread-safe. Nothing here throws into the application: a failing flush is logged once and
+ * counted.
+ */
+public final class ProfoldRuntime {
+  private static final System.Logger LOG = System.getLogger("dev.profold.client");
+  private static final SecureRandom RANDOM = new SecureRandom();
+
+  private final ProfoldConfig config;
+  private final DeltaEncoder encoder;
+  private final Recorder recorder;
+  private final ThreadAggregator aggregator;
+  private final EntryEncoder entries;
+  private final ManagedChannel channel;
+  private final Exporter exporter;
+  private final ScheduledExecutorService flusher;
+  private final ThreadMXBean threadsMx = ManagementFactory.getThreadMXBean();
+  private ScheduledFuture<?> schedule;
+  private long intervalStart;
+  private long flushThreadId;
+  private long lastCpuNanos;
+  private boolean flushFailureLogged;
+  private long lastEventsLost;
+
+  private ProfoldRuntime(ProfoldConfig config) {
+    this.config = config;
+    long incarnation = RANDOM.nextLong();
+    SourceIdentity.Builder id =
+        SourceIdentity.newBuilder()
+            .setService(config.service())
+            .setInstance(config.instance())
+            .setPid(ProcessHandle.current().pid())
+            .setRuntimeVersion(System.getProperty("java.vm.name", "Java") + " " + Runtime.version())
+            .setSdkVersion("profold-java/" + version())
+            .setIncarnationId(incarnation == 0 ? 1 : incarnation)
+            .setProcessStartUnixNanos(processStartNanos())
+            .putAllLabels(config.labels());
+    try {
+      id.setHost(java.net.InetAddress.getLocalHost().getHostName());
+    } catch (java.io.IOException | RuntimeException e) {
+      id.setHost("");
+    }
+    this.encoder = new DeltaEncoder(id.build());
+    this.recorder = new Recorder(encoder, config.maxCellsPerThread());
+    this.aggregator = ThreadAggregators.forMode(config.threadAggregation());
+    this.entries = new EntryEncoder(encoder, recorder.contexts());
+    this.channel = ManagedChannelBuilder.forTarget(config.endpoint()).usePlaintext().build();
+    this.exporter =
+        new Exporter(
+            channel,
+            encoder,
+            ExporterConfig.defaults().withMaxBufferBytes(config.maxBufferBytes()));
+    this.flusher =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "profold-flush");
+              t.setDaemon(true);
+              return t;
+            });
+  }
+
+  /** Starts recording and the interval flush. */
+  public static ProfoldRuntime start(ProfoldConfig config) {
+    ProfoldRuntime r = new ProfoldRuntime(config);
+    r.intervalStart = nowNanos();
+    long period = config.interval().toNanos();
+    long untilBoundary = period - Math.floorMod(r.intervalStart, period);
+    r.schedule =
+        r.flusher.scheduleAtFixedRate(r::flushSafely, untilBoundary, period, TimeUnit.NANOSECONDS);
+    LOG.log(
+        Level.INFO,
+        "Profold started: service={0} instance={1} collector={2} interval={3}s aggregation={4}",
+        config.service(),
+        config.instance(),
+        config.endpoint(),
+        config.interval().toSeconds(),
+        config.threadAggregation());
+    return r;
+  }
+
+  private static long nowNanos() {
+    Instant t = Instant.now();
+    return t.getEpochSecond() * 1_000_000_000L + t.getNano();
+  }
+
+  private static long processStartNanos() {
+    return ProcessHandle.current()
+        .info()
+        .startInstant()
+        .map(t -> t.getEpochSecond() * 1_000_000_000L + t.getNano())
+        .orElseGet(ProfoldRuntime::nowNanos);
+  }
+
+  private static String version() {
+    String v = ProfoldRuntime.class.getPackage().getImplementationVersion();
+    return v == null ? "dev" : v;
+  }
+
+  public Recorder recorder() {
+    return recorder;
+  }
+
+  private void flushSafely() {
+    try {
+      flushInterval();
+    } catch (RuntimeException e) {
+      if (!flushFailureLogged) {
+        flushFailureLogged = true;
+        LOG.log(Level.WARNING, "Profold: a flush failed; the application is not affected", e);
+      }
+    }
+  }
+
+  /** Closes the current interval: collects, aggregates, encodes and submits one delta. */
+  synchronized void flushInterval() {
+    flushThreadId = Thread.currentThread().getId();
+    long end = nowNanos();
+    if (end <= intervalStart) {
+      end = intervalStart + 1;
+    }
+    List<ThreadSnapshot> threads = recorder.collect();
+    List<AggregatedEntry> reduced =
+        aggregator.aggregate(threads, recorder.contexts(), recorder.timeMetric());
+    List<Entry> encoded = entries.encode(reduced);
+    ExporterStats stats = exporter.stats();
+    Delta.Builder delta =
+        Delta.newBuilder()
+            .setIntervalStartUnixNanos(intervalStart)
+            .setIntervalEndUnixNanos(end)
+            .setThreadAggregation(ThreadAggregators.toProto(config.threadAggregation()))
+            .addAllEntries(encoded)
+            .setOverhead(
+                ClientOverhead.newBuilder()
+                    .setCpuNanos(ownCpuNanos())
+                    .setEventsDropped(recorder.takeDropped() + newlyLost(stats))
+                    .setBytesHeld(recorder.bytesHeld() + stats.bufferedBytes()));
+    intervalStart = end;
+    exporter.submit(delta);
+  }
+
+  /** Events in deltas the exporter dropped since the previous call. */
+  private long newlyLost(ExporterStats stats) {
+    long d = Math.max(0, stats.eventsLost() - lastEventsLost);
+    lastEventsLost = stats.eventsLost();
+    return d;
+  }
+
+  /** CPU time of the flush thread since the previous call (the exporter's is not separated). */
+  private long ownCpuNanos() {
+    if (!threadsMx.isThreadCpuTimeSupported()) {
+      return 0;
+    }
+    long now = threadsMx.getThreadCpuTime(flushThreadId);
+    long d = Math.max(0, now - lastCpuNanos);
+    lastCpuNanos = now;
+    return d;
+  }
+
+  /**
+   * Sends what was recorded so far as a delta now and waits up to {@code timeout} for every delta
+   * to be acknowledged.
+   *
+   * @return true when everything was acknowledged in time
+   */
+  public boolean flush(Duration timeout) {
+    try {
+      flusher.submit(this::flushInterval).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+      return false;
+    }
+    return exporter.flush(timeout);
+  }
+
+  /** The exporter's counters. */
+  public ExporterStats exporterStats() {
+    return exporter.stats();
+  }
+
+  /** Sends the last interval (waiting at most {@code timeout}) and stops everything. */
+  public void shutdown(Duration timeout) {
+    if (schedule != null) {
+      schedule.cancel(false);
+    }
+    boolean acked = flush(timeout);
+    if (!acked) {
+      LOG.log(
+          Level.WARNING,
+          "Profold: the last deltas were not acknowledged within {0} ms; {1} are lost",
+          timeout.toMillis(),
+          exporter.stats().bufferedDeltas());
+    }
+    exporter.close();
+    flusher.shutdownNow();
+    channel.shutdownNow();
+  }
+}

@@ -1,0 +1,82 @@
+package dev.profold.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.Properties;
+import org.junit.jupiter.api.Test;
+
+class ProfoldConfigTest {
+  private static ProfoldConfig env(Map<String, String> env) {
+    return ProfoldConfig.fromEnvironment(env, new Properties());
+  }
+
+  @Test
+  void defaults() {
+    ProfoldConfig c = env(Map.of());
+    assertThat(c.endpoint()).isEqualTo("127.0.0.1:7763");
+    assertThat(c.service()).isEqualTo("unknown_service");
+    assertThat(c.instance()).endsWith("-" + ProcessHandle.current().pid());
+    assertThat(c.interval()).isEqualTo(Duration.ofSeconds(10));
+    assertThat(c.threadAggregation()).isEqualTo(ThreadAggregation.SUM);
+    assertThat(c.enabled()).isTrue();
+    assertThat(c.labels()).isEmpty();
+  }
+
+  @Test
+  void environmentAndPropertiesOverrideWithPropertiesWinning() {
+    Properties p = new Properties();
+    p.setProperty("profold.service", "from-property");
+    ProfoldConfig c =
+        ProfoldConfig.fromEnvironment(
+            Map.of(
+                "PROFOLD_ENDPOINT", "collector:9000",
+                "PROFOLD_SERVICE", "from-env",
+                "PROFOLD_INSTANCE", "pod-7",
+                "PROFOLD_INTERVAL", "500ms",
+                "PROFOLD_THREAD_AGGREGATION", "calltree",
+                "PROFOLD_LABELS", "region=eu-west, zone=b",
+                "PROFOLD_ENABLED", "false"),
+            p);
+    assertThat(c.endpoint()).isEqualTo("collector:9000");
+    assertThat(c.service()).isEqualTo("from-property");
+    assertThat(c.instance()).isEqualTo("pod-7");
+    assertThat(c.interval()).isEqualTo(Duration.ofMillis(500));
+    assertThat(c.threadAggregation()).isEqualTo(ThreadAggregation.CALLTREE);
+    assertThat(c.labels()).containsEntry("region", "eu-west").containsEntry("zone", "b");
+    assertThat(c.enabled()).isFalse();
+  }
+
+  @Test
+  void badSettingsNameTheVariableAndWhatIsExpected() {
+    assertThatThrownBy(() -> env(Map.of("PROFOLD_INTERVAL", "10")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("PROFOLD_INTERVAL: '10' is not a duration such as 500ms, 10s or 1m");
+    assertThatThrownBy(() -> env(Map.of("PROFOLD_THREAD_AGGREGATION", "ALL")))
+        .hasMessage(
+            "PROFOLD_THREAD_AGGREGATION: 'ALL' is not one of NONE, SUM, SET, KEY, CALLTREE");
+    assertThatThrownBy(() -> env(Map.of("PROFOLD_ENDPOINT", "nohostport")))
+        .hasMessageContaining("endpoint: 'nohostport' is not host:port");
+    assertThatThrownBy(() -> env(Map.of("PROFOLD_LABELS", "novalue")))
+        .hasMessageContaining("PROFOLD_LABELS: 'novalue' is not key=value");
+    assertThatThrownBy(() -> env(Map.of("PROFOLD_ENABLED", "yes")))
+        .hasMessage("PROFOLD_ENABLED: 'yes' is not true or false");
+    assertThatThrownBy(() -> ProfoldConfig.builder().interval(Duration.ofMillis(10)))
+        .hasMessageContaining("interval: must be at least 100ms");
+  }
+
+  @Test
+  void notStartedIsANoOpAndADisabledConfigDoesNotStart() {
+    assertThat(Profold.isStarted()).isFalse();
+    try (Region r = Profold.region("x", Kind.COMPUTE);
+        Scope s = Profold.with("k", 1L)) {
+      Profold.record("m", 1.0);
+      Profold.measure("m", "bytes").record(2.0);
+    }
+    assertThat(Profold.flush(Duration.ofMillis(10))).isFalse();
+    assertThat(Profold.start(ProfoldConfig.builder().enabled(false).build())).isFalse();
+    assertThat(Profold.isStarted()).isFalse();
+  }
+}

@@ -1,0 +1,402 @@
+package dev.profold.client.internal.export;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.profold.proto.v1.AttributeValue;
+import dev.profold.proto.v1.ClientOverhead;
+import dev.profold.proto.v1.Delta;
+import dev.profold.proto.v1.Entry;
+import dev.profold.proto.v1.Measurement;
+import dev.profold.proto.v1.MetricState;
+import dev.profold.proto.v1.ThreadAggregation;
+import dev.profold.reduce.Aggregate;
+import dev.profold.reduce.WireStates;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
+import net.jqwik.api.constraints.Size;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link DeltaBuffer}: merging math (totals after merging equal totals before, exactly: values are
+ * dyadic so no sum rounds), sequence ranges, sent deltas never merged, drops only when even merged
+ * data cannot fit; plus a property over random add / send / ack histories.
+ */
+class DeltaBufferTest {
+  private static final long T0 = 1_700_000_000_000_000_000L;
+  private static final long TEN_S = 10_000_000_000L;
+  private static final int REGION = 1;
+  private static final int TIME = 2;
+  private static final int BYTES = 3;
+
+  /** Delta {@code seq}: interval seq-1, one entry per region node with these time values. */
+  private static Delta delta(long seq, Map<Integer, double[]> timeByNode) {
+    Delta.Builder b =
+        Delta.newBuilder()
+            .setSequence(seq)
+            .setIntervalStartUnixNanos(T0 + (seq - 1) * TEN_S)
+            .setIntervalEndUnixNanos(T0 + seq * TEN_S)
+            .setThreadAggregation(ThreadAggregation.THREAD_AGGREGATION_SUM)
+            .setOverhead(
+                ClientOverhead.newBuilder()
+                    .setCpuNanos(1000 * seq)
+                    .setEventsDropped(seq)
+                    .setBytesHeld(100 * seq));
+    timeByNode.forEach(
+        (node, values) ->
+            b.addEntries(
+                Entry.newBuilder()
+                    .addKey(regionKey(node))
+                    .addMeasurements(measurement(TIME, values))));
+    return b.build();
+  }
+
+  private static Delta delta(long seq, double... mainValues) {
+    return delta(seq, Map.of(1, mainValues));
+  }
+
+  private static AttributeValue regionKey(int node) {
+    return AttributeValue.newBuilder().setAttributeId(REGION).setPathNodeId(node).build();
+  }
+
+  private static Aggregate aggregate(double... values) {
+    Aggregate a = new Aggregate();
+    for (double v : values) {
+      a.record(v);
+    }
+    return a;
+  }
+
+  private static Measurement measurement(int attribute, double... values) {
+    return Measurement.newBuilder()
+        .setAttributeId(attribute)
+        .setState(WireStates.toProto(aggregate(values)))
+        .build();
+  }
+
+  /** Per (key, measurement attribute): the merge of every state, in sequence order. */
+  private static Map<String, MetricState> totals(List<Delta> deltas) {
+    List<Delta> sorted = new ArrayList<>(deltas);
+    sorted.sort((a, b) -> Long.compare(a.getSequence(), b.getSequence()));
+    Map<String, Aggregate> byKey = new TreeMap<>();
+    for (Delta d : sorted) {
+      for (Entry e : d.getEntriesList()) {
+        for (Measurement m : e.getMeasurementsList()) {
+          String key = e.getKeyList() + "/" + m.getAttributeId();
+          WireStates.mergeInto(m.getState(), byKey.computeIfAbsent(key, k -> new Aggregate()));
+        }
+      }
+    }
+    Map<String, MetricState> out = new LinkedHashMap<>();
+    byKey.forEach((k, a) -> out.put(k, WireStates.toProto(a)));
+    return out;
+  }
+
+  private static long cpu(List<Delta> deltas) {
+    return deltas.stream().mapToLong(d -> d.getOverhead().getCpuNanos()).sum();
+  }
+
+  private static long sizes(List<Delta> deltas) {
+    return deltas.stream().mapToLong(Delta::getSerializedSize).sum();
+  }
+
+  @Test
+  void withinTheBoundNothingIsMergedOrDropped() {
+    DeltaBuffer buffer = new DeltaBuffer(1 << 20);
+    Delta d1 = delta(1, 0.25);
+    Delta d2 = delta(2, 0.5);
+    assertThat(buffer.add(d1)).isEqualTo(new DeltaBuffer.AddResult(0, List.of()));
+    assertThat(buffer.add(d2).merges()).isZero();
+    assertThat(buffer.deltas()).containsExactly(d1, d2);
+    assertThat(buffer.bytes()).isEqualTo(sizes(List.of(d1, d2)));
+    assertThat(buffer.next(0)).isEqualTo(d1);
+    assertThat(buffer.next(1)).isEqualTo(d2);
+    assertThat(buffer.next(2)).isNull();
+    assertThat(buffer.remove(1)).isEqualTo(d1);
+    assertThat(buffer.remove(1)).isNull();
+    assertThat(buffer.bytes()).isEqualTo(d2.getSerializedSize());
+  }
+
+  @Test
+  void overflowMergesTheOldestNeverSentDeltasWithExactTotals() {
+    List<Delta> all = new ArrayList<>();
+    for (int seq = 1; seq <= 6; seq++) {
+      Map<Integer, double[]> entries = new LinkedHashMap<>();
+      entries.put(1, new double[] {0.25 * seq, 0.5});
+      if (seq % 2 == 0) {
+        entries.put(2, new double[] {1.5 * seq});
+      }
+      if (seq == 5) {
+        entries.put(3, new double[] {-2.0, 0.0, 8.0}); // negative and zero buckets too
+      }
+      all.add(delta(seq, entries));
+    }
+    long bound = all.get(5).getSerializedSize() * 3L;
+    DeltaBuffer buffer = new DeltaBuffer(bound);
+    int merges = 0;
+    for (Delta d : all) {
+      DeltaBuffer.AddResult r = buffer.add(d);
+      assertThat(r.dropped()).isEmpty();
+      merges += r.merges();
+      assertThat(buffer.bytes()).isLessThanOrEqualTo(bound).isEqualTo(sizes(buffer.deltas()));
+    }
+    assertThat(merges).isGreaterThan(0);
+    assertThat(buffer.size()).isEqualTo(6 - merges);
+
+    List<Delta> kept = buffer.deltas();
+    assertThat(totals(kept)).isEqualTo(totals(all));
+    assertThat(cpu(kept)).isEqualTo(cpu(all));
+    // The ranges are contiguous: [1, k], then single deltas.
+    Delta oldest = kept.get(0);
+    assertThat(oldest.getFirstSequence()).isEqualTo(1);
+    assertThat(oldest.getSequence()).isEqualTo(merges + 1L);
+    assertThat(DeltaBuffer.covered(oldest)).isEqualTo(merges + 1L);
+    assertThat(oldest.getIntervalStartUnixNanos()).isEqualTo(T0);
+    assertThat(oldest.getIntervalEndUnixNanos()).isEqualTo(T0 + (merges + 1L) * TEN_S);
+    assertThat(oldest.getOverhead().getEventsDropped())
+        .isEqualTo((merges + 1L) * (merges + 2L) / 2); // 1 + 2 + ... + (merges + 1)
+    assertThat(oldest.getOverhead().getBytesHeld()).isEqualTo(100L * (merges + 1));
+    long expected = merges + 2L;
+    for (Delta d : kept.subList(1, kept.size())) {
+      assertThat(d.getFirstSequence()).isZero();
+      assertThat(d.getSequence()).isEqualTo(expected++);
+    }
+    // Same keys merged into one entry each: region 1 once, whatever the number of deltas.
+    assertThat(oldest.getEntriesList().stream().filter(e -> e.getKey(0).getPathNodeId() == 1))
+        .hasSize(1);
+    long events = 0;
+    for (Delta d : all) {
+      events += DeltaBuffer.events(d);
+    }
+    assertThat(kept.stream().mapToLong(DeltaBuffer::events).sum()).isEqualTo(events);
+  }
+
+  @Test
+  void mergingTwoDeltasAddsEveryFieldOfTheStates() {
+    Delta a = delta(1, Map.of(1, new double[] {0.25, 0.25, 0.5}, 2, new double[] {3.0}));
+    Delta b = delta(2, Map.of(1, new double[] {1.0}, 4, new double[] {-0.5}));
+    Delta m = DeltaBuffer.merge(a, b);
+    assertThat(m.getFirstSequence()).isEqualTo(1);
+    assertThat(m.getSequence()).isEqualTo(2);
+    assertThat(m.hasSource()).isFalse();
+    assertThat(m.hasDictionary()).isFalse();
+    assertThat(m.getEntriesCount()).isEqualTo(3);
+    MetricState main =
+        m.getEntriesList().stream()
+            .filter(e -> e.getKey(0).getPathNodeId() == 1)
+            .findFirst()
+            .orElseThrow()
+            .getMeasurements(0)
+            .getState();
+    assertThat(main.getCount()).isEqualTo(4);
+    assertThat(main.getSum()).isEqualTo(2.0);
+    assertThat(main.getMin()).isEqualTo(0.25);
+    assertThat(main.getMax()).isEqualTo(1.0);
+    assertThat(main.getSumOfSquares()).isEqualTo(1.375);
+    assertThat(main).isEqualTo(WireStates.toProto(aggregate(0.25, 0.25, 0.5, 1.0)));
+    assertThat(m.getOverhead().getCpuNanos()).isEqualTo(3000);
+    assertThat(m.getOverhead().getEventsDropped()).isEqualTo(3);
+    assertThat(m.getOverhead().getBytesHeld()).isEqualTo(200); // a level: the newer one
+    assertThat(totals(List.of(m))).isEqualTo(totals(List.of(a, b)));
+
+    Delta c = delta(3, 2.0);
+    Delta abc = DeltaBuffer.merge(m, c);
+    assertThat(abc.getFirstSequence()).isEqualTo(1);
+    assertThat(abc.getSequence()).isEqualTo(3);
+    assertThat(DeltaBuffer.covered(abc)).isEqualTo(3);
+    assertThat(abc).isEqualTo(DeltaBuffer.merge(a, DeltaBuffer.merge(b, c))); // associative
+  }
+
+  @Test
+  void aMergedMeasurementKeepsAHistogramOnlyIfEveryStateHadOne() {
+    Delta a = delta(1, 0.25, 0.5);
+    Delta.Builder noHistogram = delta(2, 1.0).toBuilder();
+    noHistogram.getEntriesBuilder(0).getMeasurementsBuilder(0).getStateBuilder().clearHistogram();
+    Delta m = DeltaBuffer.merge(a, noHistogram.build());
+    MetricState s = m.getEntries(0).getMeasurements(0).getState();
+    assertThat(s.getCount()).isEqualTo(3);
+    assertThat(s.getSum()).isEqualTo(1.75);
+    assertThat(s.hasHistogram()).isFalse(); // its bucket total could not equal the count
+  }
+
+  @Test
+  void entriesWithSeveralMeasurementsMergePerAttribute() {
+    Delta a =
+        Delta.newBuilder()
+            .setSequence(1)
+            .setIntervalStartUnixNanos(T0)
+            .setIntervalEndUnixNanos(T0 + TEN_S)
+            .addEntries(
+                Entry.newBuilder()
+                    .addKey(regionKey(1))
+                    .addMeasurements(measurement(TIME, 0.5))
+                    .addMeasurements(measurement(BYTES, 1024, 2048)))
+            .build();
+    Delta b =
+        a.toBuilder()
+            .setSequence(2)
+            .setIntervalStartUnixNanos(T0 + TEN_S)
+            .setIntervalEndUnixNanos(T0 + 2 * TEN_S)
+            .build();
+    Delta m = DeltaBuffer.merge(a, b);
+    assertThat(m.getEntriesCount()).isEqualTo(1);
+    assertThat(m.getEntries(0).getMeasurementsList())
+        .extracting(Measurement::getAttributeId)
+        .containsExactly(TIME, BYTES);
+    assertThat(m.getEntries(0).getMeasurements(1).getState().getSum()).isEqualTo(6144);
+    assertThat(DeltaBuffer.events(m)).isEqualTo(4); // per entry the largest count
+    assertThat(totals(List.of(m))).isEqualTo(totals(List.of(a, b)));
+  }
+
+  @Test
+  void sentDeltasAreNeverMerged() {
+    Delta d1 = delta(1, 0.25);
+    Delta d2 = delta(2, 0.5);
+    long bound = d1.getSerializedSize() * 5L;
+    DeltaBuffer buffer = new DeltaBuffer(bound);
+    buffer.add(d1);
+    buffer.add(d2);
+    buffer.markSent(1);
+    buffer.markSent(2);
+    assertThat(buffer.wasSent(2)).isTrue();
+    List<Delta> later = new ArrayList<>();
+    int merges = 0;
+    for (int seq = 3; seq <= 10; seq++) {
+      Delta d = delta(seq, 0.25 * (1 + seq % 2));
+      later.add(d);
+      DeltaBuffer.AddResult r = buffer.add(d);
+      assertThat(r.dropped()).isEmpty();
+      merges += r.merges();
+    }
+    assertThat(merges).isGreaterThan(0);
+    List<Delta> kept = buffer.deltas();
+    assertThat(kept.subList(0, 2)).containsExactly(d1, d2); // untouched
+    assertThat(kept.get(2).getFirstSequence()).isEqualTo(3);
+    assertThat(totals(kept.subList(2, kept.size()))).isEqualTo(totals(later));
+    assertThat(buffer.wasSent(3)).isFalse();
+  }
+
+  @Test
+  void theOldestIsDroppedOnlyWhenEvenMergedDataCannotFit() {
+    Delta d1 = delta(1, 0.25);
+    Delta d2 = delta(2, 0.5);
+    Delta d3 = delta(3, 1.0);
+    DeltaBuffer buffer =
+        new DeltaBuffer(d1.getSerializedSize() + (long) d2.getSerializedSize() + 2);
+    buffer.add(d1);
+    buffer.add(d2);
+    buffer.markSent(2); // both may have been applied: they must stay as they are
+    DeltaBuffer.AddResult r = buffer.add(d3);
+    assertThat(r.merges()).isZero(); // only one never-sent delta: nothing to merge it with
+    assertThat(r.dropped()).containsExactly(d1);
+    assertThat(buffer.deltas()).containsExactly(d2, d3);
+    assertThat(DeltaBuffer.events(d1)).isEqualTo(1);
+  }
+
+  @Test
+  void aDeltaLargerThanTheBoundIsDroppedAfterTheOlderOnes() {
+    Delta small = delta(1, 0.25);
+    DeltaBuffer buffer = new DeltaBuffer(small.getSerializedSize() + 10L);
+    buffer.add(small);
+    Map<Integer, double[]> many = new LinkedHashMap<>();
+    for (int node = 1; node <= 20; node++) {
+      many.put(node, new double[] {node});
+    }
+    Delta big = delta(2, many);
+    DeltaBuffer.AddResult r = buffer.add(big);
+    assertThat(r.merges()).isEqualTo(1); // merged first, as never sent...
+    assertThat(r.dropped()).hasSize(1); // ...and the merge still did not fit
+    Delta lost = r.dropped().get(0);
+    assertThat(lost.getFirstSequence()).isEqualTo(1);
+    assertThat(lost.getSequence()).isEqualTo(2);
+    assertThat(DeltaBuffer.covered(lost)).isEqualTo(2);
+    assertThat(DeltaBuffer.events(lost)).isEqualTo(21);
+    assertThat(buffer.isEmpty()).isTrue();
+    assertThat(buffer.bytes()).isZero();
+  }
+
+  @Test
+  void deltasMustBeAddedInSequenceOrder() {
+    DeltaBuffer buffer = new DeltaBuffer(1 << 20);
+    buffer.add(delta(2, 0.25));
+    assertThatThrownBy(() -> buffer.add(delta(2, 0.25)))
+        .isInstanceOf(IllegalArgumentException.class);
+    buffer.markSent(2);
+    buffer.remove(2);
+    assertThatThrownBy(() -> buffer.add(delta(1, 0.25)))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  /**
+   * Over any history of adds, sends (in order, as the exporter does) and acks: buffered plus
+   * dropped plus acked data equals everything added, exactly; sent deltas are never changed;
+   * covered ranges partition 1..n; the bound holds; and a drop happens only when at most one
+   * never-sent delta is left.
+   */
+  @Property(tries = 300)
+  void nothingIsLostOrCountedTwice(
+      @ForAll @Size(max = 60) List<@IntRange(min = 0, max = 9) Integer> ops,
+      @ForAll @IntRange(min = 60, max = 1500) int maxBytes) {
+    DeltaBuffer buffer = new DeltaBuffer(maxBytes);
+    List<Delta> added = new ArrayList<>();
+    List<Delta> gone = new ArrayList<>();
+    Map<Long, Delta> sentAs = new TreeMap<>();
+    long lastSent = 0;
+    long seq = 0;
+    for (int op : ops) {
+      if (op <= 5 || op == 9) {
+        seq++;
+        Map<Integer, double[]> entries = new LinkedHashMap<>();
+        int nodes = op == 9 ? 12 : 1 + op % 3;
+        for (int n = 0; n < nodes; n++) {
+          int node = 1 + (int) ((seq + n * op) % 5);
+          entries.put(node, new double[] {0.25 * (1 + (seq + n) % 16), -0.5 * (op % 2)});
+        }
+        Delta d = delta(seq, entries);
+        added.add(d);
+        DeltaBuffer.AddResult r = buffer.add(d);
+        gone.addAll(r.dropped());
+        if (!r.dropped().isEmpty()) {
+          long neverSent =
+              buffer.deltas().stream().filter(x -> !buffer.wasSent(x.getSequence())).count();
+          assertThat(neverSent).isLessThanOrEqualTo(1);
+        }
+      } else if (op <= 7) {
+        Delta next = buffer.next(lastSent);
+        if (next != null) {
+          buffer.markSent(next.getSequence());
+          sentAs.put(next.getSequence(), next);
+          lastSent = next.getSequence();
+        }
+      } else {
+        Delta oldest = buffer.next(0);
+        if (oldest != null && buffer.wasSent(oldest.getSequence())) {
+          gone.add(buffer.remove(oldest.getSequence()));
+        }
+      }
+      assertThat(buffer.bytes()).isLessThanOrEqualTo(maxBytes).isEqualTo(sizes(buffer.deltas()));
+    }
+    for (Delta d : buffer.deltas()) {
+      if (sentAs.containsKey(d.getSequence())) {
+        assertThat(d).isEqualTo(sentAs.get(d.getSequence()));
+      }
+    }
+    List<Delta> everything = new ArrayList<>(buffer.deltas());
+    everything.addAll(gone);
+    assertThat(totals(everything)).isEqualTo(totals(added));
+    assertThat(cpu(everything)).isEqualTo(cpu(added));
+    everything.sort((a, b) -> Long.compare(a.getSequence(), b.getSequence()));
+    long expectedFirst = 1;
+    for (Delta d : everything) {
+      assertThat(DeltaBuffer.firstCovered(d)).isEqualTo(expectedFirst);
+      expectedFirst = d.getSequence() + 1;
+    }
+    assertThat(expectedFirst).isEqualTo(seq + 1);
+  }
+}

@@ -1,0 +1,626 @@
+package dev.profold.client.internal.export;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.protobuf.Any;
+import com.google.rpc.Code;
+import com.google.rpc.RetryInfo;
+import dev.profold.proto.v1.Ack;
+import dev.profold.proto.v1.AckResult;
+import dev.profold.proto.v1.AttributeValue;
+import dev.profold.proto.v1.ClientOverhead;
+import dev.profold.proto.v1.Delta;
+import dev.profold.proto.v1.Entry;
+import dev.profold.proto.v1.IngestGrpc;
+import dev.profold.proto.v1.Measurement;
+import dev.profold.proto.v1.RegionKind;
+import dev.profold.proto.v1.SourceIdentity;
+import dev.profold.proto.v1.ThreadAggregation;
+import dev.profold.proto.v1.ValueType;
+import dev.profold.reduce.Aggregate;
+import dev.profold.reduce.WireStates;
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import io.grpc.protobuf.StatusProto;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.random.RandomGenerator;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The exporter against a scriptable fake Ingest server over in-process gRPC (direct executors) and
+ * a {@link ManualScheduler}: every step runs on the test thread when the test says so, and backoff
+ * delays are read from the scheduler's fake clock, never waited for.
+ */
+class ExporterTest {
+  private static final long T0 = 1_700_000_010_000_000_000L;
+  private static final Duration INITIAL = Duration.ofMillis(500);
+
+  private final ManualScheduler scheduler = new ManualScheduler();
+  private final FakeIngest ingest = new FakeIngest();
+  private final DeltaEncoder encoder =
+      new DeltaEncoder(
+          SourceIdentity.newBuilder()
+              .setService("checkout")
+              .setInstance("pod-1")
+              .setIncarnationId(42)
+              .setProcessStartUnixNanos(T0 - 10_000_000_000L)
+              .build());
+  private final int region = encoder.dimension("region", ValueType.VALUE_TYPE_PATH);
+  private final int time = encoder.measurement("time", ValueType.VALUE_TYPE_DOUBLE, "seconds");
+  private final int main = encoder.pathNode(0, region, "main", RegionKind.REGION_KIND_COMPUTE);
+  private String name;
+  private Server server;
+  private ManagedChannel channel;
+  private Exporter exporter;
+
+  @BeforeEach
+  void start() throws Exception {
+    name = InProcessServerBuilder.generateName();
+    server = InProcessServerBuilder.forName(name).directExecutor().addService(ingest).build();
+    server.start();
+    channel = InProcessChannelBuilder.forName(name).directExecutor().build();
+  }
+
+  @AfterEach
+  void stop() {
+    if (exporter != null) {
+      exporter.close();
+      scheduler.runDue();
+    }
+    channel.shutdownNow();
+    server.shutdownNow();
+  }
+
+  private static ExporterConfig config() {
+    return ExporterConfig.defaults()
+        .withJitter(0)
+        .withBackoff(INITIAL, Duration.ofSeconds(2))
+        .withAckTimeout(Duration.ofSeconds(30));
+  }
+
+  private Exporter exporter(ExporterConfig config) {
+    return exporter(config, fixedRandom(0.5));
+  }
+
+  private Exporter exporter(ExporterConfig config, RandomGenerator random) {
+    exporter = new Exporter(channel, encoder, config, scheduler, random);
+    return exporter;
+  }
+
+  /** Interval {@code i}'s delta: region main, time values as given. */
+  private Delta.Builder delta(int i, double... values) {
+    return delta(i, main, values);
+  }
+
+  private Delta.Builder delta(int i, int node, double... values) {
+    Aggregate a = new Aggregate();
+    for (double v : values) {
+      a.record(v);
+    }
+    return Delta.newBuilder()
+        .setIntervalStartUnixNanos(T0 + i * 10_000_000_000L)
+        .setIntervalEndUnixNanos(T0 + (i + 1) * 10_000_000_000L)
+        .setThreadAggregation(ThreadAggregation.THREAD_AGGREGATION_SUM)
+        .setOverhead(ClientOverhead.newBuilder().setCpuNanos(100))
+        .addEntries(
+            Entry.newBuilder()
+                .addKey(AttributeValue.newBuilder().setAttributeId(region).setPathNodeId(node))
+                .addMeasurements(
+                    Measurement.newBuilder().setAttributeId(time).setState(WireStates.toProto(a))));
+  }
+
+  private static RandomGenerator fixedRandom(double value) {
+    return new RandomGenerator() {
+      @Override
+      public long nextLong() {
+        return 0;
+      }
+
+      @Override
+      public double nextDouble() {
+        return value;
+      }
+    };
+  }
+
+  private static List<Long> sequences(List<Delta> deltas) {
+    return deltas.stream().map(Delta::getSequence).toList();
+  }
+
+  private static StatusRuntimeException unavailable(Duration retryDelay) {
+    com.google.rpc.Status.Builder s =
+        com.google.rpc.Status.newBuilder()
+            .setCode(Code.UNAVAILABLE.getNumber())
+            .setMessage("shutting down");
+    if (retryDelay != null) {
+      s.addDetails(retryInfo(retryDelay));
+    }
+    return StatusProto.toStatusRuntimeException(s.build());
+  }
+
+  private static Any retryInfo(Duration d) {
+    return Any.pack(
+        RetryInfo.newBuilder()
+            .setRetryDelay(
+                com.google.protobuf.Duration.newBuilder()
+                    .setSeconds(d.getSeconds())
+                    .setNanos(d.getNano()))
+            .build());
+  }
+
+  @Test
+  void acksRemoveDeltasAndOnlyTheFirstDeltaOfTheStreamCarriesSourceAndDictionary() {
+    Exporter e = exporter(config());
+    e.submit(delta(0, 0.25, 0.5));
+    e.submit(delta(1, 1.0));
+    e.submit(delta(2, 0.5));
+    assertThat(e.flush(Duration.ZERO)).isFalse(); // nothing ran yet
+    scheduler.runDue();
+
+    assertThat(ingest.streams).hasSize(1);
+    List<Delta> received = ingest.streams.get(0).received;
+    assertThat(sequences(received)).containsExactly(1L, 2L, 3L);
+    Delta first = received.get(0);
+    assertThat(first.getSource()).isEqualTo(encoder.identity());
+    assertThat(first.getDictionary().getStringsMap()).containsValue("main");
+    assertThat(first.getDictionary().getAttributesCount()).isEqualTo(2);
+    assertThat(first.getDictionary().getPathNodesCount()).isEqualTo(1);
+    assertThat(first.getFirstSequence()).isZero();
+    assertThat(first.getEntries(0).getMeasurements(0).getState().getCount()).isEqualTo(2);
+    assertThat(received.get(1).hasSource()).isFalse();
+    assertThat(received.get(1).hasDictionary()).isFalse();
+
+    ExporterStats stats = e.stats();
+    assertThat(stats.submitted()).isEqualTo(3);
+    assertThat(stats.sent()).isEqualTo(3);
+    assertThat(stats.acked()).isEqualTo(3);
+    assertThat(stats.duplicates()).isZero();
+    assertThat(stats.bufferedDeltas()).isZero();
+    assertThat(stats.bufferedBytes()).isZero();
+    assertThat(stats.reconnects()).isZero();
+    assertThat(stats.lastError()).isEmpty();
+    assertThat(e.flush(Duration.ZERO)).isTrue();
+  }
+
+  @Test
+  void deltasAreSentOneAtATimeByDefault() {
+    ingest.silent.add(1L);
+    Exporter e = exporter(config());
+    e.submit(delta(0, 0.25));
+    e.submit(delta(1, 0.5));
+    scheduler.runDue();
+    assertThat(sequences(ingest.streams.get(0).received)).containsExactly(1L);
+    ingest.streams.get(0).ack(1, AckResult.ACK_RESULT_APPLIED);
+    scheduler.runDue();
+    assertThat(sequences(ingest.streams.get(0).received)).containsExactly(1L, 2L);
+    assertThat(e.stats().acked()).isEqualTo(2);
+  }
+
+  @Test
+  void aPermanentRejectionDropsTheDeltaCountsItByCodeAndResendsTheDictionary() {
+    Exporter e = exporter(config());
+    e.submit(delta(0, 0.25));
+    scheduler.runDue();
+    // Delta 2 brings a new path node, and the collector rejects it as invalid.
+    int child = encoder.pathNode(main, region, "db", RegionKind.REGION_KIND_IO);
+    ingest.rejections.put(2L, Code.INVALID_ARGUMENT);
+    e.submit(delta(1, child, 0.5));
+    e.submit(delta(2, child, 1.0));
+    scheduler.runDue();
+
+    List<Delta> received = ingest.streams.get(0).received;
+    assertThat(sequences(received)).containsExactly(1L, 2L, 3L);
+    assertThat(received.get(1).getDictionary().getPathNodesCount()).isEqualTo(1);
+    // The collector may not have kept the rejected delta's definitions: the next carries them all.
+    assertThat(received.get(2).getSource()).isEqualTo(encoder.identity());
+    assertThat(received.get(2).getDictionary().getPathNodesCount()).isEqualTo(2);
+
+    ExporterStats stats = e.stats();
+    assertThat(stats.rejected()).containsExactly(Map.entry("INVALID_ARGUMENT", 1L));
+    assertThat(stats.acked()).isEqualTo(2);
+    assertThat(stats.dropped()).isZero(); // rejections are counted apart
+    assertThat(stats.bufferedDeltas()).isZero();
+    assertThat(stats.lastError()).hasValueSatisfying(m -> assertThat(m).contains("rejected"));
+    assertThat(ingest.streams).hasSize(1); // a rejected delta does not end the stream
+    assertThat(e.flush(Duration.ZERO)).isTrue();
+  }
+
+  @Test
+  void failedPreconditionIsPermanentToo() {
+    Exporter e = exporter(config());
+    ingest.rejections.put(1L, Code.FAILED_PRECONDITION);
+    e.submit(delta(0, 0.25));
+    scheduler.runDue();
+    assertThat(e.stats().rejected("FAILED_PRECONDITION")).isEqualTo(1);
+    assertThat(e.stats().bufferedDeltas()).isZero();
+    assertThat(scheduler.pendingDelays()).isEmpty(); // no retry
+    assertThat(e.flush(Duration.ZERO)).isTrue();
+  }
+
+  @Test
+  void aServerErrorReconnectsAfterTheBackoffAndResendsUnackedDeltasWithTheFullDictionary() {
+    Exporter e = exporter(config());
+    e.submit(delta(0, 0.25));
+    scheduler.runDue();
+    ingest.silent.add(2L); // applied, but the ack is lost
+    e.submit(delta(1, 0.5));
+    scheduler.runDue();
+    e.submit(delta(2, 1.0)); // waits: delta 2 is in flight
+    scheduler.runDue();
+    FakeStream first = ingest.streams.get(0);
+    assertThat(sequences(first.received)).containsExactly(1L, 2L);
+
+    first.fail(Status.UNAVAILABLE.withDescription("connection reset").asRuntimeException());
+    scheduler.runDue();
+    assertThat(scheduler.pendingDelays()).containsExactly(INITIAL);
+    assertThat(e.stats().lastError())
+        .hasValueSatisfying(m -> assertThat(m).contains("connection reset"));
+
+    scheduler.advance(INITIAL.minusMillis(1));
+    assertThat(ingest.streams).hasSize(1);
+    scheduler.advance(Duration.ofMillis(1));
+    assertThat(ingest.streams).hasSize(2);
+
+    List<Delta> resent = ingest.streams.get(1).received;
+    assertThat(sequences(resent)).containsExactly(2L, 3L);
+    Delta again = resent.get(0);
+    assertThat(again.getSource()).isEqualTo(encoder.identity());
+    assertThat(again.getDictionary().getStringsCount()).isEqualTo(1);
+    assertThat(again.getDictionary().getAttributesCount()).isEqualTo(2);
+    assertThat(again.getDictionary().getPathNodesCount()).isEqualTo(1);
+    // Resent unchanged: the same sequence and content as on the first stream.
+    assertThat(again.toBuilder().clearSource().clearDictionary().build())
+        .isEqualTo(first.received.get(1));
+    assertThat(resent.get(1).hasDictionary()).isFalse();
+
+    ExporterStats stats = e.stats();
+    assertThat(stats.reconnects()).isEqualTo(1);
+    assertThat(stats.sent()).isEqualTo(4);
+    assertThat(stats.acked()).isEqualTo(3);
+    assertThat(stats.duplicates()).isEqualTo(1); // delta 2 had been applied
+    assertThat(stats.bufferedDeltas()).isZero();
+    assertThat(e.flush(Duration.ZERO)).isTrue();
+  }
+
+  @Test
+  void consecutiveFailuresDoubleTheBackoffUpToTheCap() {
+    Exporter e = exporter(config());
+    ingest.failOnFirstDelta = true;
+    e.submit(delta(0, 0.25));
+    scheduler.runDue();
+    List<Duration> delays = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      assertThat(scheduler.pendingDelays()).hasSize(1);
+      Duration d = scheduler.pendingDelays().get(0);
+      delays.add(d);
+      scheduler.advance(d);
+    }
+    assertThat(delays)
+        .containsExactly(
+            Duration.ofMillis(500),
+            Duration.ofMillis(1000),
+            Duration.ofMillis(2000),
+            Duration.ofMillis(2000));
+    assertThat(e.stats().reconnects()).isEqualTo(4);
+
+    // An acknowledged delta resets the backoff.
+    ingest.failOnFirstDelta = false;
+    scheduler.advance(scheduler.pendingDelays().get(0));
+    assertThat(e.stats().acked()).isEqualTo(1);
+    ingest.streams.get(ingest.streams.size() - 1).fail(Status.UNAVAILABLE.asRuntimeException());
+    scheduler.runDue();
+    assertThat(scheduler.pendingDelays()).containsExactly(INITIAL); // back to the first step
+    e.submit(delta(1, 0.5));
+    scheduler.runDue();
+    assertThat(e.stats().sent()).isEqualTo(6); // the backoff holds for new deltas too
+    scheduler.advance(INITIAL);
+    assertThat(e.stats().acked()).isEqualTo(2);
+  }
+
+  @Test
+  void jitterSpreadsTheBackoffBothWays() {
+    ExporterConfig jittered = config().withJitter(0.2);
+    ingest.failOnFirstDelta = true;
+    exporter(jittered, fixedRandom(0.0)).submit(delta(0, 0.25));
+    scheduler.runDue();
+    assertThat(scheduler.pendingDelays()).containsExactly(Duration.ofMillis(400));
+  }
+
+  @Test
+  void jitterUpwards() {
+    ExporterConfig jittered = config().withJitter(0.2);
+    ingest.failOnFirstDelta = true;
+    exporter(jittered, fixedRandom(0.75)).submit(delta(0, 0.25));
+    scheduler.runDue();
+    assertThat(scheduler.pendingDelays()).containsExactly(Duration.ofMillis(550));
+  }
+
+  @Test
+  void aRetryInfoDelayOnTheStreamErrorIsHonoured() {
+    Exporter e = exporter(config());
+    ingest.silent.add(1L);
+    e.submit(delta(0, 0.25));
+    scheduler.runDue();
+    ingest.streams.get(0).fail(unavailable(Duration.ofSeconds(7)));
+    scheduler.runDue();
+    assertThat(scheduler.pendingDelays()).containsExactly(Duration.ofSeconds(7));
+    scheduler.advance(Duration.ofMillis(6999));
+    assertThat(ingest.streams).hasSize(1);
+    scheduler.advance(Duration.ofMillis(1));
+    assertThat(ingest.streams).hasSize(2);
+    assertThat(sequences(ingest.streams.get(1).received)).containsExactly(1L);
+    assertThat(e.stats().duplicates()).isEqualTo(1);
+    assertThat(e.flush(Duration.ZERO)).isTrue();
+  }
+
+  @Test
+  void aRetryInfoDelayIsNeverShortenedByJitter() {
+    Exporter e = exporter(config().withJitter(0.2), fixedRandom(0.0));
+    ingest.silent.add(1L);
+    e.submit(delta(0, 0.25));
+    scheduler.runDue();
+    ingest.streams.get(0).fail(unavailable(Duration.ofSeconds(5)));
+    scheduler.runDue();
+    assertThat(scheduler.pendingDelays()).containsExactly(Duration.ofSeconds(5));
+  }
+
+  @Test
+  void aRetryableRejectionKeepsTheDeltaAndResendsItAfterTheRetryInfoDelay() {
+    Exporter e = exporter(config());
+    ingest.rejections.put(1L, Code.RESOURCE_EXHAUSTED);
+    ingest.rejectionDelay = Duration.ofSeconds(3);
+    e.submit(delta(0, 0.25));
+    scheduler.runDue();
+
+    ExporterStats stats = e.stats();
+    assertThat(stats.rejected("RESOURCE_EXHAUSTED")).isEqualTo(1);
+    assertThat(stats.bufferedDeltas()).isEqualTo(1);
+    assertThat(stats.acked()).isZero();
+    assertThat(scheduler.pendingDelays()).containsExactly(Duration.ofSeconds(3));
+    assertThat(ingest.streams.get(0).cancelled).isTrue(); // the stream is abandoned
+
+    scheduler.advance(Duration.ofMillis(2999));
+    assertThat(ingest.streams).hasSize(1);
+    scheduler.advance(Duration.ofMillis(1));
+    assertThat(ingest.streams).hasSize(2);
+    Delta resent = ingest.streams.get(1).received.get(0);
+    assertThat(resent.getSequence()).isEqualTo(1);
+    assertThat(resent.toBuilder().clearSource().clearDictionary().build())
+        .isEqualTo(
+            ingest.streams.get(0).received.get(0).toBuilder()
+                .clearSource()
+                .clearDictionary()
+                .build());
+    assertThat(e.stats().acked()).isEqualTo(1);
+    assertThat(e.stats().duplicates()).isZero();
+    assertThat(e.flush(Duration.ZERO)).isTrue();
+  }
+
+  @Test
+  void noAckWithinTheTimeoutAbandonsTheStreamAndResends() {
+    Exporter e = exporter(config().withAckTimeout(Duration.ofSeconds(30)));
+    ingest.silent.add(1L);
+    e.submit(delta(0, 0.25));
+    scheduler.runDue();
+    assertThat(scheduler.pendingDelays()).containsExactly(Duration.ofSeconds(30));
+
+    scheduler.advance(Duration.ofSeconds(30));
+    assertThat(ingest.streams.get(0).cancelled).isTrue();
+    assertThat(e.stats().lastError()).hasValueSatisfying(m -> assertThat(m).contains("no ack"));
+    assertThat(scheduler.pendingDelays()).containsExactly(INITIAL);
+    scheduler.advance(INITIAL);
+    assertThat(sequences(ingest.streams.get(1).received)).containsExactly(1L);
+    assertThat(e.stats().duplicates()).isEqualTo(1);
+    assertThat(scheduler.pendingDelays()).isEmpty(); // acked: no timer left
+  }
+
+  @Test
+  void deltasSubmittedWhileTheCollectorIsUnreachableAreMergedNotDropped() throws Exception {
+    server.shutdownNow();
+    server.awaitTermination();
+    long oneDelta = delta(0, 0.25, 0.5).setSequence(1).build().getSerializedSize();
+    Exporter e = exporter(config().withMaxBufferBytes(oneDelta * 5 / 2));
+    double total = 0;
+    for (int i = 0; i < 6; i++) {
+      e.submit(delta(i, 0.25, 0.5));
+      total += 0.75;
+      scheduler.advance(Duration.ofSeconds(10)); // the interval passes; reconnects fail
+    }
+    ExporterStats outage = e.stats();
+    assertThat(outage.sent()).isZero();
+    assertThat(outage.merged()).isGreaterThan(0);
+    assertThat(outage.dropped()).isZero();
+    assertThat(outage.bufferedBytes()).isLessThanOrEqualTo(oneDelta * 5 / 2);
+    assertThat(outage.reconnects()).isGreaterThan(0);
+
+    // The collector comes back on the same name.
+    server =
+        InProcessServerBuilder.forName(name).directExecutor().addService(ingest).build().start();
+    channel.resetConnectBackoff();
+    scheduler.runUntil(
+        () -> e.stats().bufferedDeltas() == 0, Duration.ofSeconds(30), Duration.ofSeconds(2));
+
+    List<Delta> received = ingest.streams.get(ingest.streams.size() - 1).received;
+    assertThat(received.get(0).getFirstSequence()).isEqualTo(1);
+    assertThat(received.get(received.size() - 1).getSequence()).isEqualTo(6);
+    long count = 0;
+    double sum = 0;
+    long cpu = 0;
+    for (Delta d : received) {
+      for (Entry entry : d.getEntriesList()) {
+        count += entry.getMeasurements(0).getState().getCount();
+        sum += entry.getMeasurements(0).getState().getSum();
+      }
+      cpu += d.getOverhead().getCpuNanos();
+    }
+    assertThat(count).isEqualTo(12);
+    assertThat(sum).isEqualTo(total);
+    assertThat(cpu).isEqualTo(600);
+    assertThat(e.flush(Duration.ZERO)).isTrue();
+  }
+
+  @Test
+  void closeHalfClosesTheStreamAndLaterSubmitsAreDropped() {
+    Exporter e = exporter(config());
+    e.submit(delta(0, 0.25));
+    scheduler.runDue();
+    e.close();
+    scheduler.runDue();
+    assertThat(ingest.streams.get(0).halfClosed).isTrue();
+    e.submit(delta(1, 0.25, 0.5));
+    scheduler.runDue();
+    assertThat(e.stats().dropped()).isEqualTo(1);
+    assertThat(e.stats().eventsLost()).isEqualTo(2);
+    assertThat(ingest.streams).hasSize(1);
+    assertThat(sequences(ingest.streams.get(0).received)).containsExactly(1L);
+    assertThat(scheduler.isShutdown()).isFalse(); // the caller owns it
+  }
+
+  @Test
+  void submitNeverThrowsEvenWhenTheSchedulerRefuses() {
+    Scheduler refusing =
+        new Scheduler() {
+          @Override
+          public void execute(Runnable task) {
+            throw new RejectedExecutionException("full");
+          }
+
+          @Override
+          public Cancellable schedule(Runnable task, Duration delay) {
+            throw new RejectedExecutionException("full");
+          }
+
+          @Override
+          public void shutdown() {}
+        };
+    Exporter e = new Exporter(channel, encoder, config(), refusing, fixedRandom(0.5));
+    e.submit(delta(0, 0.25));
+    e.submit(delta(1, 0.25));
+    assertThat(e.stats().submitted()).isEqualTo(2);
+    assertThat(e.stats().internalErrors()).isEqualTo(2);
+    assertThat(e.stats().lastError()).hasValueSatisfying(m -> assertThat(m).contains("full"));
+    assertThat(e.flush(Duration.ZERO)).isFalse();
+    e.close();
+  }
+
+  @Test
+  void theDefaultSchedulerRunsOnADaemonThreadAndFlushWaitsForTheAcks() {
+    try (Exporter e = new Exporter(channel, encoder, config())) {
+      e.submit(delta(0, 0.25));
+      e.submit(delta(1, 0.5));
+      assertThat(e.flush(Duration.ofSeconds(30))).isTrue();
+      assertThat(e.stats().acked()).isEqualTo(2);
+    }
+  }
+
+  // ---------------------------------------------------------------- the fake collector
+
+  /**
+   * An Ingest service that records what it receives per stream and acks like the collector: APPLIED
+   * above the last applied sequence, DUPLICATE otherwise, unless scripted.
+   */
+  static final class FakeIngest extends IngestGrpc.IngestImplBase {
+    final List<FakeStream> streams = new CopyOnWriteArrayList<>();
+
+    /** Applied, but no ack sent (as if the ack were lost). */
+    final Set<Long> silent = ConcurrentHashMap.newKeySet();
+
+    /** Rejected once with this code. */
+    final Map<Long, Code> rejections = new ConcurrentHashMap<>();
+
+    volatile Duration rejectionDelay;
+    volatile boolean failOnFirstDelta;
+    long lastApplied;
+
+    @Override
+    public StreamObserver<Delta> push(StreamObserver<Ack> responses) {
+      FakeStream s = new FakeStream((ServerCallStreamObserver<Ack>) responses);
+      streams.add(s);
+      s.out.setOnCancelHandler(() -> s.cancelled = true);
+      return new StreamObserver<>() {
+        @Override
+        public void onNext(Delta d) {
+          s.received.add(d);
+          if (failOnFirstDelta) {
+            s.fail(Status.UNAVAILABLE.withDescription("not now").asRuntimeException());
+            return;
+          }
+          long seq = d.getSequence();
+          Code code = rejections.remove(seq);
+          if (code != null) {
+            com.google.rpc.Status.Builder status =
+                com.google.rpc.Status.newBuilder().setCode(code.getNumber()).setMessage("no");
+            if (rejectionDelay != null) {
+              status.addDetails(retryInfo(rejectionDelay));
+            }
+            s.out.onNext(
+                Ack.newBuilder()
+                    .setSequence(seq)
+                    .setResult(AckResult.ACK_RESULT_REJECTED)
+                    .setStatus(status)
+                    .build());
+            return;
+          }
+          AckResult result;
+          synchronized (FakeIngest.this) {
+            if (seq <= lastApplied) {
+              result = AckResult.ACK_RESULT_DUPLICATE;
+            } else {
+              lastApplied = seq;
+              result = AckResult.ACK_RESULT_APPLIED;
+            }
+          }
+          if (!silent.remove(seq)) {
+            s.ack(seq, result);
+          }
+        }
+
+        @Override
+        public void onError(Throwable t) {
+          s.cancelled = true;
+        }
+
+        @Override
+        public void onCompleted() {
+          s.halfClosed = true;
+          s.out.onCompleted();
+        }
+      };
+    }
+  }
+
+  /** One Push stream as the fake server sees it. */
+  static final class FakeStream {
+    final List<Delta> received = new CopyOnWriteArrayList<>();
+    final ServerCallStreamObserver<Ack> out;
+    volatile boolean halfClosed;
+    volatile boolean cancelled;
+
+    FakeStream(ServerCallStreamObserver<Ack> out) {
+      this.out = out;
+    }
+
+    void ack(long seq, AckResult result) {
+      out.onNext(Ack.newBuilder().setSequence(seq).setResult(result).build());
+    }
+
+    void fail(StatusRuntimeException e) {
+      out.onError(e);
+    }
+  }
+}
