@@ -20,6 +20,7 @@ import picocli.CommandLine.Option;
 @Command(
     name = "collector",
     mixinStandardHelpOptions = true,
+    versionProvider = VersionProvider.class,
     description = {
       "Runs the collector daemon: gRPC ingest of profile deltas, Prometheus /metrics.",
       "Settings: embedded defaults < --config file < command-line options."

@@ -1,5 +1,6 @@
 package dev.profold.collector.cli;
 
+import dev.profold.collector.query.QueryCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -9,7 +10,7 @@ import picocli.CommandLine.Command;
     mixinStandardHelpOptions = true,
     versionProvider = VersionProvider.class,
     description = "Profold: streaming continuous-profiling collector.",
-    subcommands = {CollectorCommand.class, CommandLine.HelpCommand.class})
+    subcommands = {CollectorCommand.class, QueryCommand.class, CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 

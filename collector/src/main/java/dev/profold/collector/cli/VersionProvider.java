@@ -3,7 +3,7 @@ package dev.profold.collector.cli;
 import picocli.CommandLine;
 
 /** Reports the version from the jar manifest. */
-final class VersionProvider implements CommandLine.IVersionProvider {
+public final class VersionProvider implements CommandLine.IVersionProvider {
   @Override
   public String[] getVersion() {
     String v = Main.class.getPackage().getImplementationVersion();

@@ -1,0 +1,98 @@
+package dev.profold.collector.query;
+
+import dev.profold.reduce.ExpHistogram;
+import java.math.BigDecimal;
+
+/**
+ * {@code quantile(x, q)}: an estimate of the {@code q}-quantile (0 &lt;= q &lt;= 1) of the values
+ * of {@code x} from their exponential histogram; column {@code p<100q>#x}, e.g. {@code p99#x} for
+ * {@code q = 0.99}. Not in Caliper.
+ *
+ * <p>Estimate: {@code q = 0} and {@code q = 1} give the exact min and max. Otherwise the value of
+ * nearest rank {@code k = max(1, ceil(q * count))} is located in its bucket (negative buckets from
+ * the most negative, then zeros, then positive buckets) and placed inside it by geometric
+ * interpolation (the buckets are exponential), a bucket of {@code c} values holding them at
+ * fractions {@code (j - 0.5) / c}; the estimate is clamped to [min, max]. The relative error is
+ * below the bucket's relative width {@code 2^(2^-scale) - 1}: 6.6e-5% at the starting scale 20,
+ * 0.27% at scale 8, 2.2% at scale 5 (a histogram lowers its scale to keep at most 160 buckets).
+ */
+final class QuantileOperator implements Operator {
+  private final String attribute;
+  private final double q;
+  private final String column;
+
+  QuantileOperator(String attribute, double q, String qText) {
+    this.attribute = attribute;
+    this.q = q;
+    this.column =
+        "p"
+            + new BigDecimal(qText).movePointRight(2).stripTrailingZeros().toPlainString()
+            + "#"
+            + attribute;
+  }
+
+  @Override
+  public String column() {
+    return column;
+  }
+
+  @Override
+  public OperatorState newState() {
+    return new MeasureState(attribute, true);
+  }
+
+  @Override
+  public Object result(OperatorState state, GroupContext context) {
+    MeasureState m = (MeasureState) state;
+    if (m.histogram().totalCount() == 0) {
+      return null;
+    }
+    return estimate(m.histogram(), m.rawMin(), m.rawMax(), q);
+  }
+
+  /** The estimate described in the class comment; {@code h} is not empty. */
+  static double estimate(ExpHistogram h, double min, double max, double q) {
+    if (q <= 0) {
+      return min;
+    }
+    if (q >= 1) {
+      return max;
+    }
+    double rank = Math.max(1.0, Math.ceil(q * (double) h.totalCount()));
+    int scale = h.scale();
+    long below = 0;
+    for (int i = h.negativeOffset() + h.negativeSize() - 1; i >= h.negativeOffset(); i--) {
+      long c = h.negativeCount(i);
+      if (c > 0 && below + c >= rank) {
+        double far = ExpHistogram.lowerBoundary(i + 1, scale);
+        double near = ExpHistogram.lowerBoundary(i, scale);
+        return clamp(-far * Math.pow(near / far, within(rank, below, c)), min, max);
+      }
+      below += c;
+    }
+    long zeros = h.zeroCount();
+    if (zeros > 0 && below + zeros >= rank) {
+      return clamp(0.0, min, max);
+    }
+    below += zeros;
+    for (int i = h.positiveOffset(); i < h.positiveOffset() + h.positiveSize(); i++) {
+      long c = h.positiveCount(i);
+      if (c > 0 && below + c >= rank) {
+        double lo = ExpHistogram.lowerBoundary(i, scale);
+        double hi = ExpHistogram.lowerBoundary(i + 1, scale);
+        return clamp(lo * Math.pow(hi / lo, within(rank, below, c)), min, max);
+      }
+      below += c;
+    }
+    return max;
+  }
+
+  /** Position in (0, 1) of the {@code rank}-th value inside a bucket of {@code c} values. */
+  private static double within(double rank, long below, long c) {
+    return (rank - (double) below - 0.5) / (double) c;
+  }
+
+  private static double clamp(double v, double min, double max) {
+    return Math.max(min, Math.min(max, v));
+  }
+}
