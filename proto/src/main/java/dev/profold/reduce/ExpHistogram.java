@@ -159,6 +159,9 @@ public final class ExpHistogram {
     }
     Buckets side = value > 0 ? positive : negative;
     int index = indexOf(value, scale);
+    if (side.addIfOccupied(index, count)) { // the common case: a bucket already in range
+      return;
+    }
     int down = side.downscaleNeeded(index, index, 0, maxBuckets);
     if (down > 0) {
       downscale(down);
@@ -431,6 +434,15 @@ public final class ExpHistogram {
         d++;
       }
       return d;
+    }
+
+    /** Adds to bucket {@code index} if it lies in the occupied range; false otherwise. */
+    boolean addIfOccupied(int index, long count) {
+      if (index < lo || index > hi) {
+        return false;
+      }
+      counts[index - offset] += count;
+      return true;
     }
 
     void add(int index, long count, int max) {

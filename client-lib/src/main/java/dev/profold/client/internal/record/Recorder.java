@@ -19,7 +19,6 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.regex.Pattern;
 
 /**
  * The recording side of one started Profold: per-thread state, interned contexts and metrics, and
@@ -31,7 +30,6 @@ import java.util.regex.Pattern;
  */
 public final class Recorder {
   private static final System.Logger LOG = System.getLogger("dev.profold.client");
-  private static final Pattern NAME = Pattern.compile("[a-zA-Z_][a-zA-Z0-9_.]{0,127}");
   private static final int MAX_REGION_NAME = 1024;
 
   private final DeltaEncoder encoder;
@@ -131,8 +129,25 @@ public final class Recorder {
     return validName(k);
   }
 
+  /** True for {@code [a-zA-Z_][a-zA-Z0-9_.]{0,127}}, checked without allocating. */
+  static boolean isValidName(String name) {
+    int n = name.length();
+    if (n == 0 || n > 128) {
+      return false;
+    }
+    for (int i = 0; i < n; i++) {
+      char c = name.charAt(i);
+      boolean letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+      boolean more = (c >= '0' && c <= '9') || c == '.';
+      if (!(letter || (i > 0 && more))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   private String validName(String name) {
-    if (NAME.matcher(name).matches()) {
+    if (isValidName(name)) {
       return name;
     }
     misuse(

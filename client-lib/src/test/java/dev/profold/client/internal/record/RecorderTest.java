@@ -264,4 +264,26 @@ class RecorderTest {
     assertThat(s.get(0).initial()).isFalse();
     assertThat(recorder.collect()).isEmpty();
   }
+
+  @Test
+  void nameValidationMatchesTheProtocolPattern() {
+    java.util.regex.Pattern p = java.util.regex.Pattern.compile("[a-zA-Z_][a-zA-Z0-9_.]{0,127}");
+    for (String name :
+        List.of(
+            "tenant",
+            "db.rows",
+            "_x",
+            "a1",
+            "1a",
+            ".a",
+            "a-b",
+            "",
+            "é",
+            "a b",
+            "x".repeat(128),
+            "x".repeat(129),
+            "A_Z.9")) {
+      assertThat(Recorder.isValidName(name)).as(name).isEqualTo(p.matcher(name).matches());
+    }
+  }
 }
