@@ -67,6 +67,11 @@ final class ThreadState {
   private boolean[] frameRegion = new boolean[16];
   private Frame[] frames = new Frame[16];
 
+  private static final int REGION_CACHE = 64;
+  private final String[] cachedName = new String[REGION_CACHE];
+  private final Kind[] cachedKind = new Kind[REGION_CACHE];
+  private final int[] cachedParent = new int[REGION_CACHE];
+  private final int[] cachedChild = new int[REGION_CACHE];
   private final LongIntMap childCache = new LongIntMap(64);
   private final Map<Kind, Map<String, Integer>> regionEvents = new java.util.EnumMap<>(Kind.class);
   private final Map<String, AttributeCache> attributeEvents = new HashMap<>();
@@ -88,14 +93,27 @@ final class ThreadState {
 
   // ---- recording (owner thread) ----
 
+  @SuppressWarnings("ReferenceEquality") // identity is the point: a cheap probe, equals() below
   Region enterRegion(String regionName, Kind kind) {
+    // One direct-mapped probe replaces the name -> event -> child look-ups for a region
+    // entered again from the same context with the same name instance (the usual case: a
+    // string constant in a loop).
+    int h = (regionName.hashCode() * 31 + current) & (REGION_CACHE - 1);
+    if (cachedName[h] == regionName && cachedKind[h] == kind && cachedParent[h] == current) {
+      return pushChild(cachedChild[h], true);
+    }
     Map<String, Integer> cache = regionEvents.get(kind);
     Integer ev = cache.get(regionName);
     if (ev == null) {
       ev = contexts.regionEvent(regionName, kind);
       cache.put(regionName, ev);
     }
-    return push(ev, true);
+    int child = childOf(ev);
+    cachedName[h] = regionName;
+    cachedKind[h] = kind;
+    cachedParent[h] = current;
+    cachedChild[h] = child;
+    return pushChild(child, true);
   }
 
   Scope enterScope(String key, ValueType type, String text, long bits) {
@@ -111,16 +129,20 @@ final class ThreadState {
       attributeEvents.put(key, cache);
     }
     int ev = cache.event(contexts, key, text, bits);
-    return push(ev, false);
+    return pushChild(childOf(ev), false);
   }
 
-  private Frame push(int event, boolean region) {
+  private int childOf(int event) {
     long key = ((long) current << 32) | event;
     int child = childCache.get(key);
     if (child == LongIntMap.MISSING) {
       child = contexts.child(current, event);
       childCache.put(key, child);
     }
+    return child;
+  }
+
+  private Frame pushChild(int child, boolean region) {
     if (depth == frames.length) {
       int n = depth * 2;
       frameParent = Arrays.copyOf(frameParent, n);

@@ -286,4 +286,36 @@ class RecorderTest {
       assertThat(Recorder.isValidName(name)).as(name).isEqualTo(p.matcher(name).matches());
     }
   }
+
+  @Test
+  void equalNamesFromDifferentStringInstancesAndParentsMeanTheSameAndDifferentRegions() {
+    String built = new StringBuilder("ha").append("ndle").toString();
+    try (Region a = recorder.region("handle", Kind.COMPUTE)) {
+      assertThat(a).isNotNull();
+    }
+    try (Region b = recorder.region(built, Kind.COMPUTE)) {
+      assertThat(b).isNotNull();
+    }
+    try (Region c = recorder.region("handle", Kind.WAIT)) { // same name, other kind
+      assertThat(c).isNotNull();
+    }
+    try (Region outer = recorder.region("outer", Kind.COMPUTE);
+        Region d = recorder.region("handle", Kind.COMPUTE)) {
+      assertThat(d).isNotNull();
+    }
+    List<ThreadSnapshot> s = recorder.collect();
+    Map<String, Long> byPathAndKind = new HashMap<>();
+    for (Cell c : s.get(0).cells()) {
+      byPathAndKind.merge(
+          path(c.context()) + ":" + recorder.contexts().kind(c.context()),
+          c.state().count(),
+          Long::sum);
+    }
+    assertThat(byPathAndKind)
+        .containsEntry("handle:COMPUTE", 2L)
+        .containsEntry("handle:WAIT", 1L)
+        .containsEntry("outer:COMPUTE", 1L)
+        .containsEntry("outer/handle:COMPUTE", 1L)
+        .hasSize(4);
+  }
 }
