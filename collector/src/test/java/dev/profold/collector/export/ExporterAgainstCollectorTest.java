@@ -6,6 +6,7 @@ import dev.profold.client.internal.export.DeltaEncoder;
 import dev.profold.client.internal.export.Exporter;
 import dev.profold.client.internal.export.ExporterConfig;
 import dev.profold.client.internal.export.ExporterStats;
+import dev.profold.client.internal.export.ManualScheduler;
 import dev.profold.collector.dictionary.GlobalDictionary;
 import dev.profold.collector.fold.FoldConfig;
 import dev.profold.collector.fold.FoldEngine;

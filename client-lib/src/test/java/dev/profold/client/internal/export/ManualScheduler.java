@@ -11,7 +11,7 @@ import java.util.function.BooleanSupplier;
  * A {@link Scheduler} whose clock only moves when the test says so. Tasks run on the test's thread,
  * in {@link #runDue()} and {@link #advance}; any thread may enqueue them (gRPC callbacks do).
  */
-final class ManualScheduler implements Scheduler {
+public final class ManualScheduler implements Scheduler {
   private final PriorityQueue<Task> tasks = new PriorityQueue<>();
   private long nowNanos;
   private long order;
@@ -58,12 +58,12 @@ final class ManualScheduler implements Scheduler {
     shutdown = true;
   }
 
-  synchronized boolean isShutdown() {
+  public synchronized boolean isShutdown() {
     return shutdown;
   }
 
   /** Runs every task that is due now, including those they enqueue; returns how many ran. */
-  int runDue() {
+  public int runDue() {
     int ran = 0;
     Task t;
     while ((t = pollDue()) != null) {
@@ -89,7 +89,7 @@ final class ManualScheduler implements Scheduler {
   }
 
   /** Moves the clock forward by {@code d}, running each task when its time comes. */
-  void advance(Duration d) {
+  public void advance(Duration d) {
     long target;
     synchronized (this) {
       target = nowNanos + d.toNanos();
@@ -116,7 +116,7 @@ final class ManualScheduler implements Scheduler {
   }
 
   /** Delays from now of the pending (not cancelled) tasks, soonest first. */
-  synchronized List<Duration> pendingDelays() {
+  public synchronized List<Duration> pendingDelays() {
     List<Task> live = new ArrayList<>();
     for (Task t : tasks) {
       if (!t.cancelled) {
@@ -137,7 +137,7 @@ final class ManualScheduler implements Scheduler {
    * backoff), else waits for tasks enqueued by other threads (acks from a server thread). No
    * sleeping: the wait ends as soon as a task arrives, and re-checks {@code done} every 10 ms.
    */
-  void runUntil(BooleanSupplier done, Duration timeout, Duration maxJump)
+  public void runUntil(BooleanSupplier done, Duration timeout, Duration maxJump)
       throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (true) {
