@@ -54,6 +54,10 @@ public class FoldBenchmark {
   @Param({"1000", "100000"})
   public int groups;
 
+  /** The collector's histogram resolution: 3 is its default, 20 keeps everything. */
+  @Param({"3", "20"})
+  public int histogramMaxScale;
+
   private FoldEngine engine;
   private DecodedDelta decoded;
   private int deltasPerInvocation;
@@ -80,7 +84,7 @@ public class FoldBenchmark {
 
   private FoldEngine newEngine(GlobalDictionary dictionary) {
     return new FoldEngine(
-        new FoldConfig(BenchData.INTERVAL_NANOS, 5, groups),
+        new FoldConfig(BenchData.INTERVAL_NANOS, 5, groups, histogramMaxScale),
         dictionary,
         BenchData.CLOCK,
         new CollectorMetrics(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT)));

@@ -12,6 +12,8 @@ import java.time.Duration;
  * @param interval length of the aggregation windows
  * @param sourceTtlIntervals intervals of silence after which a source expires (>= 3)
  * @param cardinalityLimit groups the built-in scheme holds before overflowing
+ * @param histogramMaxScale highest resolution of the groups' exponential histograms (3: 8 buckets
+ *     per power of two, about 4% relative error, Prometheus's default native schema)
  * @param maxMessageBytes largest gRPC message accepted
  * @param maxPendingBytes received bytes waiting to be folded before ingest answers
  *     RESOURCE_EXHAUSTED
@@ -26,6 +28,7 @@ public record CollectorConfig(
     Duration interval,
     int sourceTtlIntervals,
     int cardinalityLimit,
+    int histogramMaxScale,
     int maxMessageBytes,
     long maxPendingBytes,
     int dictionaryEntries,
@@ -34,6 +37,7 @@ public record CollectorConfig(
 
   public static final int DEFAULT_GRPC_PORT = 7763;
   public static final int DEFAULT_HTTP_PORT = 7764;
+  public static final int DEFAULT_HISTOGRAM_MAX_SCALE = 3;
 
   /** The embedded defaults. */
   public static CollectorConfig defaults() {
@@ -44,6 +48,7 @@ public record CollectorConfig(
         Duration.ofSeconds(10),
         5,
         10_000,
+        DEFAULT_HISTOGRAM_MAX_SCALE,
         16 * 1024 * 1024,
         64L * 1024 * 1024,
         1_000_000,
@@ -59,6 +64,7 @@ public record CollectorConfig(
         interval,
         sourceTtlIntervals,
         cardinalityLimit,
+        histogramMaxScale,
         maxMessageBytes,
         maxPendingBytes,
         dictionaryEntries,
@@ -74,6 +80,7 @@ public record CollectorConfig(
         interval,
         sourceTtlIntervals,
         cardinalityLimit,
+        histogramMaxScale,
         maxMessageBytes,
         maxPendingBytes,
         dictionaryEntries,
@@ -89,6 +96,7 @@ public record CollectorConfig(
         interval,
         sourceTtlIntervals,
         cardinalityLimit,
+        histogramMaxScale,
         maxMessageBytes,
         maxPendingBytes,
         dictionaryEntries,
@@ -104,6 +112,7 @@ public record CollectorConfig(
         v,
         sourceTtlIntervals,
         cardinalityLimit,
+        histogramMaxScale,
         maxMessageBytes,
         maxPendingBytes,
         dictionaryEntries,

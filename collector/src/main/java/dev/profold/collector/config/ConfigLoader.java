@@ -33,6 +33,7 @@ public final class ConfigLoader {
           "interval",
           "source_ttl_intervals",
           "cardinality_limit",
+          "histogram_max_scale",
           "retry_delay",
           "shutdown_timeout",
           "limits");
@@ -86,6 +87,7 @@ public final class ConfigLoader {
             duration(top, "interval", d.interval(), name, Duration.ofMillis(100)),
             (int) number(top, "source_ttl_intervals", d.sourceTtlIntervals(), name, 3, 1_000_000),
             (int) number(top, "cardinality_limit", d.cardinalityLimit(), name, 1, 100_000_000),
+            (int) number(top, "histogram_max_scale", d.histogramMaxScale(), name, -10, 20),
             (int) size(limits, "max_message_bytes", d.maxMessageBytes(), name, 1024, 1L << 30),
             size(limits, "max_pending_bytes", d.maxPendingBytes(), name, 1024, 1L << 40),
             (int) number(limits, "dictionary_entries", d.dictionaryEntries(), name, 1, 500_000_000),

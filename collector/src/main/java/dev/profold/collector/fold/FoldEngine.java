@@ -82,7 +82,7 @@ public final class FoldEngine {
     this.dictionary = dictionary;
     this.clock = clock;
     this.metrics = metrics;
-    this.groups = new GroupTable(config.cardinalityLimit());
+    this.groups = new GroupTable(config.cardinalityLimit(), config.histogramMaxScale());
     Arrays.fill(slotWindow, NO_WINDOW);
     currentWindow = Math.floorDiv(nowNanos(), config.intervalNanos());
   }

@@ -1,6 +1,7 @@
 package dev.profold.collector.fold;
 
 import dev.profold.reduce.Aggregate;
+import dev.profold.reduce.ExpHistogram;
 import dev.profold.sinks.snapshot.Measure;
 import dev.profold.sinks.snapshot.SeriesSnapshot;
 import dev.profold.sinks.snapshot.StateSnapshot;
@@ -23,6 +24,7 @@ final class GroupTable {
   static final int SLOTS = 3;
 
   private final int limit;
+  private final int histogramMaxScale;
   private int capacity = 0;
   private int highWater = 0; // ids below this have been handed out
   private int live = 0;
@@ -37,8 +39,9 @@ final class GroupTable {
   private int[] free = new int[16];
   private int freeCount = 0;
 
-  GroupTable(int limit) {
+  GroupTable(int limit, int histogramMaxScale) {
     this.limit = limit;
+    this.histogramMaxScale = histogramMaxScale;
     grow(64);
   }
 
@@ -53,6 +56,10 @@ final class GroupTable {
       touchedList[s] = touchedList[s] == null ? new int[to] : Arrays.copyOf(touchedList[s], to);
     }
     capacity = to;
+  }
+
+  private Aggregate newAggregate() {
+    return new Aggregate(new ExpHistogram(ExpHistogram.DEFAULT_MAX_BUCKETS, histogramMaxScale));
   }
 
   /** True when a regular (non-overflow) group can still be added. */
@@ -74,7 +81,7 @@ final class GroupTable {
     labels[id] = List.copyOf(labelValues);
     measure[id] = m;
     if (cumulative[id] == null) {
-      cumulative[id] = new Aggregate();
+      cumulative[id] = newAggregate();
     }
     live++;
     if (overflowGroup) {
@@ -117,7 +124,7 @@ final class GroupTable {
       touched[slot][id] = true;
       touchedList[slot][touchedCount[slot]++] = id;
       if (windows[slot][id] == null) {
-        windows[slot][id] = new Aggregate();
+        windows[slot][id] = newAggregate();
       }
     }
     return windows[slot][id];

@@ -67,7 +67,8 @@ public final class CollectorServer {
             new FoldConfig(
                 config.interval().toNanos(),
                 config.sourceTtlIntervals(),
-                config.cardinalityLimit()),
+                config.cardinalityLimit(),
+                config.histogramMaxScale()),
             dictionary,
             clock,
             metrics);

@@ -35,6 +35,7 @@ class ConfigLoaderTest {
             interval: 500ms
             source_ttl_intervals: 7
             cardinality_limit: 12
+            histogram_max_scale: 5
             retry_delay: 2s
             shutdown_timeout: 1m
             limits:
@@ -51,6 +52,7 @@ class ConfigLoaderTest {
                 Duration.ofMillis(500),
                 7,
                 12,
+                5,
                 64 * 1024,
                 2L * 1024 * 1024,
                 99,
