@@ -84,5 +84,12 @@ class ProfoldClientEndToEndTest {
         .contains("profold_region_items_sum" + handle + " 600.0\n")
         .contains("profold_region_rows_count" + db + " 300\n")
         .contains("profold_deltas_applied_total 1.0\n");
+    // The library reports its own CPU time (flush and exporter threads) in every delta.
+    java.util.regex.Matcher cpu =
+        java.util.regex.Pattern.compile(
+                "profold_client_cpu_seconds_total\\{instance=\"client-1\",service=\"e2e\"\\} (\\S+)")
+            .matcher(metrics);
+    assertThat(cpu.find()).as("client CPU series").isTrue();
+    assertThat(Double.parseDouble(cpu.group(1))).isPositive();
   }
 }

@@ -94,6 +94,7 @@ public final class Exporter implements AutoCloseable {
   private Stream stream;
   private Scheduler.Cancellable reconnect;
   private int consecutiveFailures;
+  private volatile long thread = -1;
   private boolean everConnected;
 
   /**
@@ -164,6 +165,11 @@ public final class Exporter implements AutoCloseable {
     }
   }
 
+  /** Id of the thread the exporter runs on (for its CPU time), or -1 before it first ran. */
+  public long threadId() {
+    return thread;
+  }
+
   /**
    * Waits until every submitted delta is acknowledged or dropped, at most {@code timeout}. Call it
    * from any thread but the exporter's (a shutdown hook, typically after submitting a last delta).
@@ -229,6 +235,7 @@ public final class Exporter implements AutoCloseable {
   // ---------------------------------------------------------------- exporter thread
 
   private void drainInbox() {
+    thread = Thread.currentThread().getId();
     Delta d;
     while ((d = inbox.poll()) != null) {
       inboxBytes.addAndGet(-d.getSerializedSize());

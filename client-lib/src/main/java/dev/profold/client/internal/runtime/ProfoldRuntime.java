@@ -180,12 +180,16 @@ public final class ProfoldRuntime {
     return d;
   }
 
-  /** CPU time of the flush thread since the previous call (the exporter's is not separated). */
+  /** CPU time of the flush and exporter threads since the previous call. */
   private long ownCpuNanos() {
     if (!threadsMx.isThreadCpuTimeSupported()) {
       return 0;
     }
-    long now = threadsMx.getThreadCpuTime(flushThreadId);
+    long now = Math.max(0, threadsMx.getThreadCpuTime(flushThreadId));
+    long exporterThread = exporter.threadId();
+    if (exporterThread >= 0) {
+      now += Math.max(0, threadsMx.getThreadCpuTime(exporterThread));
+    }
     long d = Math.max(0, now - lastCpuNanos);
     lastCpuNanos = now;
     return d;
