@@ -26,6 +26,8 @@ import java.util.regex.Pattern;
  *   <tr><td>interval</td><td>PROFOLD_INTERVAL</td><td>profold.interval</td><td>10s</td></tr>
  *   <tr><td>threadAggregation</td><td>PROFOLD_THREAD_AGGREGATION</td>
  *       <td>profold.thread.aggregation</td><td>SUM</td></tr>
+ *   <tr><td>threadAggregationByGroup</td><td>PROFOLD_THREAD_AGGREGATION_GROUPS
+ *       (group=MODE,...)</td><td>profold.thread.aggregation.groups</td><td>none</td></tr>
  *   <tr><td>labels</td><td>PROFOLD_LABELS (k=v,k2=v2)</td><td>profold.labels</td><td>none</td></tr>
  *   <tr><td>enabled</td><td>PROFOLD_ENABLED</td><td>profold.enabled</td><td>true</td></tr>
  *   <tr><td>maxBufferBytes</td><td>PROFOLD_MAX_BUFFER_BYTES</td>
@@ -43,6 +45,7 @@ public final class ProfoldConfig {
   private final String instance;
   private final Duration interval;
   private final ThreadAggregation threadAggregation;
+  private final Map<String, ThreadAggregation> threadAggregationByGroup;
   private final Map<String, String> labels;
   private final boolean enabled;
   private final long maxBufferBytes;
@@ -54,6 +57,7 @@ public final class ProfoldConfig {
     instance = b.instance != null ? b.instance : defaultInstance();
     interval = b.interval;
     threadAggregation = b.threadAggregation;
+    threadAggregationByGroup = Map.copyOf(b.threadAggregationByGroup);
     labels = Map.copyOf(b.labels);
     enabled = b.enabled;
     maxBufferBytes = b.maxBufferBytes;
@@ -107,6 +111,38 @@ public final class ProfoldConfig {
         throw new IllegalArgumentException(
             "PROFOLD_THREAD_AGGREGATION: '" + v + "' is not one of NONE, SUM, SET, KEY, CALLTREE",
             e);
+      }
+    }
+    if ((v =
+            setting(
+                env,
+                props,
+                "PROFOLD_THREAD_AGGREGATION_GROUPS",
+                "profold.thread.aggregation.groups"))
+        != null) {
+      for (String pair : v.split(",", -1)) {
+        if (pair.isBlank()) {
+          continue;
+        }
+        int eq = pair.lastIndexOf('=');
+        if (eq <= 0) {
+          throw new IllegalArgumentException(
+              "PROFOLD_THREAD_AGGREGATION_GROUPS: '"
+                  + pair
+                  + "' is not group=MODE (e.g. http-exec-*=KEY,worker-*=CALLTREE)");
+        }
+        String mode = pair.substring(eq + 1).trim();
+        try {
+          b.threadAggregation(
+              pair.substring(0, eq).trim(),
+              ThreadAggregation.valueOf(mode.toUpperCase(Locale.ROOT)));
+        } catch (IllegalArgumentException e) {
+          throw new IllegalArgumentException(
+              "PROFOLD_THREAD_AGGREGATION_GROUPS: '"
+                  + mode
+                  + "' is not one of NONE, SUM, SET, KEY, CALLTREE",
+              e);
+        }
       }
     }
     if ((v = setting(env, props, "PROFOLD_LABELS", "profold.labels")) != null) {
@@ -181,6 +217,11 @@ public final class ProfoldConfig {
     return threadAggregation;
   }
 
+  /** Per thread group (normalised name, e.g. {@code http-exec-*}) overrides of the mode. */
+  public Map<String, ThreadAggregation> threadAggregationByGroup() {
+    return threadAggregationByGroup;
+  }
+
   /** Labels of the source (deployment region, version, ...). */
   public Map<String, String> labels() {
     return labels;
@@ -227,6 +268,7 @@ public final class ProfoldConfig {
     private String instance;
     private Duration interval = Duration.ofSeconds(10);
     private ThreadAggregation threadAggregation = ThreadAggregation.SUM;
+    private final Map<String, ThreadAggregation> threadAggregationByGroup = new LinkedHashMap<>();
     private final Map<String, String> labels = new LinkedHashMap<>();
     private boolean enabled = true;
     private long maxBufferBytes = 8L << 20;
@@ -276,6 +318,18 @@ public final class ProfoldConfig {
 
     public Builder threadAggregation(ThreadAggregation mode) {
       this.threadAggregation = Objects.requireNonNull(mode, "threadAggregation");
+      return this;
+    }
+
+    /**
+     * The mode for one thread group, by its normalised name ({@code http-exec-*}: thread names with
+     * every run of digits replaced by {@code *}); other groups get the default mode.
+     */
+    public Builder threadAggregation(String group, ThreadAggregation mode) {
+      if (group == null || group.isBlank()) {
+        throw new IllegalArgumentException("threadAggregation: the thread group must not be empty");
+      }
+      threadAggregationByGroup.put(group, Objects.requireNonNull(mode, "mode"));
       return this;
     }
 

@@ -50,6 +50,21 @@ class ProfoldConfigTest {
   }
 
   @Test
+  void threadAggregationCanBeSetPerThreadGroup() {
+    ProfoldConfig c =
+        env(Map.of("PROFOLD_THREAD_AGGREGATION_GROUPS", "http-exec-*=key, worker-*=CALLTREE"));
+    assertThat(c.threadAggregationByGroup())
+        .containsEntry("http-exec-*", ThreadAggregation.KEY)
+        .containsEntry("worker-*", ThreadAggregation.CALLTREE)
+        .hasSize(2);
+    assertThatThrownBy(() -> env(Map.of("PROFOLD_THREAD_AGGREGATION_GROUPS", "http-exec-*=ALL")))
+        .hasMessage(
+            "PROFOLD_THREAD_AGGREGATION_GROUPS: 'ALL' is not one of NONE, SUM, SET, KEY, CALLTREE");
+    assertThatThrownBy(() -> env(Map.of("PROFOLD_THREAD_AGGREGATION_GROUPS", "KEY")))
+        .hasMessageContaining("is not group=MODE");
+  }
+
+  @Test
   void badSettingsNameTheVariableAndWhatIsExpected() {
     assertThatThrownBy(() -> env(Map.of("PROFOLD_INTERVAL", "10")))
         .isInstanceOf(IllegalArgumentException.class)

@@ -8,7 +8,7 @@ import dev.profold.client.internal.export.ExporterStats;
 import dev.profold.client.internal.record.Recorder;
 import dev.profold.client.internal.threads.AggregatedEntry;
 import dev.profold.client.internal.threads.EntryEncoder;
-import dev.profold.client.internal.threads.ThreadAggregator;
+import dev.profold.client.internal.threads.ThreadAggregationPlan;
 import dev.profold.client.internal.threads.ThreadAggregators;
 import dev.profold.client.internal.threads.ThreadSnapshot;
 import dev.profold.proto.v1.ClientOverhead;
@@ -44,7 +44,7 @@ public final class ProfoldRuntime {
   private final ProfoldConfig config;
   private final DeltaEncoder encoder;
   private final Recorder recorder;
-  private final ThreadAggregator aggregator;
+  private final ThreadAggregationPlan aggregation;
   private final EntryEncoder entries;
   private final ManagedChannel channel;
   private final Exporter exporter;
@@ -77,7 +77,8 @@ public final class ProfoldRuntime {
     }
     this.encoder = new DeltaEncoder(id.build());
     this.recorder = new Recorder(encoder, config.maxCellsPerThread());
-    this.aggregator = ThreadAggregators.forMode(config.threadAggregation());
+    this.aggregation =
+        new ThreadAggregationPlan(config.threadAggregation(), config.threadAggregationByGroup());
     this.entries = new EntryEncoder(encoder, recorder.contexts());
     this.channel = ManagedChannelBuilder.forTarget(config.endpoint()).usePlaintext().build();
     this.exporter =
@@ -155,7 +156,7 @@ public final class ProfoldRuntime {
     }
     List<ThreadSnapshot> threads = recorder.collect();
     List<AggregatedEntry> reduced =
-        aggregator.aggregate(threads, recorder.contexts(), recorder.timeMetric());
+        aggregation.aggregate(threads, recorder.contexts(), recorder.timeMetric());
     List<Entry> encoded = entries.encode(reduced);
     ExporterStats stats = exporter.stats();
     Delta.Builder delta =
