@@ -121,24 +121,19 @@ final class CollectorCommand implements Callable<Integer> {
 
   private CollectorConfig resolve() throws ConfigException {
     CollectorConfig c = config == null ? CollectorConfig.defaults() : ConfigLoader.load(config);
-    if (listen != null) {
-      c = c.withListen(listen);
-    }
-    if (grpcPort != null) {
-      c = c.withGrpcPort(checkPort("--grpc-port", grpcPort));
-    }
-    if (httpPort != null) {
-      c = c.withHttpPort(checkPort("--http-port", httpPort));
-    }
+    Duration d = null;
     if (interval != null) {
-      Duration d = ConfigLoader.parseDuration(interval);
+      d = ConfigLoader.parseDuration(interval);
       if (d == null || d.toMillis() < 100) {
         throw new ConfigException(
             "--interval: '" + interval + "' is not a duration of at least 100ms (e.g. 10s, 1m)");
       }
-      c = c.withInterval(d);
     }
-    return c;
+    return c.withOverrides(
+        listen,
+        grpcPort == null ? null : checkPort("--grpc-port", grpcPort),
+        httpPort == null ? null : checkPort("--http-port", httpPort),
+        d);
   }
 
   private static int checkPort(String option, int port) throws ConfigException {

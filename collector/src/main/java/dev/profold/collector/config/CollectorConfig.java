@@ -56,60 +56,17 @@ public record CollectorConfig(
         Duration.ofSeconds(10));
   }
 
-  public CollectorConfig withListen(String v) {
+  /**
+   * This configuration with the command-line overrides applied (they win over the file); a null
+   * argument keeps the setting.
+   */
+  public CollectorConfig withOverrides(
+      String listen, Integer grpcPort, Integer httpPort, Duration interval) {
     return new CollectorConfig(
-        v,
-        grpcPort,
-        httpPort,
-        interval,
-        sourceTtlIntervals,
-        cardinalityLimit,
-        histogramMaxScale,
-        maxMessageBytes,
-        maxPendingBytes,
-        dictionaryEntries,
-        retryDelay,
-        shutdownTimeout);
-  }
-
-  public CollectorConfig withGrpcPort(int v) {
-    return new CollectorConfig(
-        listen,
-        v,
-        httpPort,
-        interval,
-        sourceTtlIntervals,
-        cardinalityLimit,
-        histogramMaxScale,
-        maxMessageBytes,
-        maxPendingBytes,
-        dictionaryEntries,
-        retryDelay,
-        shutdownTimeout);
-  }
-
-  public CollectorConfig withHttpPort(int v) {
-    return new CollectorConfig(
-        listen,
-        grpcPort,
-        v,
-        interval,
-        sourceTtlIntervals,
-        cardinalityLimit,
-        histogramMaxScale,
-        maxMessageBytes,
-        maxPendingBytes,
-        dictionaryEntries,
-        retryDelay,
-        shutdownTimeout);
-  }
-
-  public CollectorConfig withInterval(Duration v) {
-    return new CollectorConfig(
-        listen,
-        grpcPort,
-        httpPort,
-        v,
+        listen != null ? listen : this.listen,
+        grpcPort != null ? grpcPort : this.grpcPort,
+        httpPort != null ? httpPort : this.httpPort,
+        interval != null ? interval : this.interval,
         sourceTtlIntervals,
         cardinalityLimit,
         histogramMaxScale,

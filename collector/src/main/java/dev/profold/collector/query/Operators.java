@@ -22,9 +22,24 @@ public final class Operators {
 
   static {
     define("count", "count()", 0, 0, c -> new CountOperator());
-    define("sum", "sum(attribute)", 1, 1, c -> new SumOperator(c.arg(0), false));
-    define("min", "min(attribute)", 1, 1, c -> new MinOperator(c.arg(0), false));
-    define("max", "max(attribute)", 1, 1, c -> new MaxOperator(c.arg(0), false));
+    define(
+        "sum",
+        "sum(attribute)",
+        1,
+        1,
+        c -> new ExtremeOrSumOperator(ExtremeOrSumOperator.Statistic.SUM, c.arg(0), false));
+    define(
+        "min",
+        "min(attribute)",
+        1,
+        1,
+        c -> new ExtremeOrSumOperator(ExtremeOrSumOperator.Statistic.MIN, c.arg(0), false));
+    define(
+        "max",
+        "max(attribute)",
+        1,
+        1,
+        c -> new ExtremeOrSumOperator(ExtremeOrSumOperator.Statistic.MAX, c.arg(0), false));
     define("avg", "avg(attribute)", 1, 1, c -> new AvgOperator(c.arg(0)));
     define("variance", "variance(attribute)", 1, 1, c -> new VarianceOperator(c.arg(0)));
     define("stddev", "stddev(attribute)", 1, 1, c -> new StddevOperator(c.arg(0)));
@@ -48,15 +63,30 @@ public final class Operators {
         c -> new ScaleOperator(c.arg(0), c.number(1), false));
     define("scale_count", "scale_count(scale)", 1, 1, c -> new ScaleCountOperator(c.number(0)));
     define("any", "any(attribute)", 1, 1, c -> new AnyOperator(c.arg(0)));
-    define("inclusive_sum", "inclusive_sum(attribute)", 1, 1, c -> new SumOperator(c.arg(0), true));
+    define(
+        "inclusive_sum",
+        "inclusive_sum(attribute)",
+        1,
+        1,
+        c -> new ExtremeOrSumOperator(ExtremeOrSumOperator.Statistic.SUM, c.arg(0), true));
     define(
         "inclusive_percent_total",
         "inclusive_percent_total(attribute)",
         1,
         1,
         c -> new PercentTotalOperator(c.arg(0), true));
-    define("inclusive_min", "inclusive_min(attribute)", 1, 1, c -> new MinOperator(c.arg(0), true));
-    define("inclusive_max", "inclusive_max(attribute)", 1, 1, c -> new MaxOperator(c.arg(0), true));
+    define(
+        "inclusive_min",
+        "inclusive_min(attribute)",
+        1,
+        1,
+        c -> new ExtremeOrSumOperator(ExtremeOrSumOperator.Statistic.MIN, c.arg(0), true));
+    define(
+        "inclusive_max",
+        "inclusive_max(attribute)",
+        1,
+        1,
+        c -> new ExtremeOrSumOperator(ExtremeOrSumOperator.Statistic.MAX, c.arg(0), true));
     define(
         "inclusive_scale",
         "inclusive_scale(attribute, scale)",

@@ -34,52 +34,31 @@ public final class CollectorMetrics {
   public CollectorMetrics(MeterRegistry registry) {
     this.registry = registry;
     deltasReceived =
-        Counter.builder("profold.deltas.received")
-            .description("Deltas received, whatever became of them.")
-            .register(registry);
-    deltasApplied =
-        Counter.builder("profold.deltas.applied")
-            .description("Deltas folded into the aggregates.")
-            .register(registry);
+        counter("profold.deltas.received", "Deltas received, whatever became of them.");
+    deltasApplied = counter("profold.deltas.applied", "Deltas folded into the aggregates.");
     deltasDuplicate =
-        Counter.builder("profold.deltas.duplicate")
-            .description("Deltas received again (retries) and acknowledged without applying.")
-            .register(registry);
-    entriesReceived =
-        Counter.builder("profold.entries.received")
-            .description("Entries in applied deltas.")
-            .register(registry);
+        counter(
+            "profold.deltas.duplicate",
+            "Deltas received again (retries) and acknowledged without applying.");
+    entriesReceived = counter("profold.entries.received", "Entries in applied deltas.");
     bytesReceived =
         Counter.builder("profold.ingest.received")
             .baseUnit("bytes")
             .description("Serialized size of the deltas received.")
             .register(registry);
     missingDeltas =
-        Counter.builder("profold.sequence.gaps")
-            .description("Deltas never received, as counted from gaps in sequence numbers.")
-            .register(registry);
+        counter(
+            "profold.sequence.gaps",
+            "Deltas never received, as counted from gaps in sequence numbers.");
     sourceRestarts =
-        Counter.builder("profold.source.restarts")
-            .description("New incarnations of a known service instance (process restarts).")
-            .register(registry);
+        counter(
+            "profold.source.restarts",
+            "New incarnations of a known service instance (process restarts).");
     sourcesExpired =
-        Counter.builder("profold.sources.expired")
-            .description("Sources dropped after staying silent for the source TTL.")
-            .register(registry);
-    late =
-        Counter.builder("profold.entries.outside.window")
-            .tag("reason", "late")
-            .description(
-                "Entry measurements too old (or too far ahead) for any open interval window;"
-                    + " folded into cumulative state only.")
-            .register(registry);
-    future =
-        Counter.builder("profold.entries.outside.window")
-            .tag("reason", "future")
-            .description(
-                "Entry measurements too old (or too far ahead) for any open interval window;"
-                    + " folded into cumulative state only.")
-            .register(registry);
+        counter(
+            "profold.sources.expired", "Sources dropped after staying silent for the source TTL.");
+    late = outsideWindow("late");
+    future = outsideWindow("future");
     foldLatency =
         Timer.builder("profold.fold.latency")
             .description("Time to fold one delta into the aggregates.")
@@ -95,6 +74,19 @@ public final class CollectorMetrics {
             "profold.ingest.pending", pendingBytes, AtomicLong::get)
         .baseUnit("bytes")
         .description("Bytes of received deltas waiting to be folded.")
+        .register(registry);
+  }
+
+  private Counter counter(String name, String description) {
+    return Counter.builder(name).description(description).register(registry);
+  }
+
+  private Counter outsideWindow(String reason) {
+    return Counter.builder("profold.entries.outside.window")
+        .tag("reason", reason)
+        .description(
+            "Entry measurements too old (or too far ahead) for any open interval window;"
+                + " folded into cumulative state only.")
         .register(registry);
   }
 

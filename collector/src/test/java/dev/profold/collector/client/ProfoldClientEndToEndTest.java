@@ -37,7 +37,7 @@ class ProfoldClientEndToEndTest {
   void recordedRegionsArriveExactly() throws Exception {
     server =
         new CollectorServer(
-            CollectorConfig.defaults().withGrpcPort(0).withHttpPort(0), InstantSource.system());
+            CollectorConfig.defaults().withOverrides(null, 0, 0, null), InstantSource.system());
     server.start();
     assertThat(
             Profold.start(
