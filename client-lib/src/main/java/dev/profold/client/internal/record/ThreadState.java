@@ -84,8 +84,8 @@ final class ThreadState {
     this.initial = ThreadGroups.isInitial(owner);
     this.recorder = recorder;
     this.contexts = contexts;
-    this.active = new ThreadTable(maxCells);
-    this.standby = new ThreadTable(maxCells);
+    this.active = new ThreadTable(maxCells, recorder.timeMetric());
+    this.standby = new ThreadTable(maxCells, recorder.timeMetric());
     for (Kind k : Kind.values()) {
       regionEvents.put(k, new HashMap<>());
     }
@@ -195,7 +195,10 @@ final class ThreadState {
   private void pop(long now) {
     int d = --depth;
     if (frameRegion[d]) {
-      record(current, recorder.timeMetric(), (now - frameStart[d]) * 1e-9);
+      long e = (long) START.getOpaque(this) + 1;
+      START.setVolatile(this, e);
+      active.recordTime(current, (now - frameStart[d]) * 1e-9);
+      END.setRelease(this, e);
     }
     current = frameParent[d];
   }

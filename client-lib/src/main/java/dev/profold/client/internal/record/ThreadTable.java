@@ -23,12 +23,33 @@ final class ThreadTable {
   private final LongIntMap slots = new LongIntMap(64);
   private long[] keys = new long[16];
   private Aggregate[] cells = new Aggregate[16];
-  private boolean[] touched = new boolean[16];
+  private final int timeMetric;
+  private Aggregate[] timeCells = new Aggregate[64]; // by context id: the time metric's cell
   private int size;
   private long dropped;
 
-  ThreadTable(int maxCells) {
+  /**
+   * A table of at most {@code maxCells} cells; {@code timeMetric} gets a direct per-context path.
+   */
+  ThreadTable(int maxCells, int timeMetric) {
     this.maxCells = maxCells;
+    this.timeMetric = timeMetric;
+  }
+
+  /**
+   * Adds one duration (seconds, finite and not negative) to the time metric's cell of {@code
+   * context}: an array index instead of a hash probe, as every region close does this.
+   */
+  void recordTime(int context, double seconds) {
+    Aggregate[] byContext = timeCells;
+    if (context < byContext.length) {
+      Aggregate cell = byContext[context];
+      if (cell != null) {
+        cell.record(seconds);
+        return;
+      }
+    }
+    record(context, timeMetric, seconds);
   }
 
   /** Adds one value to the cell of (context, metric). */
@@ -43,36 +64,41 @@ final class ThreadTable {
       slot = addCell(key);
     }
     cells[slot].record(value);
-    touched[slot] = true;
   }
 
   private int addCell(long key) {
     if (size == cells.length) {
       keys = Arrays.copyOf(keys, size * 2);
       cells = Arrays.copyOf(cells, size * 2);
-      touched = Arrays.copyOf(touched, size * 2);
     }
     int slot = size++;
     keys[slot] = key;
-    cells[slot] =
+    Aggregate cell =
         new Aggregate(new ExpHistogram(ExpHistogram.DEFAULT_MAX_BUCKETS, ExpHistogram.TABLE_SCALE));
+    cells[slot] = cell;
     slots.put(key, slot);
+    int context = (int) (key >>> 32);
+    if ((int) key == timeMetric) {
+      if (context >= timeCells.length) {
+        timeCells = Arrays.copyOf(timeCells, Math.max(context + 1, timeCells.length * 2));
+      }
+      timeCells[context] = cell;
+    }
     return slot;
   }
 
   /**
-   * Copies the touched cells out (into fresh aggregates the caller owns), then empties them for the
-   * next interval.
+   * Copies the cells that recorded anything (count > 0; every recorded value counts) out, into
+   * fresh aggregates the caller owns, then empties them for the next interval.
    */
   List<Cell> drain() {
     List<Cell> out = new ArrayList<>();
     for (int slot = 0; slot < size; slot++) {
-      if (touched[slot]) {
+      if (cells[slot].count() > 0) {
         Aggregate copy = new Aggregate();
         copy.copyFrom(cells[slot]);
         out.add(new Cell((int) (keys[slot] >>> 32), (int) keys[slot], copy));
         cells[slot].reset();
-        touched[slot] = false;
       }
     }
     return out;

@@ -239,6 +239,27 @@ class RecorderTest {
   }
 
   @Test
+  void regionTimesStayExactBeyondTheDirectCellArrayAndAcrossIntervals() {
+    // 300 distinct region contexts: more than the per-context time-cell array starts with, so it
+    // has to grow; three intervals, so cells are reset and reused between them.
+    for (int interval = 1; interval <= 3; interval++) {
+      for (int r = 0; r < 300; r++) {
+        for (int k = 0; k <= r % 3; k++) {
+          try (Region x = recorder.region("r" + r, Kind.COMPUTE)) {
+            assertThat(x).isNotNull();
+          }
+        }
+      }
+      Map<String, Long> counts = countsByPath(recorder.collect(), recorder.timeMetric());
+      assertThat(counts).hasSize(300);
+      for (int r = 0; r < 300; r++) {
+        assertThat(counts).containsEntry("r" + r, (long) (r % 3 + 1));
+      }
+    }
+    assertThat(recorder.collect()).isEmpty(); // nothing recorded since: nothing reported
+  }
+
+  @Test
   void threadNamesAreGroupedByPool() {
     assertThat(ThreadGroups.normalise("http-exec-17")).isEqualTo("http-exec-*");
     assertThat(ThreadGroups.normalise("pool-2-thread-15")).isEqualTo("pool-*-thread-*");
