@@ -363,7 +363,14 @@ public final class FoldEngine {
             groups.cumulativeSnapshot(),
             lastInterval,
             lastIntervalEnd,
-            groups.size());
+            groups.size(),
+            "SELECT sum(time) GROUP BY service, instance, path, kind",
+            config.intervalNanos(),
+            lastIntervalEnd == 0
+                ? List.of()
+                : List.of(
+                    new dev.profold.sinks.snapshot.IntervalSnapshot(
+                        lastIntervalEnd - config.intervalNanos(), lastIntervalEnd, lastInterval)));
     List<SourceSnapshot> sources = new ArrayList<>(instances.size());
     for (Instance i : instances.values()) {
       sources.add(

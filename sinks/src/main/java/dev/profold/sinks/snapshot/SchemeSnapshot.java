@@ -12,6 +12,9 @@ import java.util.List;
  * @param lastInterval state per series over the last closed interval (only series with data in it)
  * @param lastIntervalEndUnixNanos end of the last closed interval, 0 when none closed yet
  * @param groups number of groups the scheme holds (the cardinality the limit applies to)
+ * @param query the scheme's CalQL query, as configured
+ * @param intervalNanos the scheme's interval length
+ * @param retained the retained closed intervals, oldest first (the last is {@code lastInterval})
  */
 public record SchemeSnapshot(
     String scheme,
@@ -19,10 +22,14 @@ public record SchemeSnapshot(
     List<SeriesSnapshot> cumulative,
     List<SeriesSnapshot> lastInterval,
     long lastIntervalEndUnixNanos,
-    int groups) {
+    int groups,
+    String query,
+    long intervalNanos,
+    List<IntervalSnapshot> retained) {
   public SchemeSnapshot {
     labelNames = List.copyOf(labelNames);
     cumulative = List.copyOf(cumulative);
     lastInterval = List.copyOf(lastInterval);
+    retained = List.copyOf(retained);
   }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.profold.reduce.Aggregate;
 import dev.profold.sinks.snapshot.CollectorSnapshot;
+import dev.profold.sinks.snapshot.IntervalSnapshot;
 import dev.profold.sinks.snapshot.Measure;
 import dev.profold.sinks.snapshot.SchemeSnapshot;
 import dev.profold.sinks.snapshot.SeriesSnapshot;
@@ -36,7 +37,15 @@ class PrometheusExpositionTest {
 
   private static SchemeSnapshot scheme(List<SeriesSnapshot> cumulative, List<SeriesSnapshot> last) {
     return new SchemeSnapshot(
-        "region", List.of("service", "path"), cumulative, last, 20_000_000_000L, 3);
+        "region",
+        List.of("service", "path"),
+        cumulative,
+        last,
+        20_000_000_000L,
+        3,
+        "SELECT sum(time) GROUP BY service, path",
+        10_000_000_000L,
+        List.of(new IntervalSnapshot(10_000_000_000L, 20_000_000_000L, last)));
   }
 
   @Test
