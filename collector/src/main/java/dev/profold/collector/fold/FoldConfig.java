@@ -1,6 +1,9 @@
 package dev.profold.collector.fold;
 
+import dev.profold.collector.scheme.SchemeDefinition;
 import dev.profold.reduce.ExpHistogram;
+import java.time.Duration;
+import java.util.List;
 
 /**
  * Settings of the fold.
@@ -11,16 +14,38 @@ import dev.profold.reduce.ExpHistogram;
  * @param cardinalityLimit groups the built-in scheme holds before overflowing, > 0
  * @param histogramMaxScale highest resolution kept in the groups' histograms ({@link
  *     ExpHistogram#MIN_SCALE}..{@link ExpHistogram#MAX_SCALE}); finer data is lowered on merge
+ * @param schemes the aggregation schemes, in order (names unique)
  */
 public record FoldConfig(
-    long intervalNanos, int sourceTtlIntervals, int cardinalityLimit, int histogramMaxScale) {
+    long intervalNanos,
+    int sourceTtlIntervals,
+    int cardinalityLimit,
+    int histogramMaxScale,
+    List<SchemeDefinition> schemes) {
 
-  /** Settings keeping histograms at full resolution. */
+  /** Settings keeping histograms at full resolution, with the built-in scheme only. */
   public FoldConfig(long intervalNanos, int sourceTtlIntervals, int cardinalityLimit) {
     this(intervalNanos, sourceTtlIntervals, cardinalityLimit, ExpHistogram.MAX_SCALE);
   }
 
+  /**
+   * Settings with the built-in scheme only, at {@code intervalNanos} and {@code cardinalityLimit}.
+   */
+  public FoldConfig(
+      long intervalNanos, int sourceTtlIntervals, int cardinalityLimit, int histogramMaxScale) {
+    this(
+        intervalNanos,
+        sourceTtlIntervals,
+        cardinalityLimit,
+        histogramMaxScale,
+        List.of(SchemeDefinition.builtIn(Duration.ofNanos(intervalNanos), cardinalityLimit)));
+  }
+
   public FoldConfig {
+    schemes = List.copyOf(schemes);
+    if (schemes.stream().map(SchemeDefinition::name).distinct().count() != schemes.size()) {
+      throw new IllegalArgumentException("scheme names must be unique");
+    }
     if (histogramMaxScale < ExpHistogram.MIN_SCALE || histogramMaxScale > ExpHistogram.MAX_SCALE) {
       throw new IllegalArgumentException(
           "histogram max scale must be within -10..20, was " + histogramMaxScale);

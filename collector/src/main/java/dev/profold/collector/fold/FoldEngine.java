@@ -1,22 +1,15 @@
 package dev.profold.collector.fold;
 
-import dev.profold.collector.dictionary.Attribute;
-import dev.profold.collector.dictionary.AttributeType;
 import dev.profold.collector.dictionary.GlobalDictionary;
-import dev.profold.collector.dictionary.PathNode;
 import dev.profold.collector.ingest.DecodedDelta;
 import dev.profold.collector.ingest.SourceKey;
+import dev.profold.collector.scheme.SchemeDefinition;
 import dev.profold.collector.telemetry.CollectorMetrics;
-import dev.profold.reduce.Aggregate;
-import dev.profold.reduce.LongIntMap;
 import dev.profold.sinks.snapshot.CollectorSnapshot;
-import dev.profold.sinks.snapshot.Measure;
 import dev.profold.sinks.snapshot.SchemeSnapshot;
-import dev.profold.sinks.snapshot.SeriesSnapshot;
 import dev.profold.sinks.snapshot.SourceSnapshot;
 import java.time.InstantSource;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
@@ -39,37 +32,28 @@ import java.util.Map;
  * instance's cumulative state (a counter reset for Prometheus); one with an earlier start is
  * rejected. An instance silent for {@code ttlIntervals} intervals expires and its groups go.
  *
- * <p><b>Built-in scheme</b> ({@value #SCHEME}): groups by service, instance, region path (the
- * entry's PATH attribute named {@code region}; none gives an empty path) and measurement, with the
- * leaf region's kind as a label. Beyond {@code cardinalityLimit} groups, further groups fold into
- * one overflow group per measurement, labelled {@value #OVERFLOW}.
+ * <p><b>Schemes.</b> Every applied delta is folded into each configured scheme (see {@link
+ * SchemeFold}); each has its own interval windows, following the rules above with its own interval.
+ * {@link #reconfigure} swaps the scheme list, keeping the state of schemes whose definition did not
+ * change.
  *
  * <p>Not thread-safe: one thread (the fold thread, see {@link FoldWorker}) calls everything.
  * Steady-state folding of an entry allocates nothing.
  */
 public final class FoldEngine {
   /** Name of the built-in scheme. */
-  public static final String SCHEME = "region";
+  public static final String SCHEME = SchemeDefinition.BUILT_IN;
 
   /** Label value of the overflow groups. */
   public static final String OVERFLOW = "_overflow_";
-
-  static final List<String> LABELS = List.of("service", "instance", "path", "kind");
-  private static final long NO_WINDOW = Long.MIN_VALUE;
 
   private final FoldConfig config;
   private final GlobalDictionary dictionary;
   private final InstantSource clock;
   private final CollectorMetrics metrics;
-  private final GroupTable groups;
   private final Map<SourceKey, Instance> instances = new HashMap<>();
-  private final LongIntMap overflowGroups = new LongIntMap();
-  private final long[] slotWindow = new long[GroupTable.SLOTS];
-  private byte[] regionAttribute = new byte[64]; // 0 unknown, 1 region, 2 other
-  private Measure[] measures = new Measure[64];
-  private long currentWindow;
-  private List<SeriesSnapshot> lastInterval = List.of();
-  private long lastIntervalEnd;
+  private List<SchemeFold> schemes;
+  private final boolean[] late = new boolean[2];
   private long version;
   private long nextExpiryCheck;
 
@@ -82,9 +66,52 @@ public final class FoldEngine {
     this.dictionary = dictionary;
     this.clock = clock;
     this.metrics = metrics;
-    this.groups = new GroupTable(config.cardinalityLimit(), config.histogramMaxScale());
-    Arrays.fill(slotWindow, NO_WINDOW);
-    currentWindow = Math.floorDiv(nowNanos(), config.intervalNanos());
+    List<SchemeFold> folds = new ArrayList<>();
+    for (SchemeDefinition def : config.schemes()) {
+      folds.add(newFold(def));
+    }
+    this.schemes = List.copyOf(folds);
+  }
+
+  private SchemeFold newFold(SchemeDefinition def) {
+    return new SchemeFold(def, dictionary, metrics, config.histogramMaxScale(), nowNanos());
+  }
+
+  /**
+   * Replaces the schemes with {@code definitions}: a scheme whose definition is the same as a
+   * current one's keeps its state; others start empty; schemes not listed go.
+   *
+   * @return the names of the schemes that kept their state
+   */
+  public List<String> reconfigure(List<SchemeDefinition> definitions) {
+    List<SchemeFold> next = new ArrayList<>();
+    List<String> kept = new ArrayList<>();
+    for (SchemeDefinition def : definitions) {
+      SchemeFold same = null;
+      for (SchemeFold f : schemes) {
+        if (f.def.sameAs(def)) {
+          same = f;
+        }
+      }
+      if (same != null) {
+        kept.add(def.name());
+        next.add(same);
+      } else {
+        next.add(newFold(def));
+      }
+    }
+    schemes = List.copyOf(next);
+    version++;
+    return kept;
+  }
+
+  /** The active scheme definitions, in order. */
+  public List<SchemeDefinition> schemes() {
+    List<SchemeDefinition> out = new ArrayList<>();
+    for (SchemeFold f : schemes) {
+      out.add(f.def);
+    }
+    return out;
   }
 
   private long nowNanos() {
@@ -148,8 +175,17 @@ public final class FoldEngine {
       inst.missingDeltas += gap;
       metrics.missingDeltas(gap);
     }
-    int slot = slotFor(d);
-    int overflowed = fold(inst, d, slot);
+    late[0] = false;
+    late[1] = false;
+    int overflowed = 0;
+    for (SchemeFold f : schemes) {
+      overflowed = Math.max(overflowed, f.fold(inst, d, late));
+    }
+    if (late[0]) {
+      metrics.lateMeasurements(d.measurements());
+    } else if (late[1]) {
+      metrics.futureMeasurements(d.measurements());
+    }
     inst.lastSequence = d.sequence;
     inst.clientCpuNanos += d.clientCpuNanos;
     inst.clientEventsDropped += d.clientEventsDropped;
@@ -161,121 +197,11 @@ public final class FoldEngine {
   }
 
   private void restart(Instance inst, DecodedDelta d) {
-    inst.groups.forEach((key, group) -> groups.resetCumulative(group));
+    for (SchemeFold f : schemes) {
+      f.restart(inst);
+    }
     inst.restart(d.info);
     metrics.sourceRestarted();
-  }
-
-  /** Window slot for the delta, or -1 when outside the open windows (counted). */
-  private int slotFor(DecodedDelta d) {
-    long mid = d.startUnixNanos + (d.endUnixNanos - d.startUnixNanos) / 2;
-    long w = Math.floorDiv(mid, config.intervalNanos());
-    if (w < currentWindow - 1) {
-      metrics.lateMeasurements(d.measurements());
-      return -1;
-    }
-    if (w > currentWindow + 1) {
-      metrics.futureMeasurements(d.measurements());
-      return -1;
-    }
-    int slot = (int) Math.floorMod(w, (long) GroupTable.SLOTS);
-    slotWindow[slot] = w; // any older window in this slot was closed by advance()
-    return slot;
-  }
-
-  private int fold(Instance inst, DecodedDelta d, int slot) {
-    int overflowed = 0;
-    for (int e = 0; e < d.entries; e++) {
-      int path = 0;
-      for (int k = d.keyStart[e]; k < d.keyStart[e + 1]; k++) {
-        if (isRegion(d.keyAttr[k])) {
-          path = (int) d.keyValue[k];
-          break;
-        }
-      }
-      for (int j = d.measStart[e]; j < d.measStart[e + 1]; j++) {
-        int attr = d.measAttr[j];
-        long key = ((long) path << 32) | attr;
-        int g = inst.groups.get(key);
-        if (g == LongIntMap.MISSING) {
-          if (groups.hasRoom()) {
-            g = groups.add(labels(inst, path), measure(attr), false);
-            inst.groups.put(key, g);
-          } else {
-            g = overflowGroup(attr);
-            overflowed++;
-          }
-        }
-        merge(groups.cumulative(g), d, j);
-        if (slot >= 0) {
-          merge(groups.window(slot, g), d, j);
-        }
-      }
-    }
-    if (overflowed > 0) {
-      metrics.overflowed(SCHEME, overflowed);
-    }
-    return overflowed;
-  }
-
-  private static void merge(Aggregate into, DecodedDelta d, int j) {
-    into.mergeMoments(d.count[j], d.sum[j], d.min[j], d.max[j], d.sumOfSquares[j]);
-    if (d.posLen[j] > 0 || d.negLen[j] > 0 || d.zeroCount[j] > 0) {
-      into.histogram()
-          .mergeSparse(
-              d.scale[j],
-              d.zeroCount[j],
-              d.bucketIndex,
-              d.bucketCount,
-              d.posFrom[j],
-              d.posLen[j],
-              d.negFrom[j],
-              d.negLen[j]);
-    }
-  }
-
-  private int overflowGroup(int attr) {
-    int g = overflowGroups.get(attr);
-    if (g == LongIntMap.MISSING) {
-      g = groups.add(List.of(OVERFLOW, OVERFLOW, OVERFLOW, ""), measure(attr), true);
-      overflowGroups.put(attr, g);
-    }
-    return g;
-  }
-
-  private List<String> labels(Instance inst, int path) {
-    if (path == 0) {
-      return List.of(inst.key.service(), inst.key.instance(), "", "");
-    }
-    PathNode node = dictionary.pathNode(path);
-    return List.of(inst.key.service(), inst.key.instance(), node.path(), node.kind());
-  }
-
-  private boolean isRegion(int attr) {
-    if (attr >= regionAttribute.length) {
-      regionAttribute =
-          Arrays.copyOf(regionAttribute, Math.max(attr + 1, regionAttribute.length * 2));
-    }
-    byte known = regionAttribute[attr];
-    if (known == 0) {
-      Attribute a = dictionary.attribute(attr);
-      known = (byte) (a.type() == AttributeType.PATH && a.name().equals("region") ? 1 : 2);
-      regionAttribute[attr] = known;
-    }
-    return known == 1;
-  }
-
-  private Measure measure(int attr) {
-    if (attr >= measures.length) {
-      measures = Arrays.copyOf(measures, Math.max(attr + 1, measures.length * 2));
-    }
-    Measure m = measures[attr];
-    if (m == null) {
-      Attribute a = dictionary.attribute(attr);
-      m = new Measure(a.name(), a.unit());
-      measures[attr] = m;
-    }
-    return m;
   }
 
   /**
@@ -287,32 +213,15 @@ public final class FoldEngine {
   }
 
   private void advance(long now) {
-    long cur = Math.floorDiv(now, config.intervalNanos());
-    if (cur > currentWindow) { // a new window (a clock stepping back closes nothing)
-      currentWindow = cur;
-      closeWindowsBefore(cur - 1);
+    for (SchemeFold f : schemes) {
+      if (f.advance(now)) {
+        version++;
+      }
     }
     if (now >= nextExpiryCheck) { // windows first: an expiring source's data is closed already
       nextExpiryCheck = now + Math.max(1_000_000L, config.intervalNanos() / 10);
       expire(now);
     }
-  }
-
-  private void closeWindowsBefore(long firstOpen) {
-    long newest = firstOpen - 1;
-    List<SeriesSnapshot> newestSeries = List.of();
-    for (int s = 0; s < GroupTable.SLOTS; s++) {
-      if (slotWindow[s] != NO_WINDOW && slotWindow[s] < firstOpen) {
-        List<SeriesSnapshot> closed = groups.close(s);
-        if (slotWindow[s] == newest) {
-          newestSeries = closed;
-        }
-        slotWindow[s] = NO_WINDOW;
-      }
-    }
-    lastInterval = newestSeries;
-    lastIntervalEnd = (newest + 1) * config.intervalNanos();
-    version++;
   }
 
   private void expire(long now) {
@@ -321,7 +230,9 @@ public final class FoldEngine {
     while (it.hasNext()) {
       Instance inst = it.next();
       if (now - inst.lastSeenNanos >= ttl) {
-        inst.groups.forEach((key, group) -> groups.remove(group));
+        for (SchemeFold f : schemes) {
+          f.forget(inst);
+        }
         it.remove();
         metrics.sourceExpired();
         version++;
@@ -335,42 +246,19 @@ public final class FoldEngine {
    * though it may be partial.
    */
   public void closeAll() {
-    long newest = NO_WINDOW;
-    List<SeriesSnapshot> newestSeries = List.of();
-    for (int s = 0; s < GroupTable.SLOTS; s++) {
-      if (slotWindow[s] != NO_WINDOW) {
-        List<SeriesSnapshot> closed = groups.close(s);
-        if (slotWindow[s] > newest) {
-          newest = slotWindow[s];
-          newestSeries = closed;
-        }
-        slotWindow[s] = NO_WINDOW;
+    for (SchemeFold f : schemes) {
+      if (f.closeAll()) {
+        version++;
       }
-    }
-    if (newest != NO_WINDOW) {
-      lastInterval = newestSeries;
-      lastIntervalEnd = (newest + 1) * config.intervalNanos();
-      version++;
     }
   }
 
   /** An immutable copy of everything exposed. */
   public CollectorSnapshot snapshot() {
-    SchemeSnapshot scheme =
-        new SchemeSnapshot(
-            SCHEME,
-            LABELS,
-            groups.cumulativeSnapshot(),
-            lastInterval,
-            lastIntervalEnd,
-            groups.size(),
-            "SELECT sum(time) GROUP BY service, instance, path, kind",
-            config.intervalNanos(),
-            lastIntervalEnd == 0
-                ? List.of()
-                : List.of(
-                    new dev.profold.sinks.snapshot.IntervalSnapshot(
-                        lastIntervalEnd - config.intervalNanos(), lastIntervalEnd, lastInterval)));
+    List<SchemeSnapshot> schemeSnapshots = new ArrayList<>(schemes.size());
+    for (SchemeFold f : schemes) {
+      schemeSnapshots.add(f.snapshot());
+    }
     List<SourceSnapshot> sources = new ArrayList<>(instances.size());
     for (Instance i : instances.values()) {
       sources.add(
@@ -387,7 +275,7 @@ public final class FoldEngine {
               i.clientEventsDropped,
               i.clientBytesHeld));
     }
-    return new CollectorSnapshot(List.of(scheme), sources);
+    return new CollectorSnapshot(schemeSnapshots, sources);
   }
 
   /** Number of live instances. */

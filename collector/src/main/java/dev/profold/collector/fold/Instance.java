@@ -2,11 +2,10 @@ package dev.profold.collector.fold;
 
 import dev.profold.collector.ingest.SourceInfo;
 import dev.profold.collector.ingest.SourceKey;
-import dev.profold.reduce.LongIntMap;
 
 /**
- * What the fold keeps per service instance: the current incarnation, the sequence tracking,
- * client-reported overhead and the instance's groups in the built-in scheme.
+ * What the fold keeps per service instance: the current incarnation, the sequence tracking, and
+ * client-reported overhead. Schemes keep their own per-instance state keyed by it (identity).
  *
  * <p>Not thread-safe: owned by the fold thread.
  */
@@ -19,9 +18,6 @@ final class Instance {
   long clientCpuNanos;
   long clientEventsDropped;
   long clientBytesHeld;
-
-  /** (path id << 32 | measurement attribute id) to group id in the built-in scheme. */
-  final LongIntMap groups = new LongIntMap();
 
   Instance(SourceKey key, SourceInfo info) {
     this.key = key;

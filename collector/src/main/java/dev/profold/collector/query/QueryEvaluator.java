@@ -116,6 +116,14 @@ public final class QueryEvaluator {
     return aggregating;
   }
 
+  /**
+   * Whether {@code record} passes the WHERE clause (LET is not applied): for callers that group
+   * records themselves, such as the collector's online schemes.
+   */
+  public boolean passesWhere(Map<String, ?> record) {
+    return filter.test(record);
+  }
+
   /** A new empty partial result for this query. */
   public PartialResult newPartial() {
     return new PartialResult(this);

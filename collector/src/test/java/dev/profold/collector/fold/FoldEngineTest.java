@@ -89,7 +89,7 @@ class FoldEngineTest {
   }
 
   static final List<String> OVERFLOW =
-      List.of(FoldEngine.OVERFLOW, FoldEngine.OVERFLOW, FoldEngine.OVERFLOW, "");
+      List.of(FoldEngine.OVERFLOW, FoldEngine.OVERFLOW, FoldEngine.OVERFLOW, FoldEngine.OVERFLOW);
 
   static StateSnapshot find(List<SeriesSnapshot> series, List<String> labels) {
     return find(series, labels, TIME);
