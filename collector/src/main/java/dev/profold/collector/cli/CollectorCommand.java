@@ -3,6 +3,7 @@ package dev.profold.collector.cli;
 import dev.profold.collector.config.CollectorConfig;
 import dev.profold.collector.config.ConfigException;
 import dev.profold.collector.config.ConfigLoader;
+import dev.profold.collector.config.ConfigReloader;
 import dev.profold.collector.demo.DemoWorkload;
 import dev.profold.collector.server.CollectorServer;
 import java.io.IOException;
@@ -12,6 +13,12 @@ import java.time.Duration;
 import java.time.InstantSource;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -26,6 +33,8 @@ import picocli.CommandLine.Option;
       "Settings: embedded defaults < --config file < command-line options."
     })
 final class CollectorCommand implements Callable<Integer> {
+  private static final Logger log = LoggerFactory.getLogger(CollectorCommand.class);
+
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   @Option(names = "--config", paramLabel = "FILE", description = "YAML config file.")
@@ -96,6 +105,9 @@ final class CollectorCommand implements Callable<Integer> {
               + " (%ds)%n",
           c.listen(), server.httpPort(), c.interval().toSeconds());
     }
+    if (config != null) {
+      watchConfig(server, c, out);
+    }
     out.flush();
     CountDownLatch stopped = new CountDownLatch(1);
     DemoWorkload demoToStop = workload;
@@ -119,8 +131,43 @@ final class CollectorCommand implements Callable<Integer> {
     return 0;
   }
 
+  /**
+   * Reloads the config file on SIGHUP and when its content changes (checked every 2 s, on a daemon
+   * thread), applying its schemes; see {@link ConfigReloader}.
+   */
+  private void watchConfig(CollectorServer server, CollectorConfig running, PrintWriter out) {
+    ConfigReloader reloader =
+        new ConfigReloader(
+            config, running, this::withCommandLine, server::reconfigure, server.metrics());
+    ScheduledExecutorService watcher =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "profold-config-watch");
+              t.setDaemon(true);
+              return t;
+            });
+    Runnable poll =
+        () -> {
+          try {
+            reloader.reloadIfChanged();
+          } catch (RuntimeException e) {
+            log.error("config watch failed; it goes on", e);
+          }
+        };
+    Future<?> unused = watcher.scheduleWithFixedDelay(poll, 2, 2, TimeUnit.SECONDS);
+    boolean hup = HangupSignal.install(() -> watcher.execute(reloader::reload));
+    out.printf(
+        "config %s: reloaded on %sfile change (schemes apply live)%n",
+        config, hup ? "SIGHUP or " : "");
+  }
+
   private CollectorConfig resolve() throws ConfigException {
     CollectorConfig c = config == null ? CollectorConfig.defaults() : ConfigLoader.load(config);
+    return withCommandLine(c);
+  }
+
+  /** {@code c} with the command-line options applied (they win over the file). */
+  private CollectorConfig withCommandLine(CollectorConfig c) throws ConfigException {
     Duration d = null;
     if (interval != null) {
       d = ConfigLoader.parseDuration(interval);

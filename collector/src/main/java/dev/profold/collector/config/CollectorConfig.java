@@ -1,6 +1,10 @@
 package dev.profold.collector.config;
 
+import dev.profold.collector.scheme.SchemeDefinition;
+import dev.profold.collector.scheme.SchemeException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * Every setting of the collector daemon, with the embedded defaults in {@link #defaults()}.
@@ -20,6 +24,7 @@ import java.time.Duration;
  * @param dictionaryEntries strings, attributes and path nodes the collector interns at most
  * @param retryDelay delay suggested to clients in RetryInfo when overloaded or shutting down
  * @param shutdownTimeout how long a clean shutdown waits for the fold to drain
+ * @param schemes the aggregation schemes (by default the built-in {@code region} scheme)
  */
 public record CollectorConfig(
     String listen,
@@ -33,7 +38,8 @@ public record CollectorConfig(
     long maxPendingBytes,
     int dictionaryEntries,
     Duration retryDelay,
-    Duration shutdownTimeout) {
+    Duration shutdownTimeout,
+    List<SchemeSpec> schemes) {
 
   public static final int DEFAULT_GRPC_PORT = 7763;
   public static final int DEFAULT_HTTP_PORT = 7764;
@@ -53,7 +59,47 @@ public record CollectorConfig(
         64L * 1024 * 1024,
         1_000_000,
         Duration.ofSeconds(1),
-        Duration.ofSeconds(10));
+        Duration.ofSeconds(10),
+        List.of(SchemeSpec.builtIn()));
+  }
+
+  public CollectorConfig {
+    schemes = List.copyOf(schemes);
+  }
+
+  /** This configuration with {@code schemes} instead of its own. */
+  public CollectorConfig withSchemes(List<SchemeSpec> schemes) {
+    return new CollectorConfig(
+        listen,
+        grpcPort,
+        httpPort,
+        interval,
+        sourceTtlIntervals,
+        cardinalityLimit,
+        histogramMaxScale,
+        maxMessageBytes,
+        maxPendingBytes,
+        dictionaryEntries,
+        retryDelay,
+        shutdownTimeout,
+        schemes);
+  }
+
+  /**
+   * The schemes, built with this configuration's interval and cardinality limit.
+   *
+   * @throws IllegalStateException when one does not build (a loaded config was checked already)
+   */
+  public List<SchemeDefinition> schemeDefinitions() {
+    List<SchemeDefinition> out = new ArrayList<>();
+    for (SchemeSpec s : schemes) {
+      try {
+        out.add(s.compile(interval, cardinalityLimit));
+      } catch (SchemeException e) {
+        throw new IllegalStateException(e.getMessage(), e);
+      }
+    }
+    return out;
   }
 
   /**
@@ -74,6 +120,7 @@ public record CollectorConfig(
         maxPendingBytes,
         dictionaryEntries,
         retryDelay,
-        shutdownTimeout);
+        shutdownTimeout,
+        schemes);
   }
 }

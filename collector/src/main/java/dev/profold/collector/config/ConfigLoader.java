@@ -1,11 +1,15 @@
 package dev.profold.collector.config;
 
+import dev.profold.collector.scheme.SchemeDefinition;
+import dev.profold.collector.scheme.SchemeException;
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -36,7 +40,10 @@ public final class ConfigLoader {
           "histogram_max_scale",
           "retry_delay",
           "shutdown_timeout",
-          "limits");
+          "limits",
+          "schemes");
+  private static final Set<String> SCHEME_KEYS =
+      Set.of("name", "query", "interval", "cardinality_limit", "retention");
   private static final Set<String> LIMITS =
       Set.of("max_message_bytes", "max_pending_bytes", "dictionary_entries");
   private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h)");
@@ -92,8 +99,73 @@ public final class ConfigLoader {
             size(limits, "max_pending_bytes", d.maxPendingBytes(), name, 1024, 1L << 40),
             (int) number(limits, "dictionary_entries", d.dictionaryEntries(), name, 1, 500_000_000),
             duration(top, "retry_delay", d.retryDelay(), name, Duration.ZERO),
-            duration(top, "shutdown_timeout", d.shutdownTimeout(), name, Duration.ZERO));
+            duration(top, "shutdown_timeout", d.shutdownTimeout(), name, Duration.ZERO),
+            top.containsKey("schemes") ? schemes(top.get("schemes"), name) : d.schemes());
+    for (int i = 0; i < c.schemes().size(); i++) {
+      try {
+        c.schemes().get(i).compile(c.interval(), c.cardinalityLimit());
+      } catch (SchemeException e) {
+        throw new ConfigException(name + ": schemes[" + i + "]: " + e.getMessage());
+      }
+    }
     return c;
+  }
+
+  private static List<SchemeSpec> schemes(Object o, String name) throws ConfigException {
+    if (!(o instanceof List<?> list) || list.isEmpty()) {
+      throw new ConfigException(
+          name
+              + ": 'schemes' must be a non-empty list of schemes, each with a name and a query"
+              + " (list '- name: region' to keep the built-in one)");
+    }
+    List<SchemeSpec> out = new ArrayList<>();
+    Set<String> names = new HashSet<>();
+    for (int i = 0; i < list.size(); i++) {
+      String at = "schemes[" + i + "]";
+      Map<String, Object> m = map(list.get(i), name, at);
+      checkKeys(m, SCHEME_KEYS, name, at + ".");
+      Object n = m.get("name");
+      if (!(n instanceof String schemeName) || schemeName.isBlank()) {
+        throw new ConfigException(name + ": " + at + ": 'name' is required (a string)");
+      }
+      if (!names.add(schemeName)) {
+        throw new ConfigException(
+            name + ": " + at + ": a scheme named '" + schemeName + "' is defined twice");
+      }
+      Object q = m.get("query");
+      if (q == null && !schemeName.equals(SchemeDefinition.BUILT_IN)) {
+        throw new ConfigException(
+            name
+                + ": "
+                + at
+                + " ('"
+                + schemeName
+                + "'): 'query' is required, for example: SELECT sum(time) GROUP BY service, path");
+      }
+      if (q != null && !(q instanceof String)) {
+        throw new ConfigException(
+            name + ": " + at + ".query must be a string (quote it if it starts with a symbol)");
+      }
+      out.add(
+          new SchemeSpec(
+              schemeName,
+              (String) q,
+              m.containsKey("interval")
+                  ? duration(m, "interval", null, name + ": " + at, Duration.ofMillis(100))
+                  : null,
+              m.containsKey("cardinality_limit")
+                  ? (int) number(m, "cardinality_limit", 0, name + ": " + at, 1, 100_000_000)
+                  : null,
+              (int)
+                  number(
+                      m,
+                      "retention",
+                      SchemeDefinition.DEFAULT_RETENTION,
+                      name + ": " + at,
+                      1,
+                      1_000_000)));
+    }
+    return out;
   }
 
   @SuppressWarnings("unchecked")

@@ -8,6 +8,7 @@ import dev.profold.collector.fold.FoldConfig;
 import dev.profold.collector.fold.FoldEngine;
 import dev.profold.collector.fold.FoldWorker;
 import dev.profold.collector.ingest.IngestService;
+import dev.profold.collector.scheme.SchemeDefinition;
 import dev.profold.collector.telemetry.CollectorMetrics;
 import dev.profold.proto.v1.IngestGrpc;
 import dev.profold.sinks.prometheus.PrometheusExposition;
@@ -27,9 +28,13 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.InstantSource;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,6 +52,8 @@ public final class CollectorServer {
   private final CollectorConfig config;
   private final PrometheusMeterRegistry meters;
   private final FoldWorker worker;
+  private final FoldEngine engine;
+  private final CollectorMetrics metrics;
   private final IngestService ingest;
   private final HealthStatusManager health = new HealthStatusManager();
   private Server grpc;
@@ -68,11 +75,18 @@ public final class CollectorServer {
                 config.interval().toNanos(),
                 config.sourceTtlIntervals(),
                 config.cardinalityLimit(),
-                config.histogramMaxScale()),
+                config.histogramMaxScale(),
+                config.schemeDefinitions()),
             dictionary,
             clock,
             metrics);
-    Duration tick = config.interval().dividedBy(10);
+    this.engine = engine;
+    this.metrics = metrics;
+    Duration shortest = config.interval();
+    for (SchemeDefinition s : config.schemeDefinitions()) {
+      shortest = s.interval().compareTo(shortest) < 0 ? s.interval() : shortest;
+    }
+    Duration tick = shortest.dividedBy(10);
     if (tick.compareTo(Duration.ofSeconds(1)) > 0) {
       tick = Duration.ofSeconds(1);
     }
@@ -163,6 +177,28 @@ public final class CollectorServer {
   /** The collector's own Micrometer registry (also the Prometheus scrape registry). */
   public PrometheusMeterRegistry meters() {
     return meters;
+  }
+
+  /** The collector's own telemetry. */
+  public CollectorMetrics metrics() {
+    return metrics;
+  }
+
+  /**
+   * Replaces the schemes (on the fold thread, after what was received before); schemes whose
+   * definition did not change keep their state.
+   *
+   * @return names of the schemes that kept their state
+   */
+  public List<String> reconfigure(List<SchemeDefinition> schemes)
+      throws InterruptedException, TimeoutException {
+    CompletableFuture<List<String>> kept = new CompletableFuture<>();
+    worker.execute(() -> kept.complete(engine.reconfigure(schemes)));
+    try {
+      return kept.get(10, TimeUnit.SECONDS);
+    } catch (ExecutionException e) {
+      throw new IllegalStateException(e.getCause());
+    }
   }
 
   /** Clean shutdown; see the class comment. Safe to call more than once. */

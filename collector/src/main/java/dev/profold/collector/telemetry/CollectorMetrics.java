@@ -125,6 +125,15 @@ public final class CollectorMetrics {
     sourceRestarts.increment();
   }
 
+  /** A config reload attempt: {@code ok} when applied, else refused (the old config stays). */
+  public void configReload(boolean ok) {
+    Counter.builder("profold.config.reloads")
+        .tag("result", ok ? "ok" : "error")
+        .description("Config file reloads (SIGHUP or file change), by result.")
+        .register(registry)
+        .increment();
+  }
+
   public void sourceExpired() {
     sourcesExpired.increment();
   }

@@ -3,9 +3,11 @@ package dev.profold.collector.config;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.profold.collector.scheme.SchemeDefinition;
 import java.io.StringReader;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class ConfigLoaderTest {
@@ -42,6 +44,13 @@ class ConfigLoaderTest {
               max_message_bytes: 64KiB
               max_pending_bytes: 2MiB
               dictionary_entries: 99
+            schemes:
+              - name: region
+              - name: by_tenant
+                query: SELECT sum(time) WHERE kind=io GROUP BY service, tenant
+                interval: 1m
+                cardinality_limit: 500
+                retention: 60
             """);
     assertThat(c)
         .isEqualTo(
@@ -57,7 +66,76 @@ class ConfigLoaderTest {
                 2L * 1024 * 1024,
                 99,
                 Duration.ofSeconds(2),
-                Duration.ofMinutes(1)));
+                Duration.ofMinutes(1),
+                List.of(
+                    SchemeSpec.builtIn(),
+                    new SchemeSpec(
+                        "by_tenant",
+                        "SELECT sum(time) WHERE kind=io GROUP BY service, tenant",
+                        Duration.ofMinutes(1),
+                        500,
+                        60))));
+    // Settings a scheme leaves out follow the collector's.
+    assertThat(c.schemeDefinitions().get(0).interval()).isEqualTo(Duration.ofMillis(500));
+    assertThat(c.schemeDefinitions().get(0).cardinalityLimit()).isEqualTo(12);
+    assertThat(c.schemeDefinitions().get(1).interval()).isEqualTo(Duration.ofMinutes(1));
+  }
+
+  @Test
+  void withoutSchemesTheBuiltInOneRuns() throws Exception {
+    CollectorConfig c = parse("interval: 5s");
+    assertThat(c.schemeDefinitions()).hasSize(1);
+    SchemeDefinition d = c.schemeDefinitions().get(0);
+    assertThat(d.name()).isEqualTo("region");
+    assertThat(d.labelNames()).containsExactly("service", "instance", "path", "kind");
+    assertThat(d.interval()).isEqualTo(Duration.ofSeconds(5));
+    assertThat(d.retention()).isEqualTo(360);
+  }
+
+  @Test
+  void badSchemesNameTheSchemeThePositionAndTheFix() {
+    assertThatThrownBy(
+            () ->
+                parse(
+                    """
+                    schemes:
+                      - name: region
+                      - name: by_tenant
+                        query: SELECT sum(time) GROUP BY tenant WHERE
+                    """))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageStartingWith("test.yaml: schemes[1]: scheme 'by_tenant': query at column ")
+        .hasMessageContaining("expected");
+    assertThatThrownBy(() -> parse("schemes:\n  - name: x1\n"))
+        .hasMessageContaining("schemes[0] ('x1'): 'query' is required");
+    assertThatThrownBy(() -> parse("schemes:\n  - name: Bad-Name\n    query: SELECT count()\n"))
+        .hasMessageContaining("schemes[0]: scheme name 'Bad-Name' must be lower-case");
+    assertThatThrownBy(() -> parse("schemes:\n  - name: deltas\n    query: SELECT count()\n"))
+        .hasMessageContaining("the name is taken by the collector's own metrics");
+    assertThatThrownBy(
+            () ->
+                parse(
+                    "schemes:\n  - name: a\n    query: SELECT count()\n"
+                        + "  - name: a\n    query: SELECT count()\n"))
+        .hasMessageContaining("schemes[1]: a scheme named 'a' is defined twice");
+    assertThatThrownBy(
+            () -> parse("schemes:\n  - name: a\n    query: SELECT count()\n    keep: 3\n"))
+        .hasMessageContaining("unknown key 'schemes[0].keep'");
+    assertThatThrownBy(
+            () -> parse("schemes:\n  - name: a\n    query: SELECT count()\n    retention: 0\n"))
+        .hasMessageContaining("schemes[0]: 'retention' must be in 1..1000000, was 0");
+    assertThatThrownBy(
+            () -> parse("schemes:\n  - name: a\n    query: SELECT count()\n    interval: 5x\n"))
+        .hasMessageContaining("schemes[0]: 'interval' must be a duration");
+    assertThatThrownBy(() -> parse("schemes: []"))
+        .hasMessageContaining("'schemes' must be a non-empty list");
+    assertThatThrownBy(
+            () ->
+                parse(
+                    "schemes:\n  - name: a\n    query: SELECT x GROUP BY x LET y=truncate(x,2)\n"))
+        .hasMessageContaining("LET is not supported in schemes");
+    assertThatThrownBy(() -> parse("schemes:\n  - name: a\n    query: SELECT *\n"))
+        .hasMessageContaining("query must aggregate");
   }
 
   @Test

@@ -1,0 +1,310 @@
+package dev.profold.collector.fold;
+
+import static dev.profold.collector.fold.FoldEngineTest.INTERVAL;
+import static dev.profold.collector.fold.FoldEngineTest.SECOND;
+import static dev.profold.collector.fold.FoldEngineTest.T0;
+import static dev.profold.collector.fold.FoldEngineTest.TIME;
+import static dev.profold.collector.fold.FoldEngineTest.assertState;
+import static dev.profold.collector.fold.FoldEngineTest.find;
+import static dev.profold.collector.fold.FoldEngineTest.has;
+import static dev.profold.proto.v1.AttributeKind.ATTRIBUTE_KIND_DIMENSION;
+import static dev.profold.proto.v1.ValueType.VALUE_TYPE_INT;
+import static dev.profold.proto.v1.ValueType.VALUE_TYPE_STRING;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.profold.collector.dictionary.GlobalDictionary;
+import dev.profold.collector.scheme.SchemeDefinition;
+import dev.profold.collector.scheme.SchemeException;
+import dev.profold.collector.telemetry.CollectorMetrics;
+import dev.profold.collector.testing.Deltas;
+import dev.profold.collector.testing.MutableClock;
+import dev.profold.proto.v1.AttributeValue;
+import dev.profold.proto.v1.Entry;
+import dev.profold.sinks.snapshot.IntervalSnapshot;
+import dev.profold.sinks.snapshot.SchemeSnapshot;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Online schemes other than the built-in one, through {@link FoldEngine}: WHERE, grouping by entry
+ * attributes, groups shared by instances, retention, per-scheme intervals and reconfiguration. Same
+ * clock and windows as {@link FoldEngineTest}; entries are regions main (1, compute) and
+ * main/db.query (2, io) of service checkout, tenant (attribute 3, string) and shard (4, int).
+ */
+class SchemeFoldTest {
+  static final int TENANT = 3;
+  static final int SHARD = 4;
+  static final int ACME = Deltas.FREE_STRING_IDS;
+  static final int GLOBEX = Deltas.FREE_STRING_IDS + 1;
+
+  final MutableClock clock = MutableClock.atNanos(T0 + SECOND);
+  final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+  final CollectorMetrics metrics = new CollectorMetrics(registry);
+  final GlobalDictionary dictionary = new GlobalDictionary(100_000);
+  FoldEngine engine;
+
+  static SchemeDefinition scheme(String name, String query) throws SchemeException {
+    return scheme(name, query, INTERVAL, 1000, 360);
+  }
+
+  static SchemeDefinition scheme(
+      String name, String query, long intervalNanos, int limit, int retention)
+      throws SchemeException {
+    return SchemeDefinition.compile(name, query, Duration.ofNanos(intervalNanos), limit, retention);
+  }
+
+  void start(SchemeDefinition... schemes) {
+    engine =
+        new FoldEngine(
+            new FoldConfig(INTERVAL, 5, 1000, 20, List.of(schemes)), dictionary, clock, metrics);
+  }
+
+  static Deltas.Builder checkout(String instance) {
+    return FoldEngineTest.checkout(instance)
+        .attribute(TENANT, "tenant", VALUE_TYPE_STRING, ATTRIBUTE_KIND_DIMENSION, "")
+        .attribute(SHARD, "shard", VALUE_TYPE_INT, ATTRIBUTE_KIND_DIMENSION, "")
+        .string(ACME, "acme")
+        .string(GLOBEX, "globex");
+  }
+
+  /** An entry at region {@code region} for {@code tenant} (a string id) and shard. */
+  static Entry entry(int region, int tenant, long shard, double... values) {
+    return Entry.newBuilder()
+        .addKey(Deltas.regionKey(region))
+        .addKey(AttributeValue.newBuilder().setAttributeId(TENANT).setStringId(tenant))
+        .addKey(AttributeValue.newBuilder().setAttributeId(SHARD).setIntValue(shard))
+        .addMeasurements(Deltas.time(values))
+        .build();
+  }
+
+  void apply(Deltas.Builder b) {
+    assertThat(engine.apply(b.decode(dictionary)).outcome()).isEqualTo(FoldResult.Outcome.APPLIED);
+  }
+
+  void at(long unixNanos) {
+    clock.setNanos(unixNanos);
+    engine.advance();
+  }
+
+  SchemeSnapshot snapshot(String name) {
+    return engine.snapshot().schemes().stream()
+        .filter(s -> s.scheme().equals(name))
+        .findFirst()
+        .orElseThrow();
+  }
+
+  @Test
+  void whereSelectsEntriesAndGroupByTheirAttributesAcrossInstances() throws Exception {
+    start(
+        scheme(
+            "tenant_io",
+            "SELECT sum(time) WHERE kind=io, shard<3 GROUP BY service, tenant, shard"));
+    apply(
+        checkout("i-1")
+            .seq(1)
+            .entry(entry(2, ACME, 1, 0.5))
+            .entry(entry(2, ACME, 2, 0.25))
+            .entry(entry(2, GLOBEX, 1, 4.0))
+            .entry(entry(2, ACME, 3, 64.0)) // shard 3: not < 3
+            .entry(entry(1, ACME, 1, 8.0))); // compute: not io
+    apply(checkout("i-2").seq(1).entry(entry(2, ACME, 1, 2.0)));
+
+    SchemeSnapshot s = snapshot("tenant_io");
+    assertThat(s.labelNames()).containsExactly("service", "tenant", "shard");
+    assertThat(s.cumulative()).hasSize(3);
+    // Both instances feed one group: the scheme does not group by instance.
+    assertState(find(s.cumulative(), List.of("checkout", "acme", "1")), 0.5, 2.0);
+    assertState(find(s.cumulative(), List.of("checkout", "acme", "2")), 0.25);
+    assertState(find(s.cumulative(), List.of("checkout", "globex", "1")), 4.0);
+    assertThat(s.query()).contains("WHERE kind=io");
+  }
+
+  @Test
+  void notMatchesRecordsWithoutTheAttributeAsInCaliper() throws Exception {
+    start(scheme("no_acme", "SELECT sum(time) WHERE NOT tenant=acme GROUP BY path"));
+    apply(
+        checkout("i-1")
+            .seq(1)
+            .entry(entry(2, ACME, 1, 0.5))
+            .entry(entry(2, GLOBEX, 1, 4.0))
+            .entry(1, 8.0)); // no tenant at all: NOT tenant=acme holds
+    SchemeSnapshot s = snapshot("no_acme");
+    assertState(find(s.cumulative(), List.of("main/db.query")), 4.0);
+    assertState(find(s.cumulative(), List.of("main")), 8.0);
+    assertThat(s.cumulative()).hasSize(2);
+  }
+
+  @Test
+  void everySchemeSeesEveryDeltaAndMetricNamesFollowTheirLabels() throws Exception {
+    start(
+        SchemeDefinition.builtIn(Duration.ofNanos(INTERVAL), 1000),
+        scheme("by_kind", "SELECT count(), max(time) GROUP BY kind"));
+    apply(checkout("i-1").seq(1).entry(1, 1.0).entry(2, 0.5, 0.25));
+    assertThat(engine.snapshot().schemes())
+        .extracting(SchemeSnapshot::scheme)
+        .containsExactly("region", "by_kind");
+    SchemeSnapshot byKind = snapshot("by_kind");
+    assertThat(byKind.labelNames()).containsExactly("kind");
+    assertState(find(byKind.cumulative(), List.of("compute")), 1.0);
+    assertState(find(byKind.cumulative(), List.of("io")), 0.5, 0.25);
+    assertState(
+        find(snapshot("region").cumulative(), List.of("checkout", "i-1", "main", "compute")), 1.0);
+  }
+
+  @Test
+  void sharedGroupLivesWhileAnyInstanceFeedsItAndRestartsDoNotResetIt() throws Exception {
+    start(
+        SchemeDefinition.builtIn(Duration.ofNanos(INTERVAL), 1000),
+        scheme("by_service", "SELECT sum(time) GROUP BY service"));
+    apply(checkout("a").seq(1).entry(1, 1.0));
+    apply(checkout("b").seq(1).entry(1, 2.0));
+    // a restarts: its own (per-instance) series start again, the shared one keeps counting.
+    apply(
+        checkout("a").incarnation(8).processStart(Deltas.DEFAULT_PROCESS_START + 1).entry(1, 4.0));
+    assertState(find(snapshot("by_service").cumulative(), List.of("checkout")), 1.0, 2.0, 4.0);
+    assertState(
+        find(snapshot("region").cumulative(), List.of("checkout", "a", "main", "compute")), 4.0);
+
+    // b goes silent and expires; a keeps sending: the shared group stays.
+    for (int i = 1; i <= 6; i++) {
+      at(T0 + i * INTERVAL);
+      apply(
+          checkout("a")
+              .incarnation(8)
+              .seq(1 + i)
+              .interval(T0 + i * INTERVAL, T0 + (i + 1) * INTERVAL)
+              .entry(1, 0.5));
+    }
+    assertThat(engine.activeSources()).isEqualTo(1);
+    assertThat(has(snapshot("by_service").cumulative(), List.of("checkout"))).isTrue();
+    assertThat(has(snapshot("region").cumulative(), List.of("checkout", "b", "main", "compute")))
+        .isFalse();
+
+    // a expires too: nobody feeds the group, it goes.
+    at(T0 + 20 * INTERVAL);
+    assertThat(engine.activeSources()).isZero();
+    assertThat(snapshot("by_service").cumulative()).isEmpty();
+    assertThat(snapshot("by_service").groups()).isZero();
+  }
+
+  @Test
+  void retainsTheLastIntervalsConsecutivelyEmptyOnesIncluded() throws Exception {
+    start(scheme("kept", "SELECT sum(time) GROUP BY path", INTERVAL, 1000, 3));
+    long w0 = T0 / INTERVAL;
+    for (int i = 0; i < 5; i++) {
+      if (i == 3) {
+        continue; // interval W0+3 has no data
+      }
+      at(T0 + i * INTERVAL + SECOND);
+      apply(
+          checkout("i-1")
+              .seq(i + 1)
+              .interval((w0 + i) * INTERVAL, (w0 + i + 1) * INTERVAL)
+              .entry(1, 1 << i));
+    }
+    at(T0 + 6 * INTERVAL); // closes up to W0+4
+    List<IntervalSnapshot> kept = snapshot("kept").retained();
+    assertThat(kept).hasSize(3);
+    assertThat(kept)
+        .extracting(IntervalSnapshot::startUnixNanos)
+        .containsExactly(T0 + 2 * INTERVAL, T0 + 3 * INTERVAL, T0 + 4 * INTERVAL);
+    assertState(find(kept.get(0).series(), List.of("main")), 4.0);
+    assertThat(kept.get(1).series()).isEmpty();
+    assertState(find(kept.get(2).series(), List.of("main")), 16.0);
+    assertThat(snapshot("kept").lastInterval()).isEqualTo(kept.get(2).series());
+    assertThat(snapshot("kept").lastIntervalEndUnixNanos()).isEqualTo(T0 + 5 * INTERVAL);
+  }
+
+  @Test
+  void aSchemeWithALongerIntervalClosesOnItsOwnBoundaries() throws Exception {
+    long minute = 60 * SECOND;
+    start(
+        scheme("fast", "SELECT sum(time) GROUP BY path"),
+        scheme("slow", "SELECT sum(time) GROUP BY path", minute, 1000, 10));
+    long start = Math.floorDiv(T0, minute) * minute;
+    at(start + SECOND);
+    apply(checkout("i-1").seq(1).interval(start, start + INTERVAL).entry(1, 1.0));
+    at(start + INTERVAL + SECOND);
+    apply(checkout("i-1").seq(2).interval(start + INTERVAL, start + 2 * INTERVAL).entry(1, 2.0));
+    at(start + 3 * INTERVAL);
+    assertState(find(snapshot("fast").lastInterval(), List.of("main")), 2.0);
+    assertThat(snapshot("slow").lastInterval()).isEmpty(); // its first minute is still open
+    at(start + 2 * minute);
+    assertState(find(snapshot("slow").lastInterval(), List.of("main")), 1.0, 2.0);
+    assertThat(snapshot("slow").intervalNanos()).isEqualTo(minute);
+  }
+
+  @Test
+  void reconfigureKeepsUnchangedSchemesAndStartsOthersEmpty() throws Exception {
+    SchemeDefinition paths = scheme("paths", "SELECT sum(time) GROUP BY path");
+    start(paths, scheme("kinds", "SELECT sum(time) GROUP BY kind"));
+    apply(checkout("i-1").seq(1).entry(1, 1.0));
+
+    List<String> kept =
+        engine.reconfigure(
+            List.of(
+                scheme("paths", "SELECT sum(time) GROUP BY path"), // same definition
+                scheme("kinds", "SELECT max(time) GROUP BY kind"), // changed
+                scheme("tenants", "SELECT sum(time) GROUP BY tenant"))); // new
+    assertThat(kept).containsExactly("paths");
+    assertState(find(snapshot("paths").cumulative(), List.of("main")), 1.0);
+    assertThat(snapshot("kinds").cumulative()).isEmpty();
+    assertThat(engine.schemes())
+        .extracting(SchemeDefinition::name)
+        .containsExactly("paths", "kinds", "tenants");
+
+    apply(checkout("i-1").seq(2).entry(entry(1, ACME, 1, 2.0)));
+    assertState(find(snapshot("paths").cumulative(), List.of("main")), 1.0, 2.0);
+    assertState(find(snapshot("kinds").cumulative(), List.of("compute")), 2.0);
+    assertState(find(snapshot("tenants").cumulative(), List.of("acme")), 2.0);
+
+    engine.reconfigure(List.of(paths));
+    assertThat(engine.snapshot().schemes())
+        .extracting(SchemeSnapshot::scheme)
+        .containsExactly("paths");
+  }
+
+  @Test
+  void eachSchemeHasItsOwnCardinalityLimit() throws Exception {
+    start(
+        scheme("wide", "SELECT sum(time) GROUP BY tenant, shard", INTERVAL, 1000, 10),
+        scheme("narrow", "SELECT sum(time) GROUP BY tenant, shard", INTERVAL, 2, 10));
+    apply(
+        checkout("i-1")
+            .seq(1)
+            .entry(entry(1, ACME, 1, 1.0))
+            .entry(entry(1, ACME, 2, 2.0))
+            .entry(entry(1, GLOBEX, 1, 4.0))
+            .entry(entry(1, GLOBEX, 2, 8.0)));
+    assertThat(snapshot("wide").cumulative()).hasSize(4);
+    SchemeSnapshot narrow = snapshot("narrow");
+    assertThat(narrow.cumulative()).hasSize(3);
+    assertState(
+        find(narrow.cumulative(), List.of(FoldEngine.OVERFLOW, FoldEngine.OVERFLOW)), 4.0, 8.0);
+    assertThat(
+            registry
+                .get("profold.scheme.overflow.measurements")
+                .tag("scheme", "narrow")
+                .counter()
+                .count())
+        .isEqualTo(2);
+    // The same overflowed tuples again: still the overflow group, and counted again.
+    apply(checkout("i-1").seq(2).entry(entry(1, GLOBEX, 1, 16.0)));
+    assertState(
+        find(snapshot("narrow").cumulative(), List.of(FoldEngine.OVERFLOW, FoldEngine.OVERFLOW)),
+        4.0,
+        8.0,
+        16.0);
+  }
+
+  @Test
+  void missingGroupByAttributeIsAnEmptyLabel() throws Exception {
+    start(scheme("tenants", "SELECT sum(time) GROUP BY tenant, shard"));
+    apply(checkout("i-1").seq(1).entry(1, 1.0));
+    assertState(find(snapshot("tenants").cumulative(), List.of("", "")), 1.0);
+    assertThat(find(snapshot("tenants").cumulative(), List.of("", ""))).isNotNull();
+    assertThat(snapshot("tenants").cumulative().get(0).measure()).isEqualTo(TIME);
+  }
+}
