@@ -1,0 +1,125 @@
+package dev.profold.collector.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.profold.collector.dictionary.GlobalDictionary;
+import dev.profold.collector.fold.FoldConfig;
+import dev.profold.collector.fold.FoldEngine;
+import dev.profold.collector.scheme.SchemeDefinition;
+import dev.profold.collector.telemetry.CollectorMetrics;
+import dev.profold.collector.testing.MutableClock;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@link ConfigReloader} applying a real config file to a real {@link FoldEngine}. */
+class ConfigReloaderTest {
+  static final String BASE =
+      """
+      interval: 10s
+      schemes:
+        - name: region
+        - name: kinds
+          query: SELECT sum(time) GROUP BY kind
+      """;
+
+  @TempDir Path dir;
+  Path file;
+  final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+  final CollectorMetrics metrics = new CollectorMetrics(registry);
+  FoldEngine engine;
+  ConfigReloader reloader;
+
+  @BeforeEach
+  void start() throws Exception {
+    file = dir.resolve("collector.yaml");
+    write(BASE);
+    CollectorConfig c = ConfigLoader.load(file);
+    engine =
+        new FoldEngine(
+            new FoldConfig(
+                c.interval().toNanos(),
+                c.sourceTtlIntervals(),
+                c.cardinalityLimit(),
+                c.histogramMaxScale(),
+                c.schemeDefinitions()),
+            new GlobalDictionary(1000),
+            MutableClock.atNanos(1_700_000_000_000_000_000L),
+            metrics);
+    reloader = new ConfigReloader(file, c, x -> x, engine::reconfigure, metrics);
+  }
+
+  void write(String yaml) throws Exception {
+    Files.writeString(file, yaml, StandardCharsets.UTF_8);
+  }
+
+  double reloads(String result) {
+    var c = registry.find("profold.config.reloads").tag("result", result).counter();
+    return c == null ? 0 : c.count();
+  }
+
+  @Test
+  void anUnchangedFileIsNotReloaded() {
+    assertThat(reloader.reloadIfChanged()).isNull();
+    assertThat(reloads("ok")).isZero();
+  }
+
+  @Test
+  void changedSchemesApplyLiveAndUnchangedOnesKeepTheirState() throws Exception {
+    write(
+        """
+        interval: 10s
+        schemes:
+          - name: region
+          - name: kinds
+            query: SELECT max(time) GROUP BY kind
+          - name: tenants
+            query: SELECT sum(time) GROUP BY tenant
+        """);
+    ConfigReloader.Outcome o = reloader.reloadIfChanged();
+    assertThat(o.applied()).isTrue();
+    assertThat(o.kept()).containsExactly("region");
+    assertThat(o.started()).containsExactly("kinds", "tenants");
+    assertThat(o.removed()).isEmpty();
+    assertThat(o.needRestart()).isEmpty();
+    assertThat(engine.schemes())
+        .extracting(SchemeDefinition::name)
+        .containsExactly("region", "kinds", "tenants");
+    assertThat(reloads("ok")).isEqualTo(1);
+
+    write(BASE.replace("  - name: kinds\n    query: SELECT sum(time) GROUP BY kind\n", ""));
+    o = reloader.reload();
+    assertThat(o.removed()).containsExactly("kinds", "tenants");
+    assertThat(engine.schemes()).extracting(SchemeDefinition::name).containsExactly("region");
+  }
+
+  @Test
+  void aBrokenFileIsRefusedAndTheRunningSchemesStay() throws Exception {
+    write(BASE.replace("GROUP BY kind", "GROUP BY"));
+    ConfigReloader.Outcome o = reloader.reloadIfChanged();
+    assertThat(o.applied()).isFalse();
+    assertThat(o.error()).contains("schemes[1]: scheme 'kinds': query at column");
+    assertThat(engine.schemes())
+        .extracting(SchemeDefinition::query)
+        .containsExactly(SchemeDefinition.BUILT_IN_QUERY, "SELECT sum(time) GROUP BY kind");
+    assertThat(reloads("error")).isEqualTo(1);
+    assertThat(reloader.reloadIfChanged()).as("the same broken file is not retried").isNull();
+  }
+
+  @Test
+  void settingsOtherThanSchemesWaitForARestart() throws Exception {
+    write(BASE.replace("interval: 10s", "interval: 30s\nhttp_port: 9999"));
+    ConfigReloader.Outcome o = reloader.reload();
+    assertThat(o.applied()).isTrue();
+    assertThat(o.needRestart()).containsExactly("http_port", "interval");
+    // The schemes keep following the running interval, so nothing restarted.
+    assertThat(o.kept()).containsExactly("region", "kinds");
+    assertThat(engine.schemes().get(0).interval()).isEqualTo(Duration.ofSeconds(10));
+    assertThat(reloader.current().interval()).isEqualTo(Duration.ofSeconds(10));
+  }
+}
