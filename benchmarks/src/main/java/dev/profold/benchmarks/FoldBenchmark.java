@@ -7,12 +7,16 @@ import dev.profold.collector.fold.FoldResult;
 import dev.profold.collector.ingest.DecodedDelta;
 import dev.profold.collector.ingest.InvalidDeltaException;
 import dev.profold.collector.ingest.StreamDecoder;
+import dev.profold.collector.scheme.SchemeDefinition;
+import dev.profold.collector.scheme.SchemeException;
 import dev.profold.collector.telemetry.CollectorMetrics;
 import dev.profold.proto.v1.Delta;
 import dev.profold.sinks.snapshot.SchemeSnapshot;
 import dev.profold.sinks.snapshot.SeriesSnapshot;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -58,6 +62,21 @@ public class FoldBenchmark {
   @Param({"3", "20"})
   public int histogramMaxScale;
 
+  /**
+   * Schemes folded: 1 is the built-in scheme alone; 5 adds four CalQL schemes (by path, by service
+   * and kind, a WHERE that matches nothing here, one group per service), see {@link #SCHEMES}.
+   */
+  @Param({"1", "5"})
+  public int schemes;
+
+  /** The four schemes added to the built-in one when {@code schemes} is 5. */
+  static final List<String[]> SCHEMES =
+      List.of(
+          new String[] {"by_path", "SELECT sum(time), avg(time) GROUP BY path"},
+          new String[] {"by_kind", "SELECT count(), max(time) GROUP BY service, kind"},
+          new String[] {"io_only", "SELECT sum(time) WHERE kind=io GROUP BY path"},
+          new String[] {"p99", "SELECT quantile(time, 0.99) GROUP BY service"});
+
   private FoldEngine engine;
   private DecodedDelta decoded;
   private int deltasPerInvocation;
@@ -83,8 +102,19 @@ public class FoldBenchmark {
   }
 
   private FoldEngine newEngine(GlobalDictionary dictionary) {
+    List<SchemeDefinition> defs = new ArrayList<>();
+    defs.add(SchemeDefinition.builtIn(Duration.ofNanos(BenchData.INTERVAL_NANOS), groups));
+    for (String[] s : SCHEMES.subList(0, schemes - 1)) {
+      try {
+        defs.add(
+            SchemeDefinition.compile(
+                s[0], s[1], Duration.ofNanos(BenchData.INTERVAL_NANOS), groups, 10));
+      } catch (SchemeException e) {
+        throw new IllegalStateException(e);
+      }
+    }
     return new FoldEngine(
-        new FoldConfig(BenchData.INTERVAL_NANOS, 5, groups, histogramMaxScale),
+        new FoldConfig(BenchData.INTERVAL_NANOS, 5, groups, histogramMaxScale, defs),
         dictionary,
         BenchData.CLOCK,
         new CollectorMetrics(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT)));
@@ -103,10 +133,13 @@ public class FoldBenchmark {
       }
     }
     engine.closeAll();
-    SchemeSnapshot scheme = engine.snapshot().schemes().get(0);
     long expected = (long) applications * BenchData.VALUES_PER_ENTRY;
-    check("cumulative", scheme.cumulative(), groups, expected);
-    check("window", scheme.lastInterval(), groups, expected);
+    for (SchemeSnapshot scheme : engine.snapshot().schemes()) {
+      if (scheme.scheme().equals("region") || scheme.scheme().equals("by_path")) {
+        check(scheme.scheme() + " cumulative", scheme.cumulative(), groups, expected);
+        check(scheme.scheme() + " window", scheme.lastInterval(), groups, expected);
+      }
+    }
   }
 
   private static void check(String what, List<SeriesSnapshot> series, int groups, long count) {
