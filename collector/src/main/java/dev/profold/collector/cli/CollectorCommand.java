@@ -1,5 +1,6 @@
 package dev.profold.collector.cli;
 
+import dev.profold.collector.archive.ArchiveException;
 import dev.profold.collector.config.CollectorConfig;
 import dev.profold.collector.config.ConfigException;
 import dev.profold.collector.config.ConfigLoader;
@@ -77,6 +78,11 @@ final class CollectorCommand implements Callable<Integer> {
     CollectorServer server = new CollectorServer(c, InstantSource.system());
     try {
       server.start();
+    } catch (ArchiveException e) {
+      err.println("profold: " + e.getMessage());
+      err.flush();
+      server.stop();
+      return 2;
     } catch (IOException e) {
       err.println(
           "profold: cannot bind "

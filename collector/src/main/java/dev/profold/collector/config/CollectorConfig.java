@@ -25,6 +25,7 @@ import java.util.List;
  * @param retryDelay delay suggested to clients in RetryInfo when overloaded or shutting down
  * @param shutdownTimeout how long a clean shutdown waits for the fold to drain
  * @param schemes the aggregation schemes (by default the built-in {@code region} scheme)
+ * @param archive where closed intervals are archived (off by default)
  */
 public record CollectorConfig(
     String listen,
@@ -39,7 +40,8 @@ public record CollectorConfig(
     int dictionaryEntries,
     Duration retryDelay,
     Duration shutdownTimeout,
-    List<SchemeSpec> schemes) {
+    List<SchemeSpec> schemes,
+    ArchiveSpec archive) {
 
   public static final int DEFAULT_GRPC_PORT = 7763;
   public static final int DEFAULT_HTTP_PORT = 7764;
@@ -60,7 +62,8 @@ public record CollectorConfig(
         1_000_000,
         Duration.ofSeconds(1),
         Duration.ofSeconds(10),
-        List.of(SchemeSpec.builtIn()));
+        List.of(SchemeSpec.builtIn()),
+        ArchiveSpec.off());
   }
 
   public CollectorConfig {
@@ -82,7 +85,8 @@ public record CollectorConfig(
         dictionaryEntries,
         retryDelay,
         shutdownTimeout,
-        schemes);
+        schemes,
+        archive);
   }
 
   /**
@@ -121,6 +125,7 @@ public record CollectorConfig(
         dictionaryEntries,
         retryDelay,
         shutdownTimeout,
-        schemes);
+        schemes,
+        archive);
   }
 }

@@ -41,7 +41,9 @@ public final class ConfigLoader {
           "retry_delay",
           "shutdown_timeout",
           "limits",
-          "schemes");
+          "schemes",
+          "archive");
+  private static final Set<String> ARCHIVE_KEYS = Set.of("directory", "schemes");
   private static final Set<String> SCHEME_KEYS =
       Set.of("name", "query", "interval", "cardinality_limit", "retention");
   private static final Set<String> LIMITS =
@@ -100,7 +102,8 @@ public final class ConfigLoader {
             (int) number(limits, "dictionary_entries", d.dictionaryEntries(), name, 1, 500_000_000),
             duration(top, "retry_delay", d.retryDelay(), name, Duration.ZERO),
             duration(top, "shutdown_timeout", d.shutdownTimeout(), name, Duration.ZERO),
-            top.containsKey("schemes") ? schemes(top.get("schemes"), name) : d.schemes());
+            top.containsKey("schemes") ? schemes(top.get("schemes"), name) : d.schemes(),
+            top.containsKey("archive") ? archive(top.get("archive"), name) : d.archive());
     for (int i = 0; i < c.schemes().size(); i++) {
       try {
         c.schemes().get(i).compile(c.interval(), c.cardinalityLimit());
@@ -108,7 +111,41 @@ public final class ConfigLoader {
         throw new ConfigException(name + ": schemes[" + i + "]: " + e.getMessage());
       }
     }
+    List<String> schemeNames = c.schemes().stream().map(SchemeSpec::name).toList();
+    for (String a : c.archive().schemes()) {
+      if (!schemeNames.contains(a)) {
+        throw new ConfigException(
+            name
+                + ": archive.schemes: '"
+                + a
+                + "' is not a scheme; the schemes are: "
+                + String.join(", ", schemeNames));
+      }
+    }
     return c;
+  }
+
+  private static ArchiveSpec archive(Object o, String name) throws ConfigException {
+    Map<String, Object> m = map(o, name, "archive");
+    checkKeys(m, ARCHIVE_KEYS, name, "archive.");
+    Object dir = m.get("directory");
+    if (!(dir instanceof String d) || d.isBlank()) {
+      throw new ConfigException(
+          name
+              + ": archive.directory is required (a path; leave out 'archive' to archive nothing)");
+    }
+    Object list = m.getOrDefault("schemes", List.of());
+    List<String> schemes = new ArrayList<>();
+    if (!(list instanceof List<?> l)) {
+      throw new ConfigException(name + ": archive.schemes must be a list of scheme names");
+    }
+    for (Object x : l) {
+      if (!(x instanceof String s)) {
+        throw new ConfigException(name + ": archive.schemes must be a list of scheme names");
+      }
+      schemes.add(s);
+    }
+    return new ArchiveSpec(Path.of(d), schemes);
   }
 
   private static List<SchemeSpec> schemes(Object o, String name) throws ConfigException {

@@ -167,6 +167,7 @@ public final class ConfigReloader {
     check(out, "limits.dictionary_entries", a.dictionaryEntries(), b.dictionaryEntries());
     check(out, "retry_delay", a.retryDelay(), b.retryDelay());
     check(out, "shutdown_timeout", a.shutdownTimeout(), b.shutdownTimeout());
+    check(out, "archive", a.archive(), b.archive());
     return out;
   }
 

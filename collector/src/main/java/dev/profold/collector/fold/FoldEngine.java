@@ -54,6 +54,7 @@ public final class FoldEngine {
   private final Map<SourceKey, Instance> instances = new HashMap<>();
   private List<SchemeFold> schemes;
   private final boolean[] late = new boolean[2];
+  private IntervalListener listener = (scheme, labels, interval) -> {};
   private long version;
   private long nextExpiryCheck;
 
@@ -103,6 +104,11 @@ public final class FoldEngine {
     schemes = List.copyOf(next);
     version++;
     return kept;
+  }
+
+  /** Sets who is told about closed intervals with data (one listener; replaces the previous). */
+  public void onIntervalClosed(IntervalListener l) {
+    this.listener = l;
   }
 
   /** The active scheme definitions, in order. */
@@ -214,7 +220,7 @@ public final class FoldEngine {
 
   private void advance(long now) {
     for (SchemeFold f : schemes) {
-      if (f.advance(now)) {
+      if (f.advance(now, listener)) {
         version++;
       }
     }
@@ -247,7 +253,7 @@ public final class FoldEngine {
    */
   public void closeAll() {
     for (SchemeFold f : schemes) {
-      if (f.closeAll()) {
+      if (f.closeAll(listener)) {
         version++;
       }
     }

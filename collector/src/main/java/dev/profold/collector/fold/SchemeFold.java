@@ -388,7 +388,7 @@ final class SchemeFold {
    * Closes the windows that passed their lateness, retaining each (an interval without data is
    * retained empty, so the retained intervals are consecutive); true when one closed.
    */
-  boolean advance(long now) {
+  boolean advance(long now, IntervalListener listener) {
     long cur = Math.floorDiv(now, intervalNanos);
     if (cur <= currentWindow) { // a clock stepping back closes nothing
       return false;
@@ -396,14 +396,14 @@ final class SchemeFold {
     long firstClosed = Math.max(currentWindow - 1, cur - 1 - def.retention());
     currentWindow = cur;
     for (long w = firstClosed; w < cur - 1; w++) {
-      retain(w, closeSlotOf(w));
+      retain(w, closeSlotOf(w), listener);
     }
     closeStale(cur - 1);
     return true;
   }
 
   /** Closes every open window with data (at shutdown), the newest possibly partial. */
-  boolean closeAll() {
+  boolean closeAll(IntervalListener listener) {
     boolean closed = false;
     while (true) {
       int oldest = -1;
@@ -415,7 +415,7 @@ final class SchemeFold {
       if (oldest < 0) {
         return closed;
       }
-      retain(slotWindow[oldest], closeSlotOf(slotWindow[oldest]));
+      retain(slotWindow[oldest], closeSlotOf(slotWindow[oldest]), listener);
       closed = true;
     }
   }
@@ -440,8 +440,13 @@ final class SchemeFold {
     }
   }
 
-  private void retain(long w, List<SeriesSnapshot> series) {
-    retained.addLast(new IntervalSnapshot(w * intervalNanos, (w + 1) * intervalNanos, series));
+  private void retain(long w, List<SeriesSnapshot> series, IntervalListener listener) {
+    IntervalSnapshot closed =
+        new IntervalSnapshot(w * intervalNanos, (w + 1) * intervalNanos, series);
+    retained.addLast(closed);
+    if (!series.isEmpty()) {
+      listener.closed(def.name(), def.labelNames(), closed);
+    }
     while (retained.size() > def.retention()) {
       retained.removeFirst();
     }

@@ -2,6 +2,8 @@ package dev.profold.collector.server;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import dev.profold.collector.archive.ArchiveException;
+import dev.profold.collector.archive.IntervalArchive;
 import dev.profold.collector.config.CollectorConfig;
 import dev.profold.collector.dictionary.GlobalDictionary;
 import dev.profold.collector.fold.FoldConfig;
@@ -29,6 +31,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -54,6 +57,7 @@ public final class CollectorServer {
   private final FoldWorker worker;
   private final FoldEngine engine;
   private final CollectorMetrics metrics;
+  private IntervalArchive archive; // null when off
   private final IngestService ingest;
   private final HealthStatusManager health = new HealthStatusManager();
   private Server grpc;
@@ -98,6 +102,22 @@ public final class CollectorServer {
 
   /** Binds the ports and starts serving. */
   public synchronized void start() throws IOException {
+    if (config.archive().enabled()) {
+      try {
+        archive =
+            new IntervalArchive(
+                config.archive().directory(), Set.copyOf(config.archive().schemes()), meters);
+      } catch (IOException e) {
+        throw new ArchiveException(
+            "cannot use archive directory "
+                + config.archive().directory()
+                + " ("
+                + e.getMessage()
+                + "); set archive.directory to a writable directory",
+            e);
+      }
+      engine.onIntervalClosed(archive);
+    }
     worker.start();
     grpc =
         NettyServerBuilder.forAddress(new InetSocketAddress(config.listen(), config.grpcPort()))
@@ -211,6 +231,9 @@ public final class CollectorServer {
     log.info("shutting down: applying received deltas and closing the current interval");
     health.enterTerminalState();
     worker.shutdown(config.shutdownTimeout());
+    if (archive != null) {
+      archive.close(config.shutdownTimeout());
+    }
     ingest.closeStreams();
     grpc.shutdown();
     if (!grpc.awaitTermination(2, TimeUnit.SECONDS)) {

@@ -74,11 +74,24 @@ class ConfigLoaderTest {
                         "SELECT sum(time) WHERE kind=io GROUP BY service, tenant",
                         Duration.ofMinutes(1),
                         500,
-                        60))));
+                        60)),
+                ArchiveSpec.off()));
     // Settings a scheme leaves out follow the collector's.
     assertThat(c.schemeDefinitions().get(0).interval()).isEqualTo(Duration.ofMillis(500));
     assertThat(c.schemeDefinitions().get(0).cardinalityLimit()).isEqualTo(12);
     assertThat(c.schemeDefinitions().get(1).interval()).isEqualTo(Duration.ofMinutes(1));
+  }
+
+  @Test
+  void archiveNamesADirectoryAndExistingSchemes() throws Exception {
+    CollectorConfig c = parse("archive:\n  directory: data/archive\n  schemes: [region]\n");
+    assertThat(c.archive()).isEqualTo(new ArchiveSpec(Path.of("data/archive"), List.of("region")));
+    assertThat(c.archive().enabled()).isTrue();
+    assertThat(parse("interval: 5s").archive().enabled()).isFalse();
+    assertThatThrownBy(() -> parse("archive:\n  directory: d\n  schemes: [nope]\n"))
+        .hasMessage("test.yaml: archive.schemes: 'nope' is not a scheme; the schemes are: region");
+    assertThatThrownBy(() -> parse("archive:\n  schemes: [region]\n"))
+        .hasMessageContaining("archive.directory is required");
   }
 
   @Test

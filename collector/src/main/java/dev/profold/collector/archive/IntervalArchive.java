@@ -1,0 +1,194 @@
+package dev.profold.collector.archive;
+
+import dev.profold.collector.fold.IntervalListener;
+import dev.profold.collector.query.JsonRecords;
+import dev.profold.collector.query.online.SnapshotRecords;
+import dev.profold.sinks.snapshot.IntervalSnapshot;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Writes every closed interval of the chosen schemes to JSON Lines files that {@code profold query}
+ * reads offline: {@code <directory>/<scheme>/<scheme>-<yyyy-MM-dd>.jsonl} (UTC date of the
+ * interval's start), one record per group tuple with the scheme's labels, {@value #START} and
+ * {@value #END} (RFC 3339, UTC, millisecond precision: fixed width, so they compare as text), the
+ * record count, and each measurement as its mergeable state. Merging records of several intervals
+ * or files in a query is exact, as for the collector's own queries.
+ *
+ * <p>The fold thread only queues (bounded, {@value #QUEUE} intervals); a writer thread formats and
+ * appends. An interval that does not fit the queue, or cannot be written (disk full, permission),
+ * is counted in {@code profold_archive_intervals_dropped_total{reason}} and logged once per reason;
+ * the collector never stops for it.
+ *
+ * <p>Thread-safe.
+ */
+public final class IntervalArchive implements IntervalListener {
+  /** Attribute holding the interval's start. */
+  public static final String START = "interval.start";
+
+  /** Attribute holding the interval's end. */
+  public static final String END = "interval.end";
+
+  static final int QUEUE = 1024;
+  private static final Logger log = LoggerFactory.getLogger(IntervalArchive.class);
+  private static final DateTimeFormatter INSTANT =
+      DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSS'Z'").withZone(ZoneOffset.UTC);
+  private static final DateTimeFormatter DAY =
+      DateTimeFormatter.ofPattern("uuuu-MM-dd").withZone(ZoneOffset.UTC);
+
+  private record Closed(String scheme, List<String> labelNames, IntervalSnapshot interval) {}
+
+  private static final Closed STOP = new Closed("", List.of(), null);
+
+  private final Path directory;
+  private final Set<String> schemes;
+  private final BlockingQueue<Closed> queue = new ArrayBlockingQueue<>(QUEUE);
+  private final MeterRegistry registry;
+  private final Counter written;
+  private final Set<String> loggedReasons = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  private final Thread writer;
+
+  /**
+   * An archive in {@code directory} (created if missing) of {@code schemes} (empty: all).
+   *
+   * @throws IOException when the directory cannot be created or written
+   */
+  public IntervalArchive(Path directory, Set<String> schemes, MeterRegistry registry)
+      throws IOException {
+    this.directory = directory;
+    this.schemes = Set.copyOf(schemes);
+    this.registry = registry;
+    Files.createDirectories(directory);
+    if (!Files.isWritable(directory)) {
+      throw new IOException("archive directory " + directory + " is not writable");
+    }
+    this.written =
+        Counter.builder("profold.archive.intervals.written")
+            .description("Closed intervals written to the archive files.")
+            .register(registry);
+    this.writer = new Thread(this::run, "profold-archive");
+    this.writer.setDaemon(true);
+    this.writer.start();
+  }
+
+  @Override
+  public void closed(String scheme, List<String> labelNames, IntervalSnapshot interval) {
+    if (!schemes.isEmpty() && !schemes.contains(scheme)) {
+      return;
+    }
+    if (!queue.offer(new Closed(scheme, labelNames, interval))) {
+      dropped("queue_full", "the archive writer is behind by " + QUEUE + " intervals");
+    }
+  }
+
+  private void run() {
+    try {
+      while (true) {
+        Closed c = queue.take();
+        if (c.interval() == null) { // the stop marker
+          return;
+        }
+        write(c);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private void write(Closed c) {
+    Path file = fileOf(c.scheme(), c.interval().startUnixNanos());
+    try {
+      StringWriter text = new StringWriter();
+      try (PrintWriter out = new PrintWriter(text)) {
+        JsonRecords.writeLines(records(c), out);
+      }
+      Files.createDirectories(file.getParent());
+      Files.writeString(
+          file,
+          text.toString(),
+          StandardCharsets.UTF_8,
+          StandardOpenOption.CREATE,
+          StandardOpenOption.APPEND);
+      written.increment();
+    } catch (IOException | RuntimeException e) {
+      dropped("write_failed", "cannot write " + file + ": " + e);
+    }
+  }
+
+  /** The records of one closed interval: the interval bounds first, then the scheme's record. */
+  static List<Map<String, Object>> records(List<String> labelNames, IntervalSnapshot interval) {
+    String start = text(interval.startUnixNanos());
+    String end = text(interval.endUnixNanos());
+    List<Map<String, Object>> out = new ArrayList<>();
+    for (Map<String, Object> r : SnapshotRecords.records(labelNames, List.of(interval.series()))) {
+      Map<String, Object> withTime = new LinkedHashMap<>();
+      withTime.put(START, start);
+      withTime.put(END, end);
+      withTime.putAll(r);
+      out.add(withTime);
+    }
+    return out;
+  }
+
+  private static List<Map<String, Object>> records(Closed c) {
+    return records(c.labelNames(), c.interval());
+  }
+
+  /** The file an interval starting at {@code startUnixNanos} goes to. */
+  Path fileOf(String scheme, long startUnixNanos) {
+    return directory
+        .resolve(scheme)
+        .resolve(scheme + "-" + DAY.format(instant(startUnixNanos)) + ".jsonl");
+  }
+
+  private static String text(long unixNanos) {
+    return INSTANT.format(instant(unixNanos));
+  }
+
+  private static Instant instant(long unixNanos) {
+    return Instant.ofEpochSecond(
+        Math.floorDiv(unixNanos, 1_000_000_000L), Math.floorMod(unixNanos, 1_000_000_000L));
+  }
+
+  private void dropped(String reason, String detail) {
+    Counter.builder("profold.archive.intervals.dropped")
+        .tag("reason", reason)
+        .description("Closed intervals not archived, by reason.")
+        .register(registry)
+        .increment();
+    if (loggedReasons.add(reason)) {
+      log.error("archive: an interval was not written ({}); logged once, counted", detail);
+    }
+  }
+
+  /** Writes what is queued (waiting at most {@code timeout}), then stops the writer. */
+  public void close(Duration timeout) throws InterruptedException {
+    if (!queue.offer(STOP, timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+      log.warn("archive: writer still busy after {}; stopping it", timeout);
+      writer.interrupt();
+      return;
+    }
+    writer.join(Math.max(1, timeout.toMillis()));
+  }
+}

@@ -1,0 +1,173 @@
+package dev.profold.collector.archive;
+
+import static dev.profold.proto.v1.RegionKind.REGION_KIND_COMPUTE;
+import static dev.profold.proto.v1.RegionKind.REGION_KIND_IO;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.profold.collector.cli.Main;
+import dev.profold.collector.dictionary.GlobalDictionary;
+import dev.profold.collector.fold.FoldConfig;
+import dev.profold.collector.fold.FoldEngine;
+import dev.profold.collector.fold.FoldResult;
+import dev.profold.collector.scheme.SchemeDefinition;
+import dev.profold.collector.telemetry.CollectorMetrics;
+import dev.profold.collector.testing.Deltas;
+import dev.profold.collector.testing.MutableClock;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/**
+ * The archive fed by a real {@link FoldEngine}, read back by {@code profold query}: merged
+ * intervals give exact results, and the interval bounds select by time.
+ */
+class IntervalArchiveTest {
+  static final long SECOND = 1_000_000_000L;
+  static final long INTERVAL = 10 * SECOND;
+  static final long T0 = 1_700_000_000L * SECOND; // 2023-11-14T22:13:20Z
+
+  @TempDir Path dir;
+  final MutableClock clock = MutableClock.atNanos(T0 + SECOND);
+  final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+  final GlobalDictionary dictionary = new GlobalDictionary(10_000);
+
+  FoldEngine engine(IntervalArchive archive) throws Exception {
+    FoldEngine e =
+        new FoldEngine(
+            new FoldConfig(
+                INTERVAL,
+                5,
+                1000,
+                20,
+                List.of(
+                    SchemeDefinition.builtIn(Duration.ofNanos(INTERVAL), 1000),
+                    SchemeDefinition.compile(
+                        "by_path",
+                        "SELECT sum(time) GROUP BY path",
+                        Duration.ofNanos(INTERVAL),
+                        1000,
+                        10))),
+            dictionary,
+            clock,
+            new CollectorMetrics(registry));
+    e.onIntervalClosed(archive);
+    return e;
+  }
+
+  static Deltas.Builder delta(String instance, long seq, long window) {
+    return Deltas.source("checkout", instance)
+        .region(1, "main", REGION_KIND_COMPUTE)
+        .region(2, 1, "read", REGION_KIND_IO)
+        .seq(seq)
+        .interval(window * INTERVAL, (window + 1) * INTERVAL);
+  }
+
+  String query(String q, Path... files) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    CommandLine cl = Main.commandLine();
+    cl.setOut(new PrintWriter(out));
+    cl.setErr(new PrintWriter(err));
+    String[] args = new String[3 + files.length];
+    args[0] = "query";
+    args[1] = "-q";
+    args[2] = q;
+    for (int i = 0; i < files.length; i++) {
+      args[3 + i] = files[i].toString();
+    }
+    assertThat(cl.execute(args)).as("stderr: %s", err).isZero();
+    return out.toString();
+  }
+
+  @Test
+  void archivedIntervalsQueryExactlyAndByTime() throws Exception {
+    IntervalArchive archive = new IntervalArchive(dir, Set.of("by_path"), registry);
+    FoldEngine engine = engine(archive);
+    long w0 = T0 / INTERVAL;
+    apply(engine, delta("a", 1, w0).entry(1, 1.0).entry(2, 0.25, 0.5));
+    apply(engine, delta("b", 1, w0).entry(1, 3.0));
+    clock.setNanos(T0 + INTERVAL + SECOND);
+    engine.advance();
+    apply(engine, delta("a", 2, w0 + 1).entry(1, 2.0, 4.0));
+    clock.setNanos(T0 + 3 * INTERVAL); // closes W0 and W0+1
+    engine.advance();
+    archive.close(Duration.ofSeconds(10));
+
+    Path file = dir.resolve("by_path").resolve("by_path-2023-11-14.jsonl");
+    assertThat(file).exists();
+    assertThat(dir.resolve("region")).as("only the chosen schemes").doesNotExist();
+    List<String> lines = Files.readAllLines(file);
+    assertThat(lines).hasSize(3); // W0: main, main/read; W0+1: main
+    assertThat(lines.get(0))
+        .startsWith(
+            "{\"interval.start\":\"2023-11-14T22:13:20.000Z\","
+                + "\"interval.end\":\"2023-11-14T22:13:30.000Z\",\"path\":\"main\",\"count\":2,");
+
+    Map<String, JsonNode> all =
+        rows(query("SELECT path, count(), sum(time), avg(time) GROUP BY path FORMAT json", file));
+    assertThat(all.get("main").get("count").asLong()).isEqualTo(4);
+    assertThat(all.get("main").get("sum#time").asDouble()).isEqualTo(10.0);
+    assertThat(all.get("main").get("avg#time").asDouble()).isEqualTo(2.5);
+    assertThat(all.get("main/read").get("sum#time").asDouble()).isEqualTo(0.75);
+
+    Map<String, JsonNode> second =
+        rows(
+            query(
+                "SELECT path, sum(time) WHERE interval.start>2023-11-14T22:13:20.000Z"
+                    + " GROUP BY path FORMAT json",
+                file));
+    assertThat(second).containsOnlyKeys("main");
+    assertThat(second.get("main").get("sum#time").asDouble()).isEqualTo(6.0);
+    assertThat(registry.get("profold.archive.intervals.written").counter().count()).isEqualTo(2);
+  }
+
+  @Test
+  void aWriteThatFailsIsCountedAndTheCollectorGoesOn() throws Exception {
+    IntervalArchive archive = new IntervalArchive(dir, Set.of(), registry);
+    Files.writeString(dir.resolve("by_path"), "not a directory");
+    FoldEngine engine = engine(archive);
+    apply(engine, delta("a", 1, T0 / INTERVAL).entry(1, 1.0));
+    clock.setNanos(T0 + 2 * INTERVAL);
+    engine.advance();
+    archive.close(Duration.ofSeconds(10));
+    assertThat(
+            registry
+                .get("profold.archive.intervals.dropped")
+                .tag("reason", "write_failed")
+                .counter()
+                .count())
+        .isEqualTo(1);
+    assertThat(dir.resolve("region").resolve("region-2023-11-14.jsonl")).exists();
+  }
+
+  @Test
+  void anUnusableDirectoryIsRefusedAtStart() throws Exception {
+    Path file = dir.resolve("file");
+    Files.writeString(file, "x");
+    assertThatThrownBy(() -> new IntervalArchive(file.resolve("sub"), Set.of(), registry))
+        .isInstanceOf(java.io.IOException.class);
+  }
+
+  void apply(FoldEngine engine, Deltas.Builder b) {
+    assertThat(engine.apply(b.decode(dictionary)).outcome()).isEqualTo(FoldResult.Outcome.APPLIED);
+  }
+
+  static Map<String, JsonNode> rows(String json) throws Exception {
+    Map<String, JsonNode> out = new HashMap<>();
+    new ObjectMapper().readTree(json).forEach(r -> out.put(r.get("path").asText(), r));
+    return out;
+  }
+}
