@@ -72,21 +72,7 @@ public record CollectorConfig(
 
   /** This configuration with {@code schemes} instead of its own. */
   public CollectorConfig withSchemes(List<SchemeSpec> schemes) {
-    return new CollectorConfig(
-        listen,
-        grpcPort,
-        httpPort,
-        interval,
-        sourceTtlIntervals,
-        cardinalityLimit,
-        histogramMaxScale,
-        maxMessageBytes,
-        maxPendingBytes,
-        dictionaryEntries,
-        retryDelay,
-        shutdownTimeout,
-        schemes,
-        archive);
+    return with(listen, grpcPort, httpPort, interval, schemes);
   }
 
   /**
@@ -112,11 +98,22 @@ public record CollectorConfig(
    */
   public CollectorConfig withOverrides(
       String listen, Integer grpcPort, Integer httpPort, Duration interval) {
-    return new CollectorConfig(
+    return with(
         listen != null ? listen : this.listen,
         grpcPort != null ? grpcPort : this.grpcPort,
         httpPort != null ? httpPort : this.httpPort,
         interval != null ? interval : this.interval,
+        schemes);
+  }
+
+  /** A copy with the settings that can change after loading replaced. */
+  private CollectorConfig with(
+      String listen, int grpcPort, int httpPort, Duration interval, List<SchemeSpec> schemes) {
+    return new CollectorConfig(
+        listen,
+        grpcPort,
+        httpPort,
+        interval,
         sourceTtlIntervals,
         cardinalityLimit,
         histogramMaxScale,
