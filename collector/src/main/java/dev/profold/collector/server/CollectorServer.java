@@ -8,8 +8,12 @@ import dev.profold.collector.fold.FoldConfig;
 import dev.profold.collector.fold.FoldEngine;
 import dev.profold.collector.fold.FoldWorker;
 import dev.profold.collector.ingest.IngestService;
+import dev.profold.collector.query.online.OnlineQuery;
+import dev.profold.collector.query.online.QueryHttpHandler;
+import dev.profold.collector.query.online.QueryService;
 import dev.profold.collector.telemetry.CollectorMetrics;
 import dev.profold.proto.v1.IngestGrpc;
+import dev.profold.proto.v1.QueryGrpc;
 import dev.profold.sinks.prometheus.PrometheusExposition;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
@@ -34,8 +38,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The collector daemon: gRPC ingest (with health and reflection services) and HTTP (/metrics,
- * /healthz, /readyz) around one {@link FoldWorker}.
+ * The collector daemon: gRPC ingest and queries (with health and reflection services) and HTTP
+ * (/metrics, /healthz, /readyz, /api/v1/query) around one {@link FoldWorker}.
  *
  * <p>Lifecycle: {@link #start()} binds both ports; {@link #stop()} stops accepting deltas (clients
  * get UNAVAILABLE with a retry delay), applies everything received, closes the current interval,
@@ -48,6 +52,8 @@ public final class CollectorServer {
   private final PrometheusMeterRegistry meters;
   private final FoldWorker worker;
   private final IngestService ingest;
+  private final OnlineQuery queries;
+  private final InstantSource clock;
   private final HealthStatusManager health = new HealthStatusManager();
   private Server grpc;
   private HttpServer http;
@@ -79,6 +85,8 @@ public final class CollectorServer {
     this.worker =
         new FoldWorker(engine, metrics, config.maxPendingBytes(), tick, Duration.ofSeconds(5));
     this.ingest = new IngestService(dictionary, worker, metrics, config.retryDelay());
+    this.queries = new OnlineQuery(worker);
+    this.clock = clock;
     registry.register(new PrometheusExposition(worker));
   }
 
@@ -89,6 +97,7 @@ public final class CollectorServer {
         NettyServerBuilder.forAddress(new InetSocketAddress(config.listen(), config.grpcPort()))
             .maxInboundMessageSize(config.maxMessageBytes())
             .addService(ingest)
+            .addService(new QueryService(queries))
             .addService(health.getHealthService())
             .addService(ProtoReflectionServiceV1.newInstance())
             .build()
@@ -96,6 +105,8 @@ public final class CollectorServer {
     health.setStatus("", io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
     health.setStatus(
         IngestGrpc.SERVICE_NAME, io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
+    health.setStatus(
+        QueryGrpc.SERVICE_NAME, io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
     http = HttpServer.create(new InetSocketAddress(config.listen(), config.httpPort()), 64);
     httpExecutor =
         Executors.newFixedThreadPool(
@@ -110,6 +121,7 @@ public final class CollectorServer {
     http.createContext("/healthz", ex -> text(ex, 200, "ok\n"));
     http.createContext(
         "/readyz", ex -> text(ex, ready ? 200 : 503, ready ? "ready\n" : "not ready\n"));
+    http.createContext(QueryHttpHandler.PATH, new QueryHttpHandler(queries, clock));
     http.createContext("/", this::index);
     http.start();
     ready = true;
@@ -124,7 +136,7 @@ public final class CollectorServer {
 
   private void index(HttpExchange ex) throws IOException {
     if (!ex.getRequestURI().getPath().equals("/")) {
-      text(ex, 404, "not found; try /metrics, /healthz or /readyz\n");
+      text(ex, 404, "not found; try /metrics, /healthz, /readyz or /api/v1/query\n");
       return;
     }
     text(
@@ -133,8 +145,9 @@ public final class CollectorServer {
         "Profold collector\n\n"
             + "  /metrics  Prometheus exposition (aggregates and collector telemetry)\n"
             + "  /healthz  liveness\n"
-            + "  /readyz   readiness\n\n"
-            + "gRPC ingest (profold.v1.Ingest) on "
+            + "  /readyz   readiness\n"
+            + "  /api/v1/query?q=QUERY&scheme=&from=&to=&format=  CalQL query (docs/calql.md)\n\n"
+            + "gRPC ingest (profold.v1.Ingest) and queries (profold.v1.Query) on "
             + config.listen()
             + ":"
             + grpcPort()
