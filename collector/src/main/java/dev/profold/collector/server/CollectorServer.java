@@ -31,8 +31,10 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.InstantSource;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -58,6 +60,7 @@ public final class CollectorServer {
   private Server grpc;
   private HttpServer http;
   private ExecutorService httpExecutor;
+  private final ThreadPoolExecutor queryExecutor;
   private volatile boolean ready;
   private boolean stopped;
 
@@ -87,6 +90,20 @@ public final class CollectorServer {
     this.ingest = new IngestService(dictionary, worker, metrics, config.retryDelay());
     this.queries = new OnlineQuery(worker);
     this.clock = clock;
+    // Online queries over gRPC: at most two at a time, a few more waiting, the rest refused.
+    this.queryExecutor =
+        new ThreadPoolExecutor(
+            2,
+            2,
+            30,
+            TimeUnit.SECONDS,
+            new ArrayBlockingQueue<>(16),
+            r -> {
+              Thread t = new Thread(r, "profold-query");
+              t.setDaemon(true);
+              return t;
+            });
+    queryExecutor.allowCoreThreadTimeOut(true);
     registry.register(new PrometheusExposition(worker));
   }
 
@@ -97,7 +114,7 @@ public final class CollectorServer {
         NettyServerBuilder.forAddress(new InetSocketAddress(config.listen(), config.grpcPort()))
             .maxInboundMessageSize(config.maxMessageBytes())
             .addService(ingest)
-            .addService(new QueryService(queries))
+            .addService(new QueryService(queries, queryExecutor))
             .addService(health.getHealthService())
             .addService(ProtoReflectionServiceV1.newInstance())
             .build()
@@ -195,6 +212,7 @@ public final class CollectorServer {
     }
     http.stop(0);
     httpExecutor.shutdownNow();
+    queryExecutor.shutdownNow();
     meters.close();
     log.info("stopped");
   }

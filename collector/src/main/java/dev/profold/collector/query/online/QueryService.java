@@ -13,25 +13,49 @@ import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The gRPC {@code profold.v1.Query} service: converts requests and answers of {@link OnlineQuery}
  * to and from protobuf. Errors are statuses with a one-line message (INVALID_ARGUMENT, NOT_FOUND,
- * INTERNAL for a bug, which is logged here and never sent as a stack trace). Thread-safe.
+ * RESOURCE_EXHAUSTED when the query executor refuses more work, INTERNAL for a bug, which is logged
+ * here and never sent as a stack trace). Thread-safe.
+ *
+ * <p>Queries run on the given executor, not on gRPC's threads: getting a snapshot waits for the
+ * fold thread, and evaluating a large scheme takes CPU, neither of which ingest calls should queue
+ * behind.
  */
 public final class QueryService extends QueryGrpc.QueryImplBase {
   private static final Logger log = LoggerFactory.getLogger(QueryService.class);
 
   private final OnlineQuery queries;
+  private final Executor executor;
 
-  public QueryService(OnlineQuery queries) {
+  /**
+   * @param executor where queries run; it may refuse work ({@link RejectedExecutionException}),
+   *     which the caller sees as RESOURCE_EXHAUSTED
+   */
+  public QueryService(OnlineQuery queries, Executor executor) {
     this.queries = queries;
+    this.executor = executor;
   }
 
   @Override
   public void run(QueryRequest request, StreamObserver<QueryResponse> response) {
+    try {
+      executor.execute(() -> answer(request, response));
+    } catch (RejectedExecutionException e) {
+      response.onError(
+          Status.RESOURCE_EXHAUSTED
+              .withDescription("the collector is running too many queries; try again shortly")
+              .asRuntimeException());
+    }
+  }
+
+  private void answer(QueryRequest request, StreamObserver<QueryResponse> response) {
     TimeRange range;
     try {
       range =

@@ -26,6 +26,8 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import java.util.List;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -34,6 +36,7 @@ import org.junit.jupiter.api.Test;
 /** The profold.v1.Query service over in-process gRPC, on snapshots built from known values. */
 class QueryServiceTest {
   private final AtomicReference<SnapshotSource> source = new AtomicReference<>();
+  private final AtomicReference<Executor> executor = new AtomicReference<>(Runnable::run);
   private Server server;
   private ManagedChannel channel;
   private QueryGrpc.QueryBlockingStub stub;
@@ -64,7 +67,10 @@ class QueryServiceTest {
     server =
         InProcessServerBuilder.forName(name)
             .directExecutor()
-            .addService(new QueryService(new OnlineQuery(() -> source.get().snapshot())))
+            .addService(
+                new QueryService(
+                    new OnlineQuery(() -> source.get().snapshot()),
+                    task -> executor.get().execute(task)))
             .build()
             .start();
     channel = InProcessChannelBuilder.forName(name).directExecutor().build();
@@ -268,5 +274,16 @@ class QueryServiceTest {
         .contains("snapshot broke")
         .doesNotContain("\n")
         .doesNotContain("\tat ");
+  }
+
+  @Test
+  void aQueryTheExecutorRefusesIsResourceExhausted() {
+    executor.set(
+        task -> {
+          throw new RejectedExecutionException("full");
+        });
+    StatusRuntimeException e = failure(query("SELECT count()"));
+    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+    assertThat(e.getStatus().getDescription()).contains("too many queries");
   }
 }
