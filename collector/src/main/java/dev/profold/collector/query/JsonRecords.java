@@ -307,6 +307,18 @@ public final class JsonRecords {
     }
   }
 
+  /**
+   * One result value as JSON text, as {@link OutputFormat#JSON} prints it: a path as {@code
+   * "main/foo"}, a histogram or a state as an object, non-finite numbers as strings.
+   */
+  public static String valueJson(Object value) {
+    try {
+      return MAPPER.writeValueAsString(jsonValue(value, false));
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException("a result value that Jackson cannot write: " + value, e);
+    }
+  }
+
   private static Object jsonValue(Object v, boolean pathsAsArrays) {
     if (v instanceof List<?> l) {
       return pathsAsArrays ? l : Values.pathText(l);

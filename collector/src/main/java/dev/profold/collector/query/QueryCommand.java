@@ -1,5 +1,11 @@
 package dev.profold.collector.query;
 
+import dev.profold.collector.query.online.QueryService;
+import dev.profold.collector.query.online.RemoteQuery;
+import dev.profold.collector.query.online.TimeArgument;
+import dev.profold.collector.query.online.TimeRange;
+import dev.profold.proto.v1.QueryRequest;
+import dev.profold.proto.v1.QueryResponse;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -11,6 +17,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -20,9 +28,14 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
- * {@code profold query}: evaluates a CalQL query offline over JSON Lines record files and prints
- * the result. Exit code 0 on success, 2 for a bad query, bad options or unreadable / malformed
- * input; errors go to stderr as {@code profold: <message>}, never as a stack trace.
+ * {@code profold query}: evaluates a CalQL query offline over JSON Lines record files, or online
+ * against a running collector ({@code --collector HOST:PORT}, over the gRPC {@code
+ * profold.v1.Query} service), and prints the result.
+ *
+ * <p>Exit codes: 0 on success; 2 for a bad query, bad options, unreadable or malformed input, or an
+ * unknown scheme; 1 when the collector cannot be reached, does not answer within the deadline or
+ * fails. Errors go to stderr as one line {@code profold: <message>} (a bad query adds the query
+ * with a caret under the column), never as a stack trace.
  */
 @Command(
     name = "query",
@@ -32,7 +45,11 @@ import picocli.CommandLine.Parameters;
       "Runs a CalQL query over JSON Lines record files (one JSON object per line;"
           + " a nested path as an array).",
       "Example: profold query -q 'SELECT function, count(), sum(time) GROUP BY function'"
-          + " records.jsonl"
+          + " records.jsonl",
+      "With --collector HOST:PORT, runs the query against a running collector instead: over a"
+          + " scheme's cumulative state, or over its retained intervals inside --from/--to.",
+      "Example: profold query --collector localhost:7763 --from -15m"
+          + " -q 'SELECT path, sum(time) GROUP BY path ORDER BY sum#time DESC LIMIT 10'"
     })
 public final class QueryCommand implements Callable<Integer> {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
@@ -57,6 +74,42 @@ public final class QueryCommand implements Callable<Integer> {
               + " later query (two-stage aggregation).")
   boolean partial;
 
+  @Option(
+      names = "--collector",
+      paramLabel = "HOST:PORT",
+      description =
+          "Query a running collector at this gRPC address instead of reading FILEs"
+              + " (-q may then be left out: the scheme's own query runs).")
+  String collector;
+
+  @Option(
+      names = "--scheme",
+      paramLabel = "NAME",
+      description = "With --collector: the scheme to query (default: region).")
+  String scheme;
+
+  @Option(
+      names = "--from",
+      paramLabel = "TIME",
+      description =
+          "With --collector: query the retained intervals that start at or after TIME (RFC 3339,"
+              + " now, -15m, or unix nanoseconds) instead of the cumulative state.")
+  String from;
+
+  @Option(
+      names = "--to",
+      paramLabel = "TIME",
+      description =
+          "With --collector: query the retained intervals that end at or before TIME (same"
+              + " forms as --from).")
+  String to;
+
+  @Option(
+      names = "--deadline",
+      paramLabel = "DURATION",
+      description = "With --collector: how long to wait for the answer (default: 10s).")
+  String deadline;
+
   @Parameters(
       paramLabel = "FILE",
       arity = "0..*",
@@ -66,29 +119,130 @@ public final class QueryCommand implements Callable<Integer> {
   /** Where {@code -} reads from (tests replace it). */
   InputStream stdin = System.in;
 
+  /** What {@code now} and relative times in --from and --to refer to (tests replace it). */
+  InstantSource clock = InstantSource.system();
+
+  /** Default of --deadline. */
+  static final Duration DEFAULT_DEADLINE = Duration.ofSeconds(10);
+
   @Override
   public Integer call() {
     PrintWriter err = spec.commandLine().getErr();
     try {
-      run(spec.commandLine().getOut());
+      if (collector != null) {
+        runOnline(spec.commandLine().getOut(), err);
+      } else {
+        run(spec.commandLine().getOut());
+      }
       return 0;
     } catch (Failure f) {
       err.println("profold: " + f.getMessage());
       err.flush();
-      return 2;
+      return f.exitCode;
     }
   }
 
-  /** A user-facing failure: bad query, options or input. */
+  /** A user-facing failure: bad query, options or input, or a failed call to a collector. */
   private static final class Failure extends Exception {
     private static final long serialVersionUID = 1L;
 
+    private final int exitCode;
+
     Failure(String message) {
+      this(message, RemoteQuery.Failure.USAGE);
+    }
+
+    Failure(String message, int exitCode) {
       super(message);
+      this.exitCode = exitCode;
+    }
+  }
+
+  private void runOnline(PrintWriter out, PrintWriter err) throws Failure {
+    if (!files.isEmpty()) {
+      throw new Failure(
+          "--collector queries the collector; leave out FILE ("
+              + files.get(0)
+              + "), or leave out --collector to read files");
+    }
+    if (partial) {
+      throw new Failure("--partial works on files only; leave it out with --collector");
+    }
+    QueryRequest.Builder request = QueryRequest.newBuilder();
+    if (query != null && !query.isBlank()) {
+      try {
+        QueryEvaluator.of(query);
+      } catch (QueryException e) {
+        throw new Failure(
+            "bad query: " + e.getMessage() + System.lineSeparator() + pointer(query, e.column()));
+      }
+      request.setQuery(query);
+    }
+    if (scheme != null) {
+      request.setScheme(scheme);
+    }
+    if (format != null) {
+      OutputFormat f = OutputFormat.named(format);
+      if (f == null) {
+        throw new Failure("--format: '" + format + "' is not one of " + OutputFormat.names());
+      }
+      request.setFormat(QueryService.wireFormat(f));
+    }
+    InstantSource now = InstantSource.fixed(clock.instant()); // one "now" for both bounds
+    Long fromNanos = from == null ? null : time("--from", from, now);
+    Long toNanos = to == null ? null : time("--to", to, now);
+    try {
+      TimeRange.of(fromNanos, toNanos);
+    } catch (IllegalArgumentException e) {
+      throw new Failure("--from/--to: " + e.getMessage());
+    }
+    if (fromNanos != null) {
+      request.setFromUnixNanos(fromNanos);
+    }
+    if (toNanos != null) {
+      request.setToUnixNanos(toNanos);
+    }
+    Duration wait = DEFAULT_DEADLINE;
+    if (deadline != null) {
+      try {
+        wait = TimeArgument.parseDuration(deadline);
+      } catch (IllegalArgumentException e) {
+        throw new Failure("--deadline: " + e.getMessage());
+      }
+      if (wait.isZero()) {
+        throw new Failure("--deadline: must be longer than 0");
+      }
+    }
+    QueryResponse response;
+    try {
+      response = RemoteQuery.run(collector, request.build(), wait);
+    } catch (RemoteQuery.Failure f) {
+      throw new Failure(f.getMessage(), f.exitCode());
+    }
+    out.print(response.getRendered());
+    out.flush();
+    if (!response.getNote().isEmpty()) {
+      err.println("profold: note: " + response.getNote());
+      err.flush();
+    }
+  }
+
+  private static long time(String option, String value, InstantSource now) throws Failure {
+    try {
+      return TimeArgument.parseTime(value, now);
+    } catch (IllegalArgumentException e) {
+      throw new Failure(option + ": " + e.getMessage());
     }
   }
 
   private void run(PrintWriter out) throws Failure {
+    for (String online : new String[] {scheme, from, to, deadline}) {
+      if (online != null) {
+        throw new Failure(
+            "--scheme, --from, --to and --deadline need --collector HOST:PORT (they query a"
+                + " running collector)");
+      }
+    }
     if (query == null || query.isBlank()) {
       throw new Failure("missing -q/--query QUERY, e.g. -q 'SELECT count() GROUP BY function'");
     }

@@ -10,9 +10,13 @@ import dev.profold.collector.fold.FoldConfig;
 import dev.profold.collector.fold.FoldEngine;
 import dev.profold.collector.fold.FoldWorker;
 import dev.profold.collector.ingest.IngestService;
+import dev.profold.collector.query.online.OnlineQuery;
+import dev.profold.collector.query.online.QueryHttpHandler;
+import dev.profold.collector.query.online.QueryService;
 import dev.profold.collector.scheme.SchemeDefinition;
 import dev.profold.collector.telemetry.CollectorMetrics;
 import dev.profold.proto.v1.IngestGrpc;
+import dev.profold.proto.v1.QueryGrpc;
 import dev.profold.sinks.prometheus.PrometheusExposition;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
@@ -32,18 +36,20 @@ import java.time.Duration;
 import java.time.InstantSource;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The collector daemon: gRPC ingest (with health and reflection services) and HTTP (/metrics,
- * /healthz, /readyz) around one {@link FoldWorker}.
+ * The collector daemon: gRPC ingest and queries (with health and reflection services) and HTTP
+ * (/metrics, /healthz, /readyz, /api/v1/query) around one {@link FoldWorker}.
  *
  * <p>Lifecycle: {@link #start()} binds both ports; {@link #stop()} stops accepting deltas (clients
  * get UNAVAILABLE with a retry delay), applies everything received, closes the current interval,
@@ -59,10 +65,13 @@ public final class CollectorServer {
   private final CollectorMetrics metrics;
   private IntervalArchive archive; // null when off
   private final IngestService ingest;
+  private final OnlineQuery queries;
+  private final InstantSource clock;
   private final HealthStatusManager health = new HealthStatusManager();
   private Server grpc;
   private HttpServer http;
   private ExecutorService httpExecutor;
+  private final ThreadPoolExecutor queryExecutor;
   private volatile boolean ready;
   private boolean stopped;
 
@@ -97,6 +106,22 @@ public final class CollectorServer {
     this.worker =
         new FoldWorker(engine, metrics, config.maxPendingBytes(), tick, Duration.ofSeconds(5));
     this.ingest = new IngestService(dictionary, worker, metrics, config.retryDelay());
+    this.queries = new OnlineQuery(worker);
+    this.clock = clock;
+    // Online queries over gRPC: at most two at a time, a few more waiting, the rest refused.
+    this.queryExecutor =
+        new ThreadPoolExecutor(
+            2,
+            2,
+            30,
+            TimeUnit.SECONDS,
+            new ArrayBlockingQueue<>(16),
+            r -> {
+              Thread t = new Thread(r, "profold-query");
+              t.setDaemon(true);
+              return t;
+            });
+    queryExecutor.allowCoreThreadTimeOut(true);
     registry.register(new PrometheusExposition(worker));
   }
 
@@ -123,6 +148,7 @@ public final class CollectorServer {
         NettyServerBuilder.forAddress(new InetSocketAddress(config.listen(), config.grpcPort()))
             .maxInboundMessageSize(config.maxMessageBytes())
             .addService(ingest)
+            .addService(new QueryService(queries, queryExecutor))
             .addService(health.getHealthService())
             .addService(ProtoReflectionServiceV1.newInstance())
             .build()
@@ -130,6 +156,8 @@ public final class CollectorServer {
     health.setStatus("", io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
     health.setStatus(
         IngestGrpc.SERVICE_NAME, io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
+    health.setStatus(
+        QueryGrpc.SERVICE_NAME, io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
     http = HttpServer.create(new InetSocketAddress(config.listen(), config.httpPort()), 64);
     httpExecutor =
         Executors.newFixedThreadPool(
@@ -144,6 +172,7 @@ public final class CollectorServer {
     http.createContext("/healthz", ex -> text(ex, 200, "ok\n"));
     http.createContext(
         "/readyz", ex -> text(ex, ready ? 200 : 503, ready ? "ready\n" : "not ready\n"));
+    http.createContext(QueryHttpHandler.PATH, new QueryHttpHandler(queries, clock));
     http.createContext("/", this::index);
     http.start();
     ready = true;
@@ -158,7 +187,7 @@ public final class CollectorServer {
 
   private void index(HttpExchange ex) throws IOException {
     if (!ex.getRequestURI().getPath().equals("/")) {
-      text(ex, 404, "not found; try /metrics, /healthz or /readyz\n");
+      text(ex, 404, "not found; try /metrics, /healthz, /readyz or /api/v1/query\n");
       return;
     }
     text(
@@ -167,8 +196,9 @@ public final class CollectorServer {
         "Profold collector\n\n"
             + "  /metrics  Prometheus exposition (aggregates and collector telemetry)\n"
             + "  /healthz  liveness\n"
-            + "  /readyz   readiness\n\n"
-            + "gRPC ingest (profold.v1.Ingest) on "
+            + "  /readyz   readiness\n"
+            + "  /api/v1/query?q=QUERY&scheme=&from=&to=&format=  CalQL query (docs/calql.md)\n\n"
+            + "gRPC ingest (profold.v1.Ingest) and queries (profold.v1.Query) on "
             + config.listen()
             + ":"
             + grpcPort()
@@ -241,6 +271,7 @@ public final class CollectorServer {
     }
     http.stop(0);
     httpExecutor.shutdownNow();
+    queryExecutor.shutdownNow();
     meters.close();
     log.info("stopped");
   }

@@ -2,6 +2,8 @@ package dev.profold.collector.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.profold.client.internal.export.DeltaEncoder;
 import dev.profold.proto.v1.Ack;
 import dev.profold.proto.v1.AckResult;
@@ -27,6 +29,7 @@ import io.grpc.stub.StreamObserver;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.net.URI;
+import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -62,6 +65,7 @@ class CollectorJarIT {
       Pattern.compile("profold collector listening: grpc=([^:]+):(\\d+) http=http://[^:]+:(\\d+)/");
 
   private Process daemon;
+  private Path jar;
   private Path stderr;
   private int grpcPort;
   private int httpPort;
@@ -71,7 +75,7 @@ class CollectorJarIT {
   @BeforeAll
   void startDaemon() throws Exception {
     stderr = Files.createTempFile("profold-daemon", ".log");
-    Path jar = Path.of(System.getProperty("profold.jar", "target/profold.jar"));
+    jar = Path.of(System.getProperty("profold.jar", "target/profold.jar"));
     assertThat(jar).as("the fat jar is built before integration tests").exists();
     daemon =
         new ProcessBuilder(
@@ -170,7 +174,7 @@ class CollectorJarIT {
     assertThat(listed).isNotNull();
     assertThat(listed.getListServicesResponse().getServiceList())
         .extracting(s -> s.getName())
-        .contains("profold.v1.Ingest", "grpc.health.v1.Health");
+        .contains("profold.v1.Ingest", "profold.v1.Query", "grpc.health.v1.Health");
   }
 
   @Test
@@ -254,6 +258,60 @@ class CollectorJarIT {
         .contains("profold_deltas_applied_total 1.0\n")
         .contains("profold_deltas_duplicate_total 1.0\n")
         .contains("profold_source_info{host=\"\",instance=\"java-1\"");
+  }
+
+  /** Runs {@code profold.jar ARGS...} to its end; returns exit code, stdout and stderr. */
+  private ExternalTools.Result jar(List<String> args, Path stderrFile) throws Exception {
+    List<String> command = new ArrayList<>(List.of(javaBin(), "-jar", jar.toString()));
+    command.addAll(args);
+    Process p = new ProcessBuilder(command).redirectError(stderrFile.toFile()).start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("%s ended", args).isTrue();
+    return new ExternalTools.Result(p.exitValue(), out);
+  }
+
+  @Test
+  @Order(3)
+  void queryCommandAgainstTheRunningJar() throws Exception {
+    Path err = Files.createTempFile("profold-query", ".err");
+    ExternalTools.Result ok =
+        jar(
+            List.of(
+                "query",
+                "--collector",
+                "127.0.0.1:" + grpcPort,
+                "-q",
+                "SELECT path, count(), sum(time), max(time) WHERE service=e2e GROUP BY path",
+                "--format",
+                "json"),
+            err);
+    assertThat(ok.exitCode()).as("stderr: %s", Files.readString(err)).isZero();
+    JsonNode rows = new ObjectMapper().readTree(ok.output());
+    assertThat(rows).hasSize(1);
+    assertThat(rows.get(0).get("path").textValue()).isEqualTo("main/db.query");
+    assertThat(rows.get(0).get("count").longValue()).isEqualTo(4);
+    assertThat(rows.get(0).get("sum#time").doubleValue()).isEqualTo(4.25);
+    assertThat(rows.get(0).get("max#time").doubleValue()).isEqualTo(3.0);
+
+    ExternalTools.Result unknown =
+        jar(List.of("query", "--collector", "127.0.0.1:" + grpcPort, "--scheme", "nope"), err);
+    assertThat(unknown.exitCode()).isEqualTo(2);
+    assertThat(Files.readString(err))
+        .isEqualTo("profold: unknown scheme 'nope'; schemes: region" + System.lineSeparator());
+
+    HttpResponse<String> http200 =
+        http.send(
+            HttpRequest.newBuilder(
+                    URI.create(
+                        "http://127.0.0.1:"
+                            + httpPort
+                            + "/api/v1/query?format=csv&q="
+                            + URLEncoder.encode(
+                                "SELECT count() WHERE service=e2e", StandardCharsets.UTF_8)))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(http200.statusCode()).isEqualTo(200);
+    assertThat(http200.body()).isEqualTo("count\r\n4\r\n");
   }
 
   @Test

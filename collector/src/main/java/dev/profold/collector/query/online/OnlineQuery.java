@@ -1,0 +1,181 @@
+package dev.profold.collector.query.online;
+
+import dev.profold.collector.query.OutputFormat;
+import dev.profold.collector.query.QueryEvaluator;
+import dev.profold.collector.query.QueryException;
+import dev.profold.collector.query.QueryResult;
+import dev.profold.sinks.snapshot.CollectorSnapshot;
+import dev.profold.sinks.snapshot.IntervalSnapshot;
+import dev.profold.sinks.snapshot.SchemeSnapshot;
+import dev.profold.sinks.snapshot.SnapshotSource;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Runs CalQL queries over the collector's latest snapshot: picks the scheme, turns its cumulative
+ * state or the retained intervals inside the range into records ({@link SnapshotRecords}),
+ * evaluates, and prints the result. The transport-neutral core of the gRPC {@code profold.v1.Query}
+ * service and of {@code GET /api/v1/query}. Thread-safe: each call works on its own copy of the
+ * snapshot's data.
+ */
+public final class OnlineQuery {
+  /** The scheme queried when a request names none: the collector's built-in scheme. */
+  public static final String DEFAULT_SCHEME = "region";
+
+  private final SnapshotSource source;
+
+  public OnlineQuery(SnapshotSource source) {
+    this.source = source;
+  }
+
+  /**
+   * What to run.
+   *
+   * @param scheme the scheme's name; null or empty for {@link #DEFAULT_SCHEME}
+   * @param query the CalQL text; null or blank for the scheme's configured query
+   * @param range cumulative state, or which retained intervals
+   * @param format the output format; null for the query's FORMAT clause, else the fallback given to
+   *     {@link #run}
+   */
+  public record Request(String scheme, String query, TimeRange range, OutputFormat format) {}
+
+  /**
+   * What a query gave.
+   *
+   * @param scheme the scheme queried
+   * @param query the query text that ran
+   * @param result the rows
+   * @param format the format {@code rendered} is in
+   * @param rendered the result printed in {@code format}
+   * @param cumulative whether the cumulative state was queried
+   * @param intervals for a range, the retained intervals merged, oldest first
+   * @param note why the result may be incomplete, or empty
+   */
+  public record Answer(
+      String scheme,
+      String query,
+      QueryResult result,
+      OutputFormat format,
+      String rendered,
+      boolean cumulative,
+      List<Interval> intervals,
+      String note) {
+    public Answer {
+      intervals = List.copyOf(intervals);
+    }
+  }
+
+  /**
+   * Runs {@code request} over the current snapshot.
+   *
+   * @param fallback the format when neither the request nor the query's FORMAT clause names one
+   * @throws OnlineQueryException for a bad query (the parser's message, with its column) or an
+   *     unknown scheme (the message lists the schemes there are)
+   */
+  public Answer run(Request request, OutputFormat fallback) throws OnlineQueryException {
+    String name =
+        request.scheme() == null || request.scheme().isEmpty() ? DEFAULT_SCHEME : request.scheme();
+    CollectorSnapshot snapshot = source.snapshot();
+    SchemeSnapshot scheme = find(snapshot, name);
+    String text = request.query();
+    if (text == null || text.isBlank()) {
+      text = scheme.query();
+      if (text == null || text.isBlank()) {
+        throw new OnlineQueryException(
+            OnlineQueryException.Reason.INVALID,
+            "scheme '" + name + "' has no configured query; give one");
+      }
+    }
+    QueryEvaluator evaluator;
+    try {
+      evaluator = QueryEvaluator.of(text);
+    } catch (QueryException e) {
+      throw new OnlineQueryException(
+          OnlineQueryException.Reason.INVALID, "bad query: " + e.getMessage(), e);
+    }
+    SnapshotRecords.Selection selection = SnapshotRecords.select(scheme, request.range());
+    QueryResult result = evaluator.evaluate(selection.records());
+    OutputFormat format = request.format();
+    if (format == null) {
+      format = evaluator.query().format().orElse(fallback);
+    }
+    return new Answer(
+        name,
+        text,
+        result,
+        format,
+        render(result, format),
+        request.range().isCumulative(),
+        selection.intervals(),
+        note(scheme, request.range(), selection.intervals()));
+  }
+
+  private static SchemeSnapshot find(CollectorSnapshot snapshot, String name)
+      throws OnlineQueryException {
+    List<String> names = new ArrayList<>();
+    for (SchemeSnapshot s : snapshot.schemes()) {
+      if (s.scheme().equals(name)) {
+        return s;
+      }
+      names.add(s.scheme());
+    }
+    throw new OnlineQueryException(
+        OnlineQueryException.Reason.NOT_FOUND,
+        "unknown scheme '"
+            + name
+            + "'; "
+            + (names.isEmpty()
+                ? "the collector has no schemes yet"
+                : "schemes: " + String.join(", ", names)));
+  }
+
+  /** Why a range query may miss data: nothing retained in it, or it reaches back further. */
+  static String note(SchemeSnapshot scheme, TimeRange range, List<Interval> covered) {
+    if (range.isCumulative()) {
+      return "";
+    }
+    List<IntervalSnapshot> retained = scheme.retained();
+    if (retained.isEmpty()) {
+      return "no closed interval is retained yet (scheme '"
+          + scheme.scheme()
+          + "', interval "
+          + durationText(scheme.intervalNanos())
+          + "); leave out the range for the cumulative state";
+    }
+    long oldest = retained.get(0).startUnixNanos();
+    long newest = retained.get(retained.size() - 1).endUnixNanos();
+    String held = new Interval(oldest, newest).toString();
+    if (covered.isEmpty()) {
+      return "no retained interval lies wholly inside "
+          + range
+          + "; retained intervals span "
+          + held;
+    }
+    if (range.from().isEmpty() || range.from().getAsLong() < oldest) {
+      return "the range reaches back before the oldest retained interval; retained intervals span "
+          + held;
+    }
+    return "";
+  }
+
+  /** {@code 10s}, {@code 1m}, {@code 1h30m}. */
+  static String durationText(long nanos) {
+    return Duration.ofNanos(nanos).toString().substring(2).toLowerCase(Locale.ROOT);
+  }
+
+  private static String render(QueryResult result, OutputFormat format) {
+    StringWriter text = new StringWriter();
+    try (PrintWriter out = new PrintWriter(text)) {
+      format.write(result, out);
+    } catch (IOException e) {
+      throw new UncheckedIOException("writing to a string", e);
+    }
+    return text.toString();
+  }
+}
