@@ -81,7 +81,12 @@ class QueryCommandOnlineTest {
   void withoutAQueryTheSchemesOwnRunsInTheDefaultTableFormat() {
     int code = profold("query", "--collector", collector.grpcTarget(), "--scheme", "region");
     assertThat(code).isZero();
-    assertThat(out.toString()).isEqualTo(String.format("sum#time%n       3%n    0.75%n"));
+    assertThat(out.toString())
+        .isEqualTo(
+            String.format(
+                "service   instance  path           kind     sum#time  avg#time  max#time%n"
+                    + "checkout  i-1       main           compute         3       1.5         2%n"
+                    + "checkout  i-1       main/db.query  io           0.75     0.375       0.5%n"));
   }
 
   @Test
