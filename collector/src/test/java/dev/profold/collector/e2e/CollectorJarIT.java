@@ -21,13 +21,10 @@ import io.grpc.ManagedChannel;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse;
 import io.grpc.health.v1.HealthGrpc;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.reflection.v1.ServerReflectionGrpc;
 import io.grpc.reflection.v1.ServerReflectionRequest;
 import io.grpc.reflection.v1.ServerReflectionResponse;
 import io.grpc.stub.StreamObserver;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -42,8 +39,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -61,9 +56,7 @@ import org.junit.jupiter.api.TestMethodOrder;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class CollectorJarIT {
-  private static final Pattern READY =
-      Pattern.compile("profold collector listening: grpc=([^:]+):(\\d+) http=http://[^:]+:(\\d+)/");
-
+  private JarDaemon d;
   private Process daemon;
   private Path jar;
   private Path stderr;
@@ -74,56 +67,24 @@ class CollectorJarIT {
 
   @BeforeAll
   void startDaemon() throws Exception {
-    stderr = Files.createTempFile("profold-daemon", ".log");
-    jar = Path.of(System.getProperty("profold.jar", "target/profold.jar"));
-    assertThat(jar).as("the fat jar is built before integration tests").exists();
-    daemon =
-        new ProcessBuilder(
-                javaBin(),
-                "-jar",
-                jar.toString(),
-                "collector",
-                "--grpc-port",
-                "0",
-                "--http-port",
-                "0",
-                "--interval",
-                "60s")
-            // A file, not a pipe: the JDK may close a pipe under a reader when the process exits.
-            .redirectError(stderr.toFile())
-            .start();
-    BufferedReader out =
-        new BufferedReader(new InputStreamReader(daemon.getInputStream(), StandardCharsets.UTF_8));
-    String line = out.readLine();
-    assertThat(line).as("first stdout line; stderr: %s", Files.readString(stderr)).isNotNull();
-    Matcher m = READY.matcher(line);
-    assertThat(m.find()).as("ready line: %s", line).isTrue();
-    grpcPort = Integer.parseInt(m.group(2));
-    httpPort = Integer.parseInt(m.group(3));
-    channel = NettyChannelBuilder.forAddress("127.0.0.1", grpcPort).usePlaintext().build();
-  }
-
-  private static String javaBin() {
-    return Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    d = JarDaemon.start("--interval", "60s");
+    jar = JarDaemon.jar();
+    daemon = d.process;
+    stderr = d.stderr;
+    grpcPort = d.grpcPort;
+    httpPort = d.httpPort;
+    channel = d.channel;
   }
 
   @AfterAll
-  void stopDaemon() throws Exception {
-    if (channel != null) {
-      channel.shutdownNow();
-    }
-    if (daemon != null && daemon.isAlive()) {
-      daemon.destroyForcibly();
+  void stopDaemon() {
+    if (d != null) {
+      d.kill();
     }
   }
 
   private String scrape() throws Exception {
-    HttpResponse<String> r =
-        http.send(
-            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/metrics")).build(),
-            HttpResponse.BodyHandlers.ofString());
-    assertThat(r.statusCode()).isEqualTo(200);
-    return r.body();
+    return d.scrape();
   }
 
   private static long nowNanos() {
@@ -262,7 +223,7 @@ class CollectorJarIT {
 
   /** Runs {@code profold.jar ARGS...} to its end; returns exit code, stdout and stderr. */
   private ExternalTools.Result jar(List<String> args, Path stderrFile) throws Exception {
-    List<String> command = new ArrayList<>(List.of(javaBin(), "-jar", jar.toString()));
+    List<String> command = new ArrayList<>(List.of(JarDaemon.javaBin(), "-jar", jar.toString()));
     command.addAll(args);
     Process p = new ProcessBuilder(command).redirectError(stderrFile.toFile()).start();
     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);

@@ -15,15 +15,6 @@ import dev.profold.proto.v1.SourceIdentity;
 import dev.profold.proto.v1.ValueType;
 import dev.profold.reduce.Aggregate;
 import dev.profold.reduce.WireStates;
-import io.grpc.ManagedChannel;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -31,8 +22,6 @@ import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -49,8 +38,6 @@ import org.junit.jupiter.api.TestMethodOrder;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class SchemesJarIT {
-  private static final Pattern READY =
-      Pattern.compile("profold collector listening: grpc=([^:]+):(\\d+) http=http://[^:]+:(\\d+)/");
   private static final String CONFIG =
       """
       interval: 60s
@@ -61,64 +48,25 @@ class SchemesJarIT {
           retention: 10
       """;
 
-  private Process daemon;
+  private JarDaemon d;
   private Path config;
-  private Path stderr;
-  private int httpPort;
-  private ManagedChannel channel;
-  private final HttpClient http = HttpClient.newHttpClient();
 
   @BeforeAll
   void startDaemon() throws Exception {
-    stderr = Files.createTempFile("profold-daemon", ".log");
     config = Files.createTempFile("profold-config", ".yaml");
     Files.writeString(config, CONFIG);
-    Path jar = Path.of(System.getProperty("profold.jar", "target/profold.jar"));
-    assertThat(jar).as("the fat jar is built before integration tests").exists();
-    daemon =
-        new ProcessBuilder(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-jar",
-                jar.toString(),
-                "collector",
-                "--config",
-                config.toString(),
-                "--grpc-port",
-                "0",
-                "--http-port",
-                "0")
-            .redirectError(stderr.toFile())
-            .start();
-    BufferedReader out =
-        new BufferedReader(new InputStreamReader(daemon.getInputStream(), StandardCharsets.UTF_8));
-    String line = out.readLine();
-    assertThat(line).as("first stdout line; stderr: %s", Files.readString(stderr)).isNotNull();
-    Matcher m = READY.matcher(line);
-    assertThat(m.find()).as("ready line: %s", line).isTrue();
-    httpPort = Integer.parseInt(m.group(3));
-    channel =
-        NettyChannelBuilder.forAddress("127.0.0.1", Integer.parseInt(m.group(2)))
-            .usePlaintext()
-            .build();
+    d = JarDaemon.start("--config", config.toString());
   }
 
   @AfterAll
-  void stopDaemon() throws Exception {
-    if (channel != null) {
-      channel.shutdownNow();
-    }
-    if (daemon != null && daemon.isAlive()) {
-      daemon.destroyForcibly();
+  void stopDaemon() {
+    if (d != null) {
+      d.kill();
     }
   }
 
   private String scrape() throws Exception {
-    HttpResponse<String> r =
-        http.send(
-            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/metrics")).build(),
-            HttpResponse.BodyHandlers.ofString());
-    assertThat(r.statusCode()).isEqualTo(200);
-    return r.body();
+    return d.scrape();
   }
 
   /** Exports one delta of service e2e: an IO region and a compute region, tenant acme. */
@@ -139,7 +87,7 @@ class SchemesJarIT {
     int main = enc.pathNode(0, region, "main", RegionKind.REGION_KIND_COMPUTE);
     int io = enc.pathNode(main, region, "read", RegionKind.REGION_KIND_IO);
     int acme = enc.string("acme");
-    Delta.Builder d =
+    Delta.Builder delta =
         Delta.newBuilder()
             .setSequence(sequence)
             .setIntervalStartUnixNanos(end - 1_000_000_000L)
@@ -147,7 +95,7 @@ class SchemesJarIT {
     for (int node : new int[] {main, io}) {
       Aggregate a = new Aggregate();
       a.record(node == io ? 0.5 : 2.0);
-      d.addEntries(
+      delta.addEntries(
           Entry.newBuilder()
               .addKey(AttributeValue.newBuilder().setAttributeId(region).setPathNodeId(node))
               .addKey(AttributeValue.newBuilder().setAttributeId(tenant).setStringId(acme))
@@ -155,9 +103,9 @@ class SchemesJarIT {
                   Measurement.newBuilder().setAttributeId(time).setState(WireStates.toProto(a))));
     }
     ExportResponse r =
-        IngestGrpc.newBlockingStub(channel)
+        IngestGrpc.newBlockingStub(d.channel)
             .withDeadlineAfter(10, TimeUnit.SECONDS)
-            .export(enc.prepare(d).build());
+            .export(enc.prepare(delta).build());
     assertThat(r.getResult()).isEqualTo(AckResult.ACK_RESULT_APPLIED);
   }
 
@@ -198,7 +146,7 @@ class SchemesJarIT {
               - name: by_path
                 query: SELECT max(time) GROUP BY path
             """);
-    Process kill = new ProcessBuilder("kill", "-HUP", Long.toString(daemon.pid())).start();
+    Process kill = new ProcessBuilder("kill", "-HUP", Long.toString(d.process.pid())).start();
     assertThat(kill.waitFor(10, TimeUnit.SECONDS)).isTrue();
     assertThat(kill.exitValue()).isZero();
     String metrics = awaitMetric("profold_config_reloads_total{result=\"ok\"}");
@@ -211,7 +159,7 @@ class SchemesJarIT {
         .contains("profold_io_by_service_time_seconds_count{service=\"e2e\",tenant=\"acme\"} 3\n")
         .contains("profold_by_path_time_seconds_count{path=\"main/read\"} 1\n")
         .contains("profold_by_path_time_seconds_count{path=\"main\"} 1\n");
-    assertThat(Files.readString(stderr)).contains("reloaded: schemes kept [region, io_by_service]");
+    assertThat(d.stderrText()).contains("reloaded: schemes kept [region, io_by_service]");
   }
 
   /** Scrapes until {@code needle} shows (the reload runs on the daemon's own thread). */
@@ -220,7 +168,7 @@ class SchemesJarIT {
     while (true) {
       String metrics = scrape();
       if (metrics.contains(needle) || System.nanoTime() > deadline) {
-        assertThat(metrics).as("stderr: %s", Files.readString(stderr)).contains(needle);
+        assertThat(metrics).as("stderr: %s", d.stderrText()).contains(needle);
         return metrics;
       }
       LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
