@@ -24,6 +24,7 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -40,6 +41,7 @@ import java.util.concurrent.TimeUnit;
 public final class ProfoldRuntime {
   private static final System.Logger LOG = System.getLogger("dev.profold.client");
   private static final SecureRandom RANDOM = new SecureRandom();
+  private static volatile ProfoldRuntime current;
 
   private final ProfoldConfig config;
   private final DeltaEncoder encoder;
@@ -50,6 +52,7 @@ public final class ProfoldRuntime {
   private final Exporter exporter;
   private final ScheduledExecutorService flusher;
   private final ThreadMXBean threadsMx = ManagementFactory.getThreadMXBean();
+  private final List<Runnable> beforeShutdown = new CopyOnWriteArrayList<>();
   private ScheduledFuture<?> schedule;
   private long intervalStart;
   private long flushThreadId;
@@ -111,7 +114,21 @@ public final class ProfoldRuntime {
         config.endpoint(),
         config.interval().toSeconds(),
         config.threadAggregation());
+    current = r;
     return r;
+  }
+
+  /** The runtime started last and not shut down yet, or null (for the agent to feed). */
+  public static ProfoldRuntime current() {
+    return current;
+  }
+
+  /**
+   * Runs {@code task} at {@link #shutdown}, before the last interval is sent (to stop a data source
+   * so that what it recorded is in the last delta). Failures are logged and ignored.
+   */
+  public void beforeShutdown(Runnable task) {
+    beforeShutdown.add(task);
   }
 
   private static long nowNanos() {
@@ -221,6 +238,16 @@ public final class ProfoldRuntime {
 
   /** Sends the last interval (waiting at most {@code timeout}) and stops everything. */
   public void shutdown(Duration timeout) {
+    if (current == this) {
+      current = null;
+    }
+    for (Runnable task : beforeShutdown) {
+      try {
+        task.run();
+      } catch (RuntimeException e) {
+        LOG.log(Level.WARNING, "Profold: a shutdown task failed; shutting down anyway", e);
+      }
+    }
     if (schedule != null) {
       schedule.cancel(false);
     }
