@@ -59,7 +59,8 @@ public final class EventMapper {
   /** Threads whose events are ignored: the agent's own. */
   public static final String OWN_THREAD_PREFIX = "profold-";
 
-  private static final Pattern HIDDEN_SUFFIX = Pattern.compile("/0x[0-9a-fA-F]+$");
+  private static final Pattern HIDDEN_SUFFIX =
+      Pattern.compile("(/0x[0-9a-fA-F]+|\\+0x[0-9a-fA-F]+(\\.\\d+)?)$");
   private static final Pattern LAMBDA_NUMBER = Pattern.compile("\\$\\$Lambda\\$\\d+");
 
   private final JfrSettings settings;
@@ -72,12 +73,13 @@ public final class EventMapper {
 
   /**
    * The region name of a frame: {@code Class.method} with the class's binary name. Hidden classes
-   * lose their address and lambda classes their number ({@code Foo$$Lambda$14/0x0000000800c0b000}
-   * becomes {@code Foo$$Lambda}), so paths stay the same from run to run.
+   * lose their address (JFR writes {@code Foo$$Lambda+0x00007f97c0001c18.149928006}, the JVM {@code
+   * Foo$$Lambda$14/0x0000000800c0b000}) and lambda classes their number: both become {@code
+   * Foo$$Lambda}, so paths stay the same from run to run.
    */
   public static String frameName(String className, String method) {
     String c = className;
-    if (c.indexOf('/') >= 0) {
+    if (c.indexOf('/') >= 0 || c.indexOf('+') >= 0) {
       c = HIDDEN_SUFFIX.matcher(c).replaceFirst("");
     }
     if (c.contains("$$Lambda$")) {

@@ -110,6 +110,9 @@ public final class JfrProfiler implements AutoCloseable {
   private void onEvent(RecordedEvent e) {
     try {
       JfrEvent event = reader.read(e);
+      if (event == null) {
+        return;
+      }
       Observation o = mapper.map(event);
       if (o != null) {
         sink.record(o);

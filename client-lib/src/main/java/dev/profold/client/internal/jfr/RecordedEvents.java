@@ -12,15 +12,22 @@ import jdk.jfr.consumer.RecordedThreadGroup;
 
 /** Copies what the agent reads out of a parser {@link RecordedEvent} into a {@link JfrEvent}. */
 final class RecordedEvents {
+  /** Where the agent jar relocates its dependencies: frames there are the agent's own work. */
+  static final String OWN_SHADED = "dev.profold.shaded.";
+
   private final int maxDepth;
 
   RecordedEvents(int maxDepth) {
     this.maxDepth = maxDepth;
   }
 
+  /**
+   * The event's fields, or null for an event of the agent's own shaded gRPC and Netty threads (a
+   * frame of a class under {@value #OWN_SHADED}).
+   */
   JfrEvent read(RecordedEvent e) {
-    String type = e.getEventType().getName();
-    RecordedThread thread = thread(e, type);
+    String eventType = e.getEventType().getName();
+    RecordedThread thread = thread(e, eventType);
     long threadId = thread == null ? -1 : thread.getJavaThreadId();
     String name = thread == null || thread.getJavaName() == null ? "" : thread.getJavaName();
     boolean initial = false;
@@ -34,18 +41,24 @@ final class RecordedEvents {
     if (stack != null) {
       List<RecordedFrame> fs = stack.getFrames();
       truncated = stack.isTruncated() || fs.size() > maxDepth;
-      for (int i = 0; i < fs.size() && frames.size() < maxDepth; i++) {
+      for (int i = 0; i < fs.size(); i++) {
         RecordedFrame f = fs.get(i);
         if (!f.isJavaFrame()) {
           continue;
         }
         RecordedMethod m = f.getMethod();
-        frames.add(EventMapper.frameName(m.getType().getName(), m.getName()));
+        String type = m.getType().getName();
+        if (type.startsWith(OWN_SHADED)) {
+          return null;
+        }
+        if (frames.size() < maxDepth) {
+          frames.add(EventMapper.frameName(type, m.getName()));
+        }
       }
     }
     String detail = null;
     long amount = 0;
-    switch (type) {
+    switch (eventType) {
       case EventMapper.THREAD_PARK -> {
         RecordedClass c = e.getValue("parkedClass");
         detail = c == null ? null : c.getName();
@@ -58,7 +71,7 @@ final class RecordedEvents {
       default -> {}
     }
     return new JfrEvent(
-        type,
+        eventType,
         threadId,
         name,
         initial,

@@ -48,6 +48,12 @@ public final class ProfoldRuntime {
   private final Recorder recorder;
   private final ThreadAggregationPlan aggregation;
   private final EntryEncoder entries;
+  private static final java.util.concurrent.atomic.AtomicInteger GRPC_THREADS =
+      new java.util.concurrent.atomic.AtomicInteger();
+
+  /** The channel's callback threads, named {@code profold-grpc-N} (the agent skips them). */
+  private final java.util.concurrent.ExecutorService grpcExecutor;
+
   private final ManagedChannel channel;
   private final Exporter exporter;
   private final ScheduledExecutorService flusher;
@@ -83,7 +89,18 @@ public final class ProfoldRuntime {
     this.aggregation =
         new ThreadAggregationPlan(config.threadAggregation(), config.threadAggregationByGroup());
     this.entries = new EntryEncoder(encoder, recorder.contexts());
-    this.channel = ManagedChannelBuilder.forTarget(config.endpoint()).usePlaintext().build();
+    this.grpcExecutor =
+        Executors.newCachedThreadPool(
+            r -> {
+              Thread t = new Thread(r, "profold-grpc-" + GRPC_THREADS.incrementAndGet());
+              t.setDaemon(true);
+              return t;
+            });
+    this.channel =
+        ManagedChannelBuilder.forTarget(config.endpoint())
+            .usePlaintext()
+            .executor(grpcExecutor)
+            .build();
     this.exporter =
         new Exporter(
             channel,
@@ -262,5 +279,6 @@ public final class ProfoldRuntime {
     exporter.close();
     flusher.shutdownNow();
     channel.shutdownNow();
+    grpcExecutor.shutdown();
   }
 }

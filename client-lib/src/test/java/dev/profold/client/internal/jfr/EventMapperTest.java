@@ -194,6 +194,9 @@ class EventMapperTest {
     assertThat(EventMapper.frameName("com.example.Cart", "add")).isEqualTo("com.example.Cart.add");
     assertThat(EventMapper.frameName("com.example.Cart$$Lambda$14/0x0000000800c0b000", "run"))
         .isEqualTo("com.example.Cart$$Lambda.run");
+    assertThat(
+            EventMapper.frameName("com.example.Cart$$Lambda+0x00007f97c0001c18.149928006", "run"))
+        .isEqualTo("com.example.Cart$$Lambda.run");
     assertThat(EventMapper.frameName("com.example.Cart$$Lambda/0x0000000800c0b000", "run"))
         .isEqualTo("com.example.Cart$$Lambda.run");
     assertThat(EventMapper.frameName("com.example.Cart$Inner", "<init>"))
