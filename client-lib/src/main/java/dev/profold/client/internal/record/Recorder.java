@@ -11,7 +11,9 @@ import dev.profold.proto.v1.ValueType;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -62,6 +64,39 @@ public final class Recorder {
     ThreadState s = new ThreadState(Thread.currentThread(), this, contexts, maxCellsPerThread);
     threads.add(s);
     return s;
+  }
+
+  /**
+   * A new table recording on behalf of thread {@code threadId} (named {@code threadName}; {@code
+   * initial} for the JVM's initial thread), written by the caller; see {@link ForeignThread}. Call
+   * it once per thread and writer, and keep the result.
+   */
+  public ForeignThread foreign(long threadId, String threadName, boolean initial) {
+    ThreadState s =
+        new ThreadState(threadId, threadName, initial, this, contexts, maxCellsPerThread);
+    threads.add(s);
+    return new ForeignThread(s);
+  }
+
+  /**
+   * The context reached from {@code parent} (0: the root) by entering region {@code name} of {@code
+   * kind}: the context a region of that name opened there records into. Interns; callers on a hot
+   * path cache the result.
+   */
+  public int regionContext(int parent, String name, Kind kind) {
+    return contexts.child(parent, contexts.regionEvent(name, kind));
+  }
+
+  /**
+   * The context reached from {@code parent} (0: the root) by scoping string attribute {@code key}
+   * (a valid name) to {@code value}. Interns; callers on a hot path cache the result.
+   */
+  public int attributeContext(int parent, String key, String value) {
+    return contexts.child(
+        parent,
+        contexts.attributeEvent(
+            new ContextTable.AttributeSetting(
+                key(key), ValueType.VALUE_TYPE_STRING, String.valueOf(value), 0)));
   }
 
   /** Opens a region on the calling thread. */
@@ -182,21 +217,50 @@ public final class Recorder {
    */
   public synchronized List<ThreadSnapshot> collect() {
     List<ThreadSnapshot> out = new ArrayList<>();
+    Map<Long, Integer> byThread = new HashMap<>();
     Iterator<ThreadState> it = threads.iterator();
     while (it.hasNext()) {
       ThreadState s = it.next();
-      boolean alive = s.owner.isAlive();
+      boolean alive = s.alive();
       List<Cell> cells = s.swapAndDrain();
       if (!alive) {
         cells = new ArrayList<>(cells);
         cells.addAll(s.swapAndDrain()); // the other table, in case it got the last writes
         it.remove();
       }
-      if (!cells.isEmpty()) {
+      if (cells.isEmpty()) {
+        continue;
+      }
+      Integer at = byThread.putIfAbsent(s.threadId, out.size());
+      if (at == null) {
         out.add(new ThreadSnapshot(s.threadId, s.name, s.group, s.initial, cells));
+      } else { // the thread's own table and tables recorded on its behalf: one thread
+        ThreadSnapshot t = out.get(at);
+        out.set(at, merged(t, s.owner != null ? s : null, cells));
       }
     }
     return out;
+  }
+
+  /**
+   * {@code t} with {@code cells} merged in cell by cell; identity from {@code own} (a thread's own
+   * state) when given, else from {@code t}.
+   */
+  private static ThreadSnapshot merged(ThreadSnapshot t, ThreadState own, List<Cell> cells) {
+    Map<Long, Cell> byKey = new LinkedHashMap<>();
+    for (List<Cell> list : List.of(t.cells(), cells)) {
+      for (Cell c : list) {
+        long key = ((long) c.context() << 32) | (c.metric() & 0xFFFF_FFFFL);
+        Cell prior = byKey.putIfAbsent(key, c);
+        if (prior != null) {
+          prior.state().merge(c.state()); // both are flush-owned copies
+        }
+      }
+    }
+    List<Cell> all = new ArrayList<>(byKey.values());
+    return own == null
+        ? new ThreadSnapshot(t.threadId(), t.name(), t.group(), t.initial(), all)
+        : new ThreadSnapshot(own.threadId, own.name, own.group, own.initial, all);
   }
 
   /** Approximate bytes held by the recording tables (for the client's self-overhead). */

@@ -26,8 +26,9 @@ import java.util.Map;
  * consistent, any write that could still see the old table has then finished. The writer never
  * waits and never allocates in steady state.
  *
- * <p>Everything but {@link #swapAndDrain()} and the identity fields is confined to the owning
- * thread.
+ * <p>Everything but {@link #swapAndDrain()} and the identity fields is confined to the writing
+ * thread: the owner, or, for the state of a {@link ForeignThread}, the one thread recording on the
+ * owner's behalf.
  */
 final class ThreadState {
   private static final VarHandle START;
@@ -43,7 +44,9 @@ final class ThreadState {
     }
   }
 
+  /** The thread writing this state; null for a {@link ForeignThread}'s state. */
   final Thread owner;
+
   final long threadId;
   final String name;
   final String group;
@@ -56,6 +59,8 @@ final class ThreadState {
 
   @SuppressWarnings("unused") // accessed through END
   private volatile long endEpoch;
+
+  private volatile boolean retired; // a foreign state written for the last time
 
   private volatile ThreadTable active;
   private ThreadTable standby; // the flush's
@@ -77,11 +82,43 @@ final class ThreadState {
   private final Map<String, AttributeCache> attributeEvents = new HashMap<>();
 
   ThreadState(Thread owner, Recorder recorder, ContextTable contexts, int maxCells) {
+    this(
+        owner,
+        owner.getId(),
+        owner.getName(),
+        ThreadGroups.isInitial(owner),
+        recorder,
+        contexts,
+        maxCells);
+  }
+
+  /**
+   * The state of a thread that another thread records for ({@link ForeignThread}): written by that
+   * one other thread only, alive until {@link #retire()}.
+   */
+  ThreadState(
+      long threadId,
+      String name,
+      boolean initial,
+      Recorder recorder,
+      ContextTable contexts,
+      int maxCells) {
+    this(null, threadId, name, initial, recorder, contexts, maxCells);
+  }
+
+  private ThreadState(
+      Thread owner,
+      long threadId,
+      String name,
+      boolean initial,
+      Recorder recorder,
+      ContextTable contexts,
+      int maxCells) {
     this.owner = owner;
-    this.threadId = owner.getId();
-    this.name = owner.getName();
+    this.threadId = threadId;
+    this.name = name;
     this.group = ThreadGroups.normalise(name);
-    this.initial = ThreadGroups.isInitial(owner);
+    this.initial = initial;
     this.recorder = recorder;
     this.contexts = contexts;
     this.active = new ThreadTable(maxCells, recorder.timeMetric());
@@ -208,11 +245,24 @@ final class ThreadState {
     record(current, metric, value);
   }
 
-  private void record(int context, int metric, double value) {
+  /** Records {@code value} of {@code metric} in {@code context}; by the single writer only. */
+  void record(int context, int metric, double value) {
     long e = (long) START.getOpaque(this) + 1;
     START.setVolatile(this, e);
     active.record(context, metric, value);
     END.setRelease(this, e);
+  }
+
+  /**
+   * Marks a foreign state as written for the last time; the writer calls it after its last write.
+   */
+  void retire() {
+    retired = true;
+  }
+
+  /** True while the state may still be written: its thread is alive and it was not retired. */
+  boolean alive() {
+    return owner != null ? owner.isAlive() : !retired;
   }
 
   // ---- flush (flush thread) ----

@@ -24,6 +24,7 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -40,16 +41,24 @@ import java.util.concurrent.TimeUnit;
 public final class ProfoldRuntime {
   private static final System.Logger LOG = System.getLogger("dev.profold.client");
   private static final SecureRandom RANDOM = new SecureRandom();
+  private static volatile ProfoldRuntime current;
 
   private final ProfoldConfig config;
   private final DeltaEncoder encoder;
   private final Recorder recorder;
   private final ThreadAggregationPlan aggregation;
   private final EntryEncoder entries;
+  private static final java.util.concurrent.atomic.AtomicInteger GRPC_THREADS =
+      new java.util.concurrent.atomic.AtomicInteger();
+
+  /** The channel's callback threads, named {@code profold-grpc-N} (the agent skips them). */
+  private final java.util.concurrent.ExecutorService grpcExecutor;
+
   private final ManagedChannel channel;
   private final Exporter exporter;
   private final ScheduledExecutorService flusher;
   private final ThreadMXBean threadsMx = ManagementFactory.getThreadMXBean();
+  private final List<Runnable> beforeShutdown = new CopyOnWriteArrayList<>();
   private ScheduledFuture<?> schedule;
   private long intervalStart;
   private long flushThreadId;
@@ -80,7 +89,18 @@ public final class ProfoldRuntime {
     this.aggregation =
         new ThreadAggregationPlan(config.threadAggregation(), config.threadAggregationByGroup());
     this.entries = new EntryEncoder(encoder, recorder.contexts());
-    this.channel = ManagedChannelBuilder.forTarget(config.endpoint()).usePlaintext().build();
+    this.grpcExecutor =
+        Executors.newCachedThreadPool(
+            r -> {
+              Thread t = new Thread(r, "profold-grpc-" + GRPC_THREADS.incrementAndGet());
+              t.setDaemon(true);
+              return t;
+            });
+    this.channel =
+        ManagedChannelBuilder.forTarget(config.endpoint())
+            .usePlaintext()
+            .executor(grpcExecutor)
+            .build();
     this.exporter =
         new Exporter(
             channel,
@@ -111,7 +131,21 @@ public final class ProfoldRuntime {
         config.endpoint(),
         config.interval().toSeconds(),
         config.threadAggregation());
+    current = r;
     return r;
+  }
+
+  /** The runtime started last and not shut down yet, or null (for the agent to feed). */
+  public static ProfoldRuntime current() {
+    return current;
+  }
+
+  /**
+   * Runs {@code task} at {@link #shutdown}, before the last interval is sent (to stop a data source
+   * so that what it recorded is in the last delta). Failures are logged and ignored.
+   */
+  public void beforeShutdown(Runnable task) {
+    beforeShutdown.add(task);
   }
 
   private static long nowNanos() {
@@ -221,6 +255,16 @@ public final class ProfoldRuntime {
 
   /** Sends the last interval (waiting at most {@code timeout}) and stops everything. */
   public void shutdown(Duration timeout) {
+    if (current == this) {
+      current = null;
+    }
+    for (Runnable task : beforeShutdown) {
+      try {
+        task.run();
+      } catch (RuntimeException e) {
+        LOG.log(Level.WARNING, "Profold: a shutdown task failed; shutting down anyway", e);
+      }
+    }
     if (schedule != null) {
       schedule.cancel(false);
     }
@@ -235,5 +279,6 @@ public final class ProfoldRuntime {
     exporter.close();
     flusher.shutdownNow();
     channel.shutdownNow();
+    grpcExecutor.shutdown();
   }
 }

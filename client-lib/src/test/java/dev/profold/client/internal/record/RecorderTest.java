@@ -287,6 +287,79 @@ class RecorderTest {
   }
 
   @Test
+  void aForeignTableIsReportedAsItsThreadMergedWithWhatTheThreadRecordedItself() {
+    int handle = recorder.regionContext(0, "handle", Kind.COMPUTE);
+    assertThat(recorder.regionContext(0, "handle", Kind.COMPUTE)).as("interned").isEqualTo(handle);
+    int ctx = recorder.regionContext(handle, "Object.wait", Kind.WAIT);
+    Thread me = Thread.currentThread();
+    ForeignThread f = recorder.foreign(me.getId(), me.getName(), false);
+    ForeignThread other = recorder.foreign(9_999_999L, "http-exec-12", false);
+    f.record(ctx, recorder.timeMetric(), 0.25);
+    f.record(ctx, recorder.timeMetric(), 0.5);
+    other.record(ctx, recorder.timeMetric(), 1.0);
+    try (Region r = recorder.region("handle", Kind.COMPUTE)) {
+      assertThat(r).isNotNull();
+    }
+
+    List<ThreadSnapshot> s = recorder.collect();
+    assertThat(s)
+        .extracting(ThreadSnapshot::threadId)
+        .containsExactlyInAnyOrder(me.getId(), 9_999_999L);
+    ThreadSnapshot mine = s.stream().filter(t -> t.threadId() == me.getId()).findFirst().get();
+    assertThat(countsByPath(List.of(mine), recorder.timeMetric()))
+        .containsEntry("handle", 1L)
+        .containsEntry("handle/Object.wait", 2L)
+        .hasSize(2);
+    ThreadSnapshot foreign = s.stream().filter(t -> t.threadId() == 9_999_999L).findFirst().get();
+    assertThat(foreign.group()).isEqualTo("http-exec-*");
+    assertThat(foreign.cells())
+        .singleElement()
+        .satisfies(c -> assertThat(c.state().sum()).isEqualTo(1.0));
+    assertThat(recorder.contexts().kind(ctx)).isEqualTo(Kind.WAIT);
+  }
+
+  @Test
+  void aRetiredForeignTableGivesItsLastValuesOnceThenIsForgotten() {
+    int ctx = recorder.attributeContext(recorder.regionContext(0, "a", Kind.IO), "event", "x");
+    ForeignThread f = recorder.foreign(77, "worker-1", false);
+    f.record(ctx, recorder.timeMetric(), 1.0);
+    assertThat(recorder.collect()).hasSize(1);
+    f.record(ctx, recorder.timeMetric(), 2.0);
+    f.retire();
+    List<ThreadSnapshot> s = recorder.collect();
+    assertThat(s)
+        .singleElement()
+        .satisfies(t -> assertThat(t.cells().get(0).state().sum()).isEqualTo(2.0));
+    Entry.Builder e = Entry.newBuilder();
+    recorder.contexts().addKey(ctx, e);
+    assertThat(keyText(e)).contains("event=x");
+    assertThat(recorder.collect()).isEmpty();
+  }
+
+  @Test
+  void aForeignWriterRacingTheFlushLosesAndDoublesNothing() throws Exception {
+    int events = 300_000;
+    int ctx = recorder.regionContext(0, "sampled", Kind.COMPUTE);
+    ForeignThread f = recorder.foreign(5, "worker-5", false);
+    Thread writer =
+        new Thread(
+            () -> {
+              for (int i = 0; i < events; i++) {
+                f.record(ctx, recorder.timeMetric(), 1.0);
+              }
+              f.retire();
+            });
+    long[] totals = new long[3];
+    writer.start();
+    while (writer.isAlive()) {
+      add(totals, recorder.collect(), -1);
+    }
+    add(totals, recorder.collect(), -1);
+    assertThat(totals[2]).isEqualTo(events);
+    assertThat(recorder.collect()).isEmpty();
+  }
+
+  @Test
   void nameValidationMatchesTheProtocolPattern() {
     java.util.regex.Pattern p = java.util.regex.Pattern.compile("[a-zA-Z_][a-zA-Z0-9_.]{0,127}");
     for (String name :

@@ -1,0 +1,187 @@
+package dev.profold.client.internal.agent;
+
+import dev.profold.client.ProfoldConfig;
+import dev.profold.client.internal.jfr.JfrSettings;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The agent's settings: the client library's ({@link ProfoldConfig}, same environment variables and
+ * system properties) plus the JFR ones, with the {@code -javaagent:...=options} string winning over
+ * both. Options are {@code key=value} pairs separated by commas; the values of {@code labels} and
+ * {@code aggregation.groups} are lists with commas of their own, so a pair whose key is not an
+ * option continues the list before it ({@code labels=region=eu,zone=b}). Immutable.
+ *
+ * @param config the client library's settings
+ * @param jfr what JFR records
+ * @param jfrEnabled false to run the client library without JFR (manual regions only)
+ */
+public record AgentOptions(ProfoldConfig config, JfrSettings jfr, boolean jfrEnabled) {
+  private static final Pattern DURATION = Pattern.compile("(\\d+)(us|ms|s)?");
+
+  /** Agent option → system property, for the client library's settings. */
+  private static final Map<String, String> CLIENT = new LinkedHashMap<>();
+
+  /** Agent option → system property (environment: upper case, dots as underscores), for JFR. */
+  private static final Map<String, String> JFR = new LinkedHashMap<>();
+
+  static {
+    CLIENT.put("endpoint", "profold.endpoint");
+    CLIENT.put("service", "profold.service");
+    CLIENT.put("instance", "profold.instance");
+    CLIENT.put("interval", "profold.interval");
+    CLIENT.put("aggregation", "profold.thread.aggregation");
+    CLIENT.put("aggregation.groups", "profold.thread.aggregation.groups");
+    CLIENT.put("labels", "profold.labels");
+    CLIENT.put("enabled", "profold.enabled");
+    CLIENT.put("max.buffer.bytes", "profold.max.buffer.bytes");
+    JFR.put("jfr", "profold.jfr");
+    JFR.put("sample.period", "profold.jfr.sample.period");
+    JFR.put("depth", "profold.jfr.depth");
+    JFR.put("threshold.lock", "profold.jfr.threshold.lock");
+    JFR.put("threshold.wait", "profold.jfr.threshold.wait");
+    JFR.put("threshold.io", "profold.jfr.threshold.io");
+    JFR.put("cpu", "profold.jfr.cpu");
+    JFR.put("allocation", "profold.jfr.allocation");
+    JFR.put("runtime", "profold.jfr.runtime");
+    JFR.put("threads", "profold.jfr.threads");
+  }
+
+  /** This process's settings with {@code agentArgs} (may be null or empty) on top. */
+  public static AgentOptions parse(String agentArgs) {
+    return parse(agentArgs, System.getenv(), System.getProperties());
+  }
+
+  /**
+   * Settings from {@code agentArgs} over system properties {@code props} over environment {@code
+   * env}.
+   *
+   * @throws IllegalArgumentException naming the option, the bad value and what is expected
+   */
+  public static AgentOptions parse(String agentArgs, Map<String, String> env, Properties props) {
+    Properties merged = new Properties();
+    for (String name : props.stringPropertyNames()) {
+      merged.setProperty(name, props.getProperty(name));
+    }
+    options(agentArgs).forEach((k, v) -> merged.setProperty(property(k), v));
+    ProfoldConfig config = ProfoldConfig.fromEnvironment(env, merged);
+    JfrSettings d = JfrSettings.defaults();
+    JfrSettings jfr =
+        new JfrSettings(
+            duration(env, merged, "sample.period", d.samplePeriod()),
+            integer(env, merged, "depth", d.maxDepth()),
+            duration(env, merged, "threshold.lock", d.lockThreshold()),
+            duration(env, merged, "threshold.wait", d.waitThreshold()),
+            duration(env, merged, "threshold.io", d.ioThreshold()),
+            bool(env, merged, "cpu", d.cpu()),
+            bool(env, merged, "allocation", d.allocation()),
+            bool(env, merged, "runtime", d.runtime()),
+            bool(env, merged, "threads", d.threads()));
+    return new AgentOptions(config, jfr, bool(env, merged, "jfr", true));
+  }
+
+  /** The options string as option → value, in order. */
+  static Map<String, String> options(String agentArgs) {
+    Map<String, String> out = new LinkedHashMap<>();
+    if (agentArgs == null || agentArgs.isBlank()) {
+      return out;
+    }
+    String last = null;
+    for (String pair : agentArgs.split(",", -1)) {
+      if (pair.isBlank()) {
+        continue;
+      }
+      int eq = pair.indexOf('=');
+      String key = eq < 0 ? pair.trim() : pair.substring(0, eq).trim();
+      if (!CLIENT.containsKey(key) && !JFR.containsKey(key)) {
+        if (last != null && (last.equals("labels") || last.equals("aggregation.groups"))) {
+          out.put(last, out.get(last) + "," + pair.trim());
+          continue;
+        }
+        throw new IllegalArgumentException(
+            "agent option '"
+                + key
+                + "' is unknown; options are "
+                + String.join(", ", CLIENT.keySet())
+                + ", "
+                + String.join(", ", JFR.keySet()));
+      }
+      if (eq < 0) {
+        throw new IllegalArgumentException("agent option '" + key + "' needs a value (key=value)");
+      }
+      out.put(key, pair.substring(eq + 1).trim());
+      last = key;
+    }
+    return out;
+  }
+
+  private static String property(String option) {
+    String p = CLIENT.get(option);
+    return p != null ? p : JFR.get(option);
+  }
+
+  private static String environmentName(String property) {
+    return property.toUpperCase(Locale.ROOT).replace('.', '_');
+  }
+
+  /** The JFR setting's value and the name to report it under, or null when not set. */
+  private static String[] setting(Map<String, String> env, Properties props, String option) {
+    String p = JFR.get(option);
+    String v = props.getProperty(p);
+    if (v != null) {
+      return new String[] {v, option + " (" + p + ")"};
+    }
+    String e = environmentName(p);
+    v = env.get(e);
+    return v == null ? null : new String[] {v, e};
+  }
+
+  private static Duration duration(
+      Map<String, String> env, Properties props, String option, Duration dflt) {
+    String[] s = setting(env, props, option);
+    if (s == null) {
+      return dflt;
+    }
+    Matcher m = DURATION.matcher(s[0].trim());
+    if (!m.matches() || (m.group(2) == null && !m.group(1).equals("0"))) {
+      throw new IllegalArgumentException(
+          s[1] + ": '" + s[0] + "' is not a duration such as 0, 500us, 20ms or 1s");
+    }
+    long n = Long.parseLong(m.group(1));
+    String unit = m.group(2) == null ? "ms" : m.group(2);
+    return switch (unit) {
+      case "us" -> Duration.ofNanos(n * 1000);
+      case "ms" -> Duration.ofMillis(n);
+      default -> Duration.ofSeconds(n);
+    };
+  }
+
+  private static int integer(Map<String, String> env, Properties props, String option, int dflt) {
+    String[] s = setting(env, props, option);
+    if (s == null) {
+      return dflt;
+    }
+    try {
+      return Integer.parseInt(s[0].trim());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(s[1] + ": '" + s[0] + "' is not a whole number", e);
+    }
+  }
+
+  private static boolean bool(Map<String, String> env, Properties props, String option, boolean d) {
+    String[] s = setting(env, props, option);
+    if (s == null) {
+      return d;
+    }
+    String t = s[0].trim().toLowerCase(Locale.ROOT);
+    if (!t.equals("true") && !t.equals("false")) {
+      throw new IllegalArgumentException(s[1] + ": '" + s[0] + "' is not true or false");
+    }
+    return t.equals("true");
+  }
+}

@@ -1,0 +1,111 @@
+package dev.profold.client.internal.agent;
+
+import dev.profold.client.Profold;
+import dev.profold.client.internal.jfr.JfrProfiler;
+import dev.profold.client.internal.runtime.ProfoldRuntime;
+import java.lang.System.Logger.Level;
+import java.lang.instrument.Instrumentation;
+
+/**
+ * The {@code -javaagent} entry point: starts Profold (as {@link Profold#start} would, so manual
+ * regions of the application feed the same tables) and streams JDK Flight Recorder events into it
+ * ({@link JfrProfiler}).
+ *
+ * <p>{@code premain} returns at once: the start runs on a daemon thread ({@code
+ * profold-agent-start}) and never throws into the JVM. Whatever keeps the agent from working (bad
+ * options, JFR unavailable, an unexpected error) is logged once through {@code System.Logger} and
+ * the application runs on; an unreachable collector is retried in the background by the exporter,
+ * which logs why once. Thread-safe.
+ */
+public final class ProfoldAgent {
+  private static final System.Logger LOG = System.getLogger("dev.profold.client");
+  private static JfrProfiler profiler; // guarded by ProfoldAgent.class
+
+  private ProfoldAgent() {}
+
+  /** Called by the JVM for {@code -javaagent:profold-agent.jar[=options]}. */
+  public static void premain(String agentArgs, Instrumentation inst) {
+    launch(agentArgs);
+  }
+
+  /** Called when the agent is loaded into a running JVM (attach API). */
+  public static void agentmain(String agentArgs, Instrumentation inst) {
+    launch(agentArgs);
+  }
+
+  private static void launch(String agentArgs) {
+    try {
+      Thread t = new Thread(() -> start(agentArgs), "profold-agent-start");
+      t.setDaemon(true);
+      t.start();
+    } catch (Throwable e) { // never into the JVM's agent loading
+      LOG.log(
+          Level.WARNING, "Profold agent could not start; the application runs on without it", e);
+    }
+  }
+
+  /**
+   * Starts Profold and JFR streaming with {@code options} (the {@code -javaagent} options string;
+   * may be null) over the environment and system properties; for starting the agent from code.
+   * Never throws: what went wrong is logged.
+   *
+   * @return the running JFR profiler, or null when JFR streaming did not start
+   */
+  public static synchronized JfrProfiler start(String options) {
+    if (profiler != null) {
+      LOG.log(Level.WARNING, "Profold agent is already started; start ignored");
+      return profiler;
+    }
+    try {
+      AgentOptions opts;
+      try {
+        opts = AgentOptions.parse(options);
+      } catch (IllegalArgumentException e) {
+        LOG.log(Level.WARNING, "Profold agent not started: " + e.getMessage());
+        return null;
+      }
+      if (!opts.config().enabled()) {
+        LOG.log(Level.INFO, "Profold agent is disabled by configuration");
+        return null;
+      }
+      Profold.start(opts.config()); // false when already started from code: feed that one
+      ProfoldRuntime runtime = ProfoldRuntime.current();
+      if (runtime == null) {
+        return null; // Profold.start logged why
+      }
+      if (!opts.jfrEnabled()) {
+        LOG.log(Level.INFO, "Profold agent: JFR streaming is off (jfr=false)");
+        return null;
+      }
+      JfrProfiler p;
+      try {
+        p = JfrProfiler.start(runtime.recorder(), opts.jfr());
+      } catch (RuntimeException | LinkageError e) {
+        LOG.log(
+            Level.WARNING,
+            "Profold agent: JDK Flight Recorder is unavailable ("
+                + e
+                + "); no automatic profiling, manual regions still work");
+        return null;
+      }
+      runtime.beforeShutdown(p::close);
+      profiler = p;
+      LOG.log(
+          Level.INFO,
+          "Profold agent: JFR streaming (samples every {0} ms, {1} frames)",
+          opts.jfr().samplePeriod().toMillis(),
+          opts.jfr().maxDepth());
+      return p;
+    } catch (RuntimeException | LinkageError e) {
+      LOG.log(
+          Level.WARNING, "Profold agent could not start; the application runs on without it", e);
+      return null;
+    }
+  }
+
+  /** Stops JFR streaming and Profold (for tests and embedders). */
+  public static synchronized void stop() {
+    profiler = null;
+    Profold.shutdown(java.time.Duration.ofSeconds(5));
+  }
+}

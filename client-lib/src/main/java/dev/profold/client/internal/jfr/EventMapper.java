@@ -1,0 +1,191 @@
+package dev.profold.client.internal.jfr;
+
+import dev.profold.client.Kind;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Pattern;
+
+/**
+ * Turns a {@link JfrEvent} into the {@link Observation} it records, or none.
+ *
+ * <table>
+ *   <caption>Events and what they record</caption>
+ *   <tr><th>event</th><th>kind of the innermost region</th><th>value</th></tr>
+ *   <tr><td>jdk.ExecutionSample</td><td>COMPUTE</td><td>the sample period</td></tr>
+ *   <tr><td>jdk.JavaMonitorEnter</td><td>SYNC</td><td>duration</td></tr>
+ *   <tr><td>jdk.JavaMonitorWait, jdk.ThreadSleep</td><td>WAIT</td><td>duration</td></tr>
+ *   <tr><td>jdk.ThreadPark</td><td>SYNC on a lock (see {@link #parkKind}), else WAIT</td>
+ *       <td>duration</td></tr>
+ *   <tr><td>jdk.SocketRead/Write, jdk.FileRead/Write</td><td>IO</td><td>duration</td></tr>
+ *   <tr><td>jdk.GarbageCollection</td><td>RUNTIME</td><td>sum of pauses</td></tr>
+ *   <tr><td>jdk.SafepointBegin</td><td>RUNTIME</td><td>duration (time to safepoint)</td></tr>
+ *   <tr><td>jdk.ThreadStart, jdk.ThreadEnd</td><td>THREAD_MGMT</td><td>0 (counts)</td></tr>
+ *   <tr><td>jdk.ObjectAllocationSample</td><td>COMPUTE</td><td>bytes (sample weight)</td></tr>
+ * </table>
+ *
+ * <p>The path is the stack, outermost frame first, each frame a region named {@code Class.method};
+ * outer frames are COMPUTE regions and the innermost has the event's kind. Events with a duration
+ * under their threshold, events of the agent's own threads ({@code profold-*}) and events of
+ * unknown types record nothing. GC and safepoint events belong to no Java thread: they are recorded
+ * for a thread {@value #JVM_THREAD_NAME} (id {@value #JVM_THREAD}).
+ *
+ * <p>Stateless apart from its settings; thread-safe.
+ */
+public final class EventMapper {
+  /** The outermost path element when frames were cut. */
+  public static final String TRUNCATED = "(truncated)";
+
+  /** The thread id GC and safepoint events are recorded for. */
+  public static final long JVM_THREAD = -1;
+
+  /** Its name (and group). */
+  public static final String JVM_THREAD_NAME = "jvm";
+
+  public static final String EXECUTION_SAMPLE = "jdk.ExecutionSample";
+  public static final String MONITOR_ENTER = "jdk.JavaMonitorEnter";
+  public static final String MONITOR_WAIT = "jdk.JavaMonitorWait";
+  public static final String THREAD_PARK = "jdk.ThreadPark";
+  public static final String THREAD_SLEEP = "jdk.ThreadSleep";
+  public static final String SOCKET_READ = "jdk.SocketRead";
+  public static final String SOCKET_WRITE = "jdk.SocketWrite";
+  public static final String FILE_READ = "jdk.FileRead";
+  public static final String FILE_WRITE = "jdk.FileWrite";
+  public static final String GARBAGE_COLLECTION = "jdk.GarbageCollection";
+  public static final String SAFEPOINT_BEGIN = "jdk.SafepointBegin";
+  public static final String THREAD_START = "jdk.ThreadStart";
+  public static final String THREAD_END = "jdk.ThreadEnd";
+  public static final String ALLOCATION_SAMPLE = "jdk.ObjectAllocationSample";
+
+  /** Threads whose events are ignored: the agent's own. */
+  public static final String OWN_THREAD_PREFIX = "profold-";
+
+  private static final Pattern HIDDEN_SUFFIX =
+      Pattern.compile("(/0x[0-9a-fA-F]+|\\+0x[0-9a-fA-F]+(\\.\\d+)?)$");
+  private static final Pattern LAMBDA_NUMBER = Pattern.compile("\\$\\$Lambda\\$\\d+");
+
+  private final JfrSettings settings;
+  private final double sampleSeconds;
+
+  public EventMapper(JfrSettings settings) {
+    this.settings = settings;
+    this.sampleSeconds = settings.samplePeriod().toNanos() * 1e-9;
+  }
+
+  /**
+   * The region name of a frame: {@code Class.method} with the class's binary name. Hidden classes
+   * lose their address (JFR writes {@code Foo$$Lambda+0x00007f97c0001c18.149928006}, the JVM {@code
+   * Foo$$Lambda$14/0x0000000800c0b000}) and lambda classes their number: both become {@code
+   * Foo$$Lambda}, so paths stay the same from run to run.
+   */
+  public static String frameName(String className, String method) {
+    String c = className;
+    if (c.indexOf('/') >= 0 || c.indexOf('+') >= 0) {
+      c = HIDDEN_SUFFIX.matcher(c).replaceFirst("");
+    }
+    if (c.contains("$$Lambda$")) {
+      c = LAMBDA_NUMBER.matcher(c).replaceAll("\\$\\$Lambda");
+    }
+    return c + "." + method;
+  }
+
+  /**
+   * The kind of a park on an object of class {@code parkedClass} (binary name, null when parked
+   * without a blocker): SYNC for locks and synchronizers, whose blocker is the lock or its {@code
+   * AbstractQueuedSynchronizer} ({@code ReentrantLock$NonfairSync}, {@code
+   * ReentrantReadWriteLock$FairSync}, {@code StampedLock}, {@code Semaphore$NonfairSync}, {@code
+   * CountDownLatch$Sync}: a simple name ending in {@code Sync} or containing {@code Lock}); WAIT
+   * for everything else: conditions ({@code AbstractQueuedSynchronizer$ConditionObject}, which
+   * blocking queues wait on), futures, pools waiting for work, parks without a blocker.
+   */
+  public static Kind parkKind(String parkedClass) {
+    if (parkedClass == null || parkedClass.contains("ConditionObject")) {
+      return Kind.WAIT;
+    }
+    String simple = parkedClass.substring(parkedClass.lastIndexOf('.') + 1);
+    simple = simple.substring(simple.lastIndexOf('$') + 1);
+    String outer = parkedClass.substring(parkedClass.lastIndexOf('.') + 1);
+    return simple.endsWith("Sync") || outer.contains("Lock") ? Kind.SYNC : Kind.WAIT;
+  }
+
+  /** What {@code e} records, or null when it records nothing. */
+  public Observation map(JfrEvent e) {
+    if (e.threadName().startsWith(OWN_THREAD_PREFIX)) {
+      return null;
+    }
+    return switch (e.type()) {
+      case EXECUTION_SAMPLE ->
+          settings.cpu() ? onThread(e, Kind.COMPUTE, false, sampleSeconds) : null;
+      case MONITOR_ENTER -> timed(e, Kind.SYNC);
+      case MONITOR_WAIT, THREAD_SLEEP -> timed(e, Kind.WAIT);
+      case THREAD_PARK -> timed(e, parkKind(e.detail()));
+      case SOCKET_READ, SOCKET_WRITE, FILE_READ, FILE_WRITE -> timed(e, Kind.IO);
+      case GARBAGE_COLLECTION ->
+          settings.runtime()
+              ? jvm(e, "GC: " + (e.detail() == null ? "unknown" : e.detail()), e.amount())
+              : null;
+      case SAFEPOINT_BEGIN ->
+          settings.runtime() ? jvm(e, "Safepoint synchronization", e.durationNanos()) : null;
+      case THREAD_START ->
+          settings.threads() ? onThread(e, Kind.THREAD_MGMT, false, 0, "Thread.start") : null;
+      case THREAD_END ->
+          settings.threads() ? onThread(e, Kind.THREAD_MGMT, false, 0, "Thread.exit") : null;
+      case ALLOCATION_SAMPLE ->
+          settings.allocation() && e.amount() > 0
+              ? onThread(e, Kind.COMPUTE, true, (double) e.amount())
+              : null;
+      default -> null;
+    };
+  }
+
+  private Observation timed(JfrEvent e, Kind kind) {
+    long threshold =
+        switch (kind) {
+          case SYNC -> settings.lockThreshold().toNanos();
+          case WAIT -> settings.waitThreshold().toNanos();
+          default -> settings.ioThreshold().toNanos();
+        };
+    if (e.durationNanos() < threshold || e.durationNanos() <= 0) {
+      return null;
+    }
+    return onThread(e, kind, false, e.durationNanos() * 1e-9);
+  }
+
+  private Observation onThread(JfrEvent e, Kind kind, boolean bytes, double value) {
+    return onThread(e, kind, bytes, value, "(no stack)");
+  }
+
+  private Observation onThread(
+      JfrEvent e, Kind kind, boolean bytes, double value, String whenNoStack) {
+    if (e.threadId() < 0) {
+      return null;
+    }
+    List<String> path = new ArrayList<>(e.frames().size() + 1);
+    if (e.frames().isEmpty()) {
+      path.add(whenNoStack);
+    } else {
+      if (e.truncated()) {
+        path.add(TRUNCATED);
+      }
+      for (int i = e.frames().size() - 1; i >= 0; i--) {
+        path.add(e.frames().get(i));
+      }
+    }
+    return new Observation(
+        e.type(), e.threadId(), e.threadName(), e.initialThread(), path, kind, bytes, value);
+  }
+
+  private static Observation jvm(JfrEvent e, String region, long nanos) {
+    if (nanos <= 0) {
+      return null;
+    }
+    return new Observation(
+        e.type(),
+        JVM_THREAD,
+        JVM_THREAD_NAME,
+        false,
+        List.of(region),
+        Kind.RUNTIME,
+        false,
+        nanos * 1e-9);
+  }
+}

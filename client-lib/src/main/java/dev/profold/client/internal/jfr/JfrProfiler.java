@@ -1,0 +1,171 @@
+package dev.profold.client.internal.jfr;
+
+import dev.profold.client.internal.record.Recorder;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import jdk.jfr.FlightRecorder;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordingStream;
+
+/**
+ * Streams JDK Flight Recorder events of this JVM ({@link RecordingStream}) into a {@link Recorder}:
+ * each event is read ({@link RecordedEvents}), mapped ({@link EventMapper}) and recorded on behalf
+ * of its thread ({@link JfrSink}) on one daemon thread, {@code profold-jfr}.
+ *
+ * <p>JFR delivers events in batches about once a second, so an event lands in the interval in which
+ * it is delivered, up to about a second after it happened. Thread-safe: {@link #close()} may be
+ * called from any thread.
+ */
+public final class JfrProfiler implements AutoCloseable {
+  private static final System.Logger LOG = System.getLogger("dev.profold.client");
+
+  private final RecordingStream stream;
+  private final JfrSink sink;
+  private final EventMapper mapper;
+  private final RecordedEvents reader;
+  private final Thread thread;
+  private final CountDownLatch flushed = new CountDownLatch(1);
+  private final AtomicBoolean failureLogged = new AtomicBoolean();
+  private final AtomicLong events = new AtomicLong();
+  private final AtomicLong failures = new AtomicLong();
+
+  private JfrProfiler(Recorder recorder, JfrSettings settings) {
+    if (!FlightRecorder.isAvailable()) {
+      throw new IllegalStateException("JDK Flight Recorder is not available in this JVM");
+    }
+    this.sink = new JfrSink(recorder);
+    this.mapper = new EventMapper(settings);
+    this.reader = new RecordedEvents(settings.maxDepth());
+    this.stream = new RecordingStream();
+    configure(settings);
+    stream.onEvent(this::onEvent);
+    stream.onFlush(flushed::countDown);
+    stream.onError(this::onError);
+    this.thread = new Thread(this::run, "profold-jfr");
+    thread.setDaemon(true);
+  }
+
+  /**
+   * Starts streaming into {@code recorder}.
+   *
+   * @throws IllegalStateException or another unchecked exception when JFR is unavailable or refuses
+   *     to start (the caller reports it and runs on without)
+   */
+  public static JfrProfiler start(Recorder recorder, JfrSettings settings) {
+    JfrProfiler p = new JfrProfiler(recorder, settings);
+    p.thread.start();
+    return p;
+  }
+
+  private void configure(JfrSettings s) {
+    Duration lock = s.lockThreshold();
+    Duration wait = s.waitThreshold();
+    if (s.cpu()) {
+      stream.enable(EventMapper.EXECUTION_SAMPLE).withPeriod(s.samplePeriod());
+    }
+    stream.enable(EventMapper.MONITOR_ENTER).withThreshold(lock).withStackTrace();
+    stream.enable(EventMapper.MONITOR_WAIT).withThreshold(wait).withStackTrace();
+    stream.enable(EventMapper.THREAD_SLEEP).withThreshold(wait).withStackTrace();
+    stream
+        .enable(EventMapper.THREAD_PARK)
+        .withThreshold(lock.compareTo(wait) < 0 ? lock : wait)
+        .withStackTrace();
+    for (String io :
+        new String[] {
+          EventMapper.SOCKET_READ,
+          EventMapper.SOCKET_WRITE,
+          EventMapper.FILE_READ,
+          EventMapper.FILE_WRITE
+        }) {
+      stream.enable(io).withThreshold(s.ioThreshold()).withStackTrace();
+    }
+    if (s.runtime()) {
+      stream.enable(EventMapper.GARBAGE_COLLECTION);
+      stream.enable(EventMapper.SAFEPOINT_BEGIN);
+    }
+    if (s.threads()) {
+      stream.enable(EventMapper.THREAD_START).withStackTrace();
+    }
+    stream.enable(EventMapper.THREAD_END); // always: it frees the ended thread's table
+    if (s.allocation()) {
+      stream.enable(EventMapper.ALLOCATION_SAMPLE).with("throttle", "150/s").withStackTrace();
+    }
+    stream.setMaxAge(Duration.ofMinutes(1));
+  }
+
+  private void run() {
+    try {
+      stream.start();
+    } catch (RuntimeException e) {
+      onError(e);
+    } finally {
+      sink.close();
+    }
+  }
+
+  private void onEvent(RecordedEvent e) {
+    try {
+      JfrEvent event = reader.read(e);
+      if (event == null) {
+        return;
+      }
+      Observation o = mapper.map(event);
+      if (o != null) {
+        sink.record(o);
+        events.incrementAndGet();
+      }
+      if (EventMapper.THREAD_END.equals(event.type()) && event.threadId() >= 0) {
+        sink.threadEnded(event.threadId());
+      }
+    } catch (RuntimeException ex) {
+      onError(ex);
+    }
+  }
+
+  private void onError(Throwable t) {
+    failures.incrementAndGet();
+    if (failureLogged.compareAndSet(false, true)) {
+      LOG.log(
+          Level.WARNING,
+          "Profold agent: reading a JFR event failed; the event is skipped (logged once; counted)",
+          t);
+    }
+  }
+
+  /**
+   * Waits until JFR delivered its first batch (the stream is running), at most {@code timeout}.
+   *
+   * @return true when it did
+   */
+  public boolean awaitRunning(Duration timeout) throws InterruptedException {
+    return flushed.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  /** Events recorded so far. */
+  public long eventsRecorded() {
+    return events.get();
+  }
+
+  /** Events that could not be read or recorded. */
+  public long failures() {
+    return failures.get();
+  }
+
+  /**
+   * Stops the stream and waits (at most 2 s) for the consumer thread to finish its last event, so
+   * that nothing is recorded after this returns.
+   */
+  @Override
+  public void close() {
+    stream.close();
+    try {
+      thread.join(2_000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

@@ -1,0 +1,98 @@
+package dev.profold.client.internal.jfr;
+
+import java.time.Duration;
+
+/**
+ * What the agent asks JDK Flight Recorder for, and how events are turned into records. Immutable.
+ *
+ * @param samplePeriod period of {@code jdk.ExecutionSample} (CPU samples); each sample records this
+ *     much COMPUTE time
+ * @param maxDepth frames kept per call path, from the innermost (deeper frames are cut, and the
+ *     path starts with {@value EventMapper#TRUNCATED})
+ * @param lockThreshold shortest monitor enter or park on a lock recorded (SYNC)
+ * @param waitThreshold shortest monitor wait, sleep or other park recorded (WAIT)
+ * @param ioThreshold shortest socket or file read or write recorded (IO)
+ * @param cpu record execution samples
+ * @param allocation record allocation samples ({@code jdk.ObjectAllocationSample}, bytes)
+ * @param runtime record GC pauses and safepoint synchronisation (RUNTIME)
+ * @param threads record thread starts and ends (THREAD_MGMT)
+ */
+public record JfrSettings(
+    Duration samplePeriod,
+    int maxDepth,
+    Duration lockThreshold,
+    Duration waitThreshold,
+    Duration ioThreshold,
+    boolean cpu,
+    boolean allocation,
+    boolean runtime,
+    boolean threads) {
+
+  /** Checks the values. */
+  public JfrSettings {
+    if (samplePeriod.toMillis() < 1) {
+      throw new IllegalArgumentException("sample period: at least 1ms, was " + samplePeriod);
+    }
+    if (maxDepth < 1 || maxDepth > 2048) {
+      throw new IllegalArgumentException("depth: 1..2048 frames, was " + maxDepth);
+    }
+    for (Duration d : new Duration[] {lockThreshold, waitThreshold, ioThreshold}) {
+      if (d.isNegative()) {
+        throw new IllegalArgumentException("thresholds must not be negative, was " + d);
+      }
+    }
+  }
+
+  /** 20 ms samples, 64 frames, 10 ms thresholds, everything on. */
+  public static JfrSettings defaults() {
+    return new JfrSettings(
+        Duration.ofMillis(20),
+        64,
+        Duration.ofMillis(10),
+        Duration.ofMillis(10),
+        Duration.ofMillis(10),
+        true,
+        true,
+        true,
+        true);
+  }
+
+  public JfrSettings withSamplePeriod(Duration d) {
+    return new JfrSettings(
+        d, maxDepth, lockThreshold, waitThreshold, ioThreshold, cpu, allocation, runtime, threads);
+  }
+
+  public JfrSettings withMaxDepth(int frames) {
+    return new JfrSettings(
+        samplePeriod,
+        frames,
+        lockThreshold,
+        waitThreshold,
+        ioThreshold,
+        cpu,
+        allocation,
+        runtime,
+        threads);
+  }
+
+  /** Lock, wait and I/O thresholds at once. */
+  public JfrSettings withThresholds(Duration lock, Duration wait, Duration io) {
+    return new JfrSettings(
+        samplePeriod, maxDepth, lock, wait, io, cpu, allocation, runtime, threads);
+  }
+
+  /** Which event families are on. */
+  public JfrSettings withSources(
+      boolean cpu, boolean allocation, boolean runtime, boolean threads) {
+    return new JfrSettings(
+        samplePeriod,
+        maxDepth,
+        lockThreshold,
+        waitThreshold,
+        ioThreshold,
+        cpu,
+        allocation,
+        runtime,
+        threads);
+  }
+}

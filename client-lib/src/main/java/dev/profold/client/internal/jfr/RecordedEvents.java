@@ -1,0 +1,97 @@
+package dev.profold.client.internal.jfr;
+
+import java.util.ArrayList;
+import java.util.List;
+import jdk.jfr.consumer.RecordedClass;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordedFrame;
+import jdk.jfr.consumer.RecordedMethod;
+import jdk.jfr.consumer.RecordedStackTrace;
+import jdk.jfr.consumer.RecordedThread;
+import jdk.jfr.consumer.RecordedThreadGroup;
+
+/** Copies what the agent reads out of a parser {@link RecordedEvent} into a {@link JfrEvent}. */
+final class RecordedEvents {
+  /** Where the agent jar relocates its dependencies: frames there are the agent's own work. */
+  static final String OWN_SHADED = "dev.profold.shaded.";
+
+  private final int maxDepth;
+
+  RecordedEvents(int maxDepth) {
+    this.maxDepth = maxDepth;
+  }
+
+  /**
+   * The event's fields, or null for an event of the agent's own shaded gRPC and Netty threads (a
+   * frame of a class under {@value #OWN_SHADED}).
+   */
+  JfrEvent read(RecordedEvent e) {
+    String eventType = e.getEventType().getName();
+    RecordedThread thread = thread(e, eventType);
+    long threadId = thread == null ? -1 : thread.getJavaThreadId();
+    String name = thread == null || thread.getJavaName() == null ? "" : thread.getJavaName();
+    boolean initial = false;
+    if (thread != null && "main".equals(name)) {
+      RecordedThreadGroup g = thread.getThreadGroup();
+      initial = g != null && "main".equals(g.getName());
+    }
+    List<String> frames = new ArrayList<>();
+    boolean truncated = false;
+    RecordedStackTrace stack = e.getStackTrace();
+    if (stack != null) {
+      List<RecordedFrame> fs = stack.getFrames();
+      truncated = stack.isTruncated() || fs.size() > maxDepth;
+      for (int i = 0; i < fs.size(); i++) {
+        RecordedFrame f = fs.get(i);
+        if (!f.isJavaFrame()) {
+          continue;
+        }
+        RecordedMethod m = f.getMethod();
+        String type = m.getType().getName();
+        if (type.startsWith(OWN_SHADED)) {
+          return null;
+        }
+        if (frames.size() < maxDepth) {
+          frames.add(EventMapper.frameName(type, m.getName()));
+        }
+      }
+    }
+    String detail = null;
+    long amount = 0;
+    switch (eventType) {
+      case EventMapper.THREAD_PARK -> {
+        RecordedClass c = e.getValue("parkedClass");
+        detail = c == null ? null : c.getName();
+      }
+      case EventMapper.GARBAGE_COLLECTION -> {
+        detail = e.getString("name");
+        amount = e.getDuration("sumOfPauses").toNanos();
+      }
+      case EventMapper.ALLOCATION_SAMPLE -> amount = e.getLong("weight");
+      default -> {}
+    }
+    return new JfrEvent(
+        eventType,
+        threadId,
+        name,
+        initial,
+        frames,
+        truncated,
+        e.getDuration().toNanos(),
+        detail,
+        amount);
+  }
+
+  /** The Java thread the event is about. */
+  private static RecordedThread thread(RecordedEvent e, String type) {
+    return switch (type) {
+      case EventMapper.EXECUTION_SAMPLE -> e.getThread("sampledThread");
+      case EventMapper.THREAD_START -> {
+        RecordedThread parent = e.hasField("parentThread") ? e.getThread("parentThread") : null;
+        yield parent != null ? parent : e.getThread();
+      }
+      case EventMapper.THREAD_END -> e.getThread("thread");
+      default -> e.getThread();
+    };
+  }
+}

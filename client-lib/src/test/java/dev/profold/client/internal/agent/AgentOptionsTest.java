@@ -1,0 +1,92 @@
+package dev.profold.client.internal.agent;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.profold.client.ThreadAggregation;
+import dev.profold.client.internal.jfr.JfrSettings;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Properties;
+import org.junit.jupiter.api.Test;
+
+class AgentOptionsTest {
+  @Test
+  void withNothingSetEverythingHasItsDefault() {
+    AgentOptions o = AgentOptions.parse(null, Map.of(), new Properties());
+    assertThat(o.jfr()).isEqualTo(JfrSettings.defaults());
+    assertThat(o.jfrEnabled()).isTrue();
+    assertThat(o.config().endpoint()).isEqualTo("127.0.0.1:7763");
+    assertThat(o.config().interval()).isEqualTo(Duration.ofSeconds(10));
+  }
+
+  @Test
+  void agentOptionsWinOverSystemPropertiesWhichWinOverTheEnvironment() {
+    Properties props = new Properties();
+    props.setProperty("profold.service", "from-property");
+    props.setProperty("profold.jfr.depth", "32");
+    Map<String, String> env =
+        Map.of(
+            "PROFOLD_SERVICE", "from-env",
+            "PROFOLD_INTERVAL", "5s",
+            "PROFOLD_JFR_DEPTH", "16",
+            "PROFOLD_JFR_THRESHOLD_IO", "2ms",
+            "PROFOLD_JFR_ALLOCATION", "false");
+    AgentOptions o =
+        AgentOptions.parse(
+            "service=from-agent,endpoint=collector:7000,sample.period=5ms,threshold.lock=500us",
+            env,
+            props);
+    assertThat(o.config().service()).isEqualTo("from-agent");
+    assertThat(o.config().endpoint()).isEqualTo("collector:7000");
+    assertThat(o.config().interval()).isEqualTo(Duration.ofSeconds(5));
+    assertThat(o.jfr().maxDepth()).isEqualTo(32);
+    assertThat(o.jfr().samplePeriod()).isEqualTo(Duration.ofMillis(5));
+    assertThat(o.jfr().lockThreshold()).isEqualTo(Duration.ofNanos(500_000));
+    assertThat(o.jfr().ioThreshold()).isEqualTo(Duration.ofMillis(2));
+    assertThat(o.jfr().allocation()).isFalse();
+    assertThat(props.getProperty("profold.service"))
+        .as("the caller's properties are not changed")
+        .isEqualTo("from-property");
+  }
+
+  @Test
+  void listValuedOptionsKeepTheirCommas() {
+    AgentOptions o =
+        AgentOptions.parse(
+            "labels=region=eu,zone=b,aggregation.groups=http-*=KEY,worker-*=SET,jfr=false",
+            Map.of(),
+            new Properties());
+    assertThat(o.config().labels())
+        .containsExactlyInAnyOrderEntriesOf(Map.of("region", "eu", "zone", "b"));
+    assertThat(o.config().threadAggregationByGroup())
+        .containsExactlyInAnyOrderEntriesOf(
+            Map.of("http-*", ThreadAggregation.KEY, "worker-*", ThreadAggregation.SET));
+    assertThat(o.jfrEnabled()).isFalse();
+  }
+
+  @Test
+  void badOptionsAreRefusedNamingWhatIsWrong() {
+    Properties p = new Properties();
+    assertThatThrownBy(() -> AgentOptions.parse("servce=x", Map.of(), p))
+        .hasMessageContaining("'servce' is unknown");
+    assertThatThrownBy(() -> AgentOptions.parse("depth", Map.of(), p))
+        .hasMessageContaining("needs a value");
+    assertThatThrownBy(() -> AgentOptions.parse("sample.period=20", Map.of(), p))
+        .hasMessageContaining("sample.period")
+        .hasMessageContaining("'20'");
+    assertThatThrownBy(() -> AgentOptions.parse("depth=0", Map.of(), p))
+        .hasMessageContaining("depth");
+    assertThatThrownBy(() -> AgentOptions.parse("cpu=yes", Map.of(), p))
+        .hasMessageContaining("not true or false");
+    assertThatThrownBy(() -> AgentOptions.parse("interval=10", Map.of(), p))
+        .hasMessageContaining("'10'");
+  }
+
+  @Test
+  void startingWithBadOptionsOrDisabledDoesNotThrowAndStartsNothing() {
+    assertThat(ProfoldAgent.start("servce=x")).isNull();
+    assertThat(ProfoldAgent.start("enabled=false")).isNull();
+    assertThat(dev.profold.client.Profold.isStarted()).isFalse();
+  }
+}

@@ -1,0 +1,205 @@
+package dev.profold.client.internal.jfr;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.profold.client.Kind;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class EventMapperTest {
+  private final EventMapper mapper = new EventMapper(JfrSettings.defaults());
+
+  private static JfrEvent event(String type, long nanos, String detail, String... innermostFirst) {
+    return new JfrEvent(
+        type, 12, "http-exec-3", false, List.of(innermostFirst), false, nanos, detail, 0);
+  }
+
+  @Test
+  void executionSamplesAreComputeTimeOfOnePeriodAtTheStackOutermostFirst() {
+    Observation o =
+        mapper.map(event(EventMapper.EXECUTION_SAMPLE, 0, null, "A.leaf", "A.mid", "Thread.run"));
+    assertThat(o.path()).containsExactly("Thread.run", "A.mid", "A.leaf");
+    assertThat(o.kind()).isEqualTo(Kind.COMPUTE);
+    assertThat(o.value()).isEqualTo(0.020);
+    assertThat(o.bytes()).isFalse();
+    assertThat(o.threadId()).isEqualTo(12);
+    assertThat(o.threadName()).isEqualTo("http-exec-3");
+    assertThat(o.event()).isEqualTo("jdk.ExecutionSample");
+    assertThat(
+            new EventMapper(JfrSettings.defaults().withSamplePeriod(Duration.ofMillis(5)))
+                .map(event(EventMapper.EXECUTION_SAMPLE, 0, null, "A.leaf"))
+                .value())
+        .isEqualTo(0.005);
+  }
+
+  @Test
+  void eachEventTypeGetsItsKindAndItsDurationInSeconds() {
+    long ms50 = 50_000_000L;
+    assertThat(mapper.map(event(EventMapper.MONITOR_ENTER, ms50, null, "A.m")).kind())
+        .isEqualTo(Kind.SYNC);
+    assertThat(mapper.map(event(EventMapper.MONITOR_WAIT, ms50, null, "A.m")).kind())
+        .isEqualTo(Kind.WAIT);
+    assertThat(mapper.map(event(EventMapper.THREAD_SLEEP, ms50, null, "A.m")).kind())
+        .isEqualTo(Kind.WAIT);
+    for (String io :
+        List.of(
+            EventMapper.SOCKET_READ,
+            EventMapper.SOCKET_WRITE,
+            EventMapper.FILE_READ,
+            EventMapper.FILE_WRITE)) {
+      Observation o = mapper.map(event(io, ms50, null, "A.m"));
+      assertThat(o.kind()).as(io).isEqualTo(Kind.IO);
+      assertThat(o.value()).isEqualTo(0.05);
+    }
+    assertThat(mapper.map(event("jdk.CPULoad", ms50, null))).isNull();
+  }
+
+  @Test
+  void parksOnLocksAreSyncAndOtherParksAreWait() {
+    assertThat(EventMapper.parkKind("java.util.concurrent.locks.ReentrantLock$NonfairSync"))
+        .isEqualTo(Kind.SYNC);
+    assertThat(EventMapper.parkKind("java.util.concurrent.locks.ReentrantReadWriteLock$FairSync"))
+        .isEqualTo(Kind.SYNC);
+    assertThat(EventMapper.parkKind("java.util.concurrent.locks.StampedLock")).isEqualTo(Kind.SYNC);
+    assertThat(EventMapper.parkKind("java.util.concurrent.Semaphore$NonfairSync"))
+        .isEqualTo(Kind.SYNC);
+    assertThat(
+            EventMapper.parkKind(
+                "java.util.concurrent.locks.AbstractQueuedSynchronizer$ConditionObject"))
+        .isEqualTo(Kind.WAIT);
+    assertThat(EventMapper.parkKind("java.util.concurrent.SynchronousQueue$TransferStack"))
+        .isEqualTo(Kind.WAIT);
+    assertThat(EventMapper.parkKind("java.util.concurrent.CompletableFuture$Signaller"))
+        .isEqualTo(Kind.WAIT);
+    assertThat(EventMapper.parkKind(null)).isEqualTo(Kind.WAIT);
+    assertThat(
+            mapper
+                .map(
+                    event(
+                        EventMapper.THREAD_PARK,
+                        50_000_000L,
+                        "java.util.concurrent.locks.ReentrantLock$NonfairSync",
+                        "jdk.internal.misc.Unsafe.park",
+                        "A.m"))
+                .kind())
+        .isEqualTo(Kind.SYNC);
+  }
+
+  @Test
+  void eventsUnderTheirKindsThresholdRecordNothing() {
+    EventMapper m =
+        new EventMapper(
+            JfrSettings.defaults()
+                .withThresholds(Duration.ofMillis(5), Duration.ofMillis(30), Duration.ofMillis(1)));
+    assertThat(m.map(event(EventMapper.MONITOR_ENTER, 4_999_999, null, "A.m"))).isNull();
+    assertThat(m.map(event(EventMapper.MONITOR_ENTER, 5_000_000, null, "A.m"))).isNotNull();
+    // One park threshold for JFR (the smaller), then each kind's own.
+    assertThat(m.map(event(EventMapper.THREAD_PARK, 10_000_000, "x.ReentrantLock$Sync", "A.m")))
+        .isNotNull();
+    assertThat(m.map(event(EventMapper.THREAD_PARK, 10_000_000, null, "A.m"))).isNull();
+    assertThat(m.map(event(EventMapper.THREAD_PARK, 30_000_000, null, "A.m"))).isNotNull();
+    assertThat(m.map(event(EventMapper.FILE_READ, 999_999, null, "A.m"))).isNull();
+    assertThat(m.map(event(EventMapper.FILE_READ, 1_000_000, null, "A.m"))).isNotNull();
+  }
+
+  @Test
+  void truncatedStacksStartWithAMarkerAndEmptyStacksGetAPlaceholder() {
+    JfrEvent cut =
+        new JfrEvent(
+            EventMapper.EXECUTION_SAMPLE, 1, "w", false, List.of("A.b", "A.a"), true, 0, null, 0);
+    assertThat(mapper.map(cut).path()).containsExactly(EventMapper.TRUNCATED, "A.a", "A.b");
+    assertThat(mapper.map(event(EventMapper.MONITOR_ENTER, 50_000_000, null)).path())
+        .containsExactly("(no stack)");
+  }
+
+  @Test
+  void gcAndSafepointsAreRuntimeOfTheJvmThreadAndThreadLifecycleIsThreadManagement() {
+    JfrEvent gc =
+        new JfrEvent(
+            EventMapper.GARBAGE_COLLECTION,
+            -1,
+            "",
+            false,
+            List.of(),
+            false,
+            90_000_000,
+            "G1New",
+            3_000_000);
+    Observation o = mapper.map(gc);
+    assertThat(o.kind()).isEqualTo(Kind.RUNTIME);
+    assertThat(o.value()).as("the sum of pauses, not the duration").isEqualTo(0.003);
+    assertThat(o.threadId()).isEqualTo(EventMapper.JVM_THREAD);
+    assertThat(o.threadName()).isEqualTo("jvm");
+    assertThat(o.path()).containsExactly("GC: G1New");
+    Observation sp = mapper.map(event(EventMapper.SAFEPOINT_BEGIN, 2_000_000, null));
+    assertThat(sp.kind()).isEqualTo(Kind.RUNTIME);
+    assertThat(sp.path()).containsExactly("Safepoint synchronization");
+
+    Observation start =
+        mapper.map(event(EventMapper.THREAD_START, 0, null, "java.lang.Thread.start", "A.spawn"));
+    assertThat(start.kind()).isEqualTo(Kind.THREAD_MGMT);
+    assertThat(start.path()).containsExactly("A.spawn", "java.lang.Thread.start");
+    assertThat(start.value()).isZero();
+    assertThat(mapper.map(event(EventMapper.THREAD_END, 0, null)).path())
+        .containsExactly("Thread.exit");
+  }
+
+  @Test
+  void allocationSamplesAreBytesAtTheAllocatingPath() {
+    JfrEvent a =
+        new JfrEvent(
+            EventMapper.ALLOCATION_SAMPLE,
+            3,
+            "w-1",
+            false,
+            List.of("A.alloc"),
+            false,
+            0,
+            null,
+            4096);
+    Observation o = mapper.map(a);
+    assertThat(o.bytes()).isTrue();
+    assertThat(o.value()).isEqualTo(4096);
+    assertThat(o.kind()).isEqualTo(Kind.COMPUTE);
+  }
+
+  @Test
+  void disabledSourcesOwnThreadsAndThreadlessEventsRecordNothing() {
+    EventMapper none =
+        new EventMapper(JfrSettings.defaults().withSources(false, false, false, false));
+    assertThat(none.map(event(EventMapper.EXECUTION_SAMPLE, 0, null, "A.m"))).isNull();
+    assertThat(none.map(event(EventMapper.THREAD_START, 0, null, "A.m"))).isNull();
+    assertThat(none.map(event(EventMapper.SAFEPOINT_BEGIN, 5_000_000, null))).isNull();
+    JfrEvent own =
+        new JfrEvent(
+            EventMapper.EXECUTION_SAMPLE,
+            9,
+            "profold-flush",
+            false,
+            List.of("A.m"),
+            false,
+            0,
+            null,
+            0);
+    assertThat(mapper.map(own)).isNull();
+    JfrEvent noThread =
+        new JfrEvent(
+            EventMapper.MONITOR_ENTER, -1, "", false, List.of("A.m"), false, 50_000_000, null, 0);
+    assertThat(mapper.map(noThread)).isNull();
+  }
+
+  @Test
+  void frameNamesAreClassDotMethodWithoutHiddenClassAddressesOrLambdaNumbers() {
+    assertThat(EventMapper.frameName("com.example.Cart", "add")).isEqualTo("com.example.Cart.add");
+    assertThat(EventMapper.frameName("com.example.Cart$$Lambda$14/0x0000000800c0b000", "run"))
+        .isEqualTo("com.example.Cart$$Lambda.run");
+    assertThat(
+            EventMapper.frameName("com.example.Cart$$Lambda+0x00007f97c0001c18.149928006", "run"))
+        .isEqualTo("com.example.Cart$$Lambda.run");
+    assertThat(EventMapper.frameName("com.example.Cart$$Lambda/0x0000000800c0b000", "run"))
+        .isEqualTo("com.example.Cart$$Lambda.run");
+    assertThat(EventMapper.frameName("com.example.Cart$Inner", "<init>"))
+        .isEqualTo("com.example.Cart$Inner.<init>");
+  }
+}
