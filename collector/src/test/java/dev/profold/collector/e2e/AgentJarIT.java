@@ -1,0 +1,94 @@
+package dev.profold.collector.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * The shaded agent jar attached with {@code -javaagent} to a separate JVM running a planted lock
+ * contention ({@link PlantedContention}), pushing to the collector jar: without a line of
+ * instrumentation, SYNC time shows in /metrics at the contended method, for the workers' thread
+ * group's service.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class AgentJarIT {
+  private static final Pattern SYNC =
+      Pattern.compile(
+          "profold_region_time_seconds_sum\\{instance=\"planted-1\",kind=\"sync\","
+              + "path=\"[^\"]*PlantedContention\\.contended\",service=\"planted\"\\} ([0-9.eE+-]+)");
+
+  private JarDaemon collector;
+  private Process app;
+  private Path appErr;
+
+  @BeforeAll
+  void start() throws Exception {
+    collector = JarDaemon.start("--interval", "1s");
+    Path agent =
+        Path.of(System.getProperty("profold.agent.jar", "../client-lib/target/profold-agent.jar"));
+    assertThat(agent).as("the agent jar is built before integration tests").exists();
+    appErr = Files.createTempFile("profold-planted", ".log");
+    app =
+        new ProcessBuilder(
+                JarDaemon.javaBin(),
+                "-javaagent:"
+                    + agent
+                    + "=service=planted,instance=planted-1,interval=1s,endpoint=127.0.0.1:"
+                    + collector.grpcPort,
+                "-cp",
+                System.getProperty("java.class.path"),
+                PlantedContention.class.getName())
+            .redirectError(appErr.toFile())
+            .start();
+    BufferedReader out =
+        new BufferedReader(new InputStreamReader(app.getInputStream(), StandardCharsets.UTF_8));
+    assertThat(out.readLine())
+        .as("planted program's stderr: %s", Files.readString(appErr))
+        .isEqualTo("planted contention running");
+  }
+
+  @AfterAll
+  void stop() {
+    if (app != null) {
+      app.destroyForcibly();
+    }
+    if (collector != null) {
+      collector.kill();
+    }
+  }
+
+  @Test
+  void syncTimeAtTheContendedMethodArrivesWithoutInstrumentation() throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    double sync = 0;
+    String metrics = "";
+    while (System.nanoTime() < deadline && sync < 1.0) {
+      metrics = collector.scrape();
+      Matcher m = SYNC.matcher(metrics);
+      sync = m.find() ? Double.parseDouble(m.group(1)) : 0;
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(250));
+    }
+    assertThat(sync)
+        .as(
+            "SYNC seconds at PlantedContention.contended; app stderr:%n%s%nmetrics:%n%s",
+            Files.readString(appErr), grep(metrics, "service=\"planted\""))
+        .isGreaterThanOrEqualTo(1.0);
+    assertThat(Files.readString(appErr)).doesNotContain("Exception");
+  }
+
+  private static String grep(String text, String needle) {
+    return String.join("\n", text.lines().filter(l -> l.contains(needle)).limit(40).toList());
+  }
+}
