@@ -44,9 +44,6 @@ import java.util.Map;
  */
 final class SchemeFold {
   private static final long NO_WINDOW = Long.MIN_VALUE;
-  private static final byte UNKNOWN = 0;
-  private static final byte PASS = 1;
-  private static final byte FAIL = 2;
 
   final SchemeDefinition def;
   private final GlobalDictionary dictionary;
@@ -65,28 +62,27 @@ final class SchemeFold {
   private final long[] slotWindow = new long[GroupTable.SLOTS];
   private long currentWindow;
   private final ArrayDeque<IntervalSnapshot> retained = new ArrayDeque<>();
-  private long removals; // groups removed so far: room may have come free
 
   /** Labels and measurement attribute of a group. */
   private record GroupKey(List<String> labels, int measurement) {}
 
-  /** What the scheme keeps per instance: its tuples and where they go. */
+  /**
+   * What the scheme keeps per instance: its (tuple, measurement) keys and where each goes: a group
+   * id, {@link #FILTERED} (WHERE did not hold), or {@code OVERFLOWED - g} (overflow group g, used
+   * while the scheme has no room).
+   */
   private static final class PerInstance {
-    final TupleTable tuples;
-    byte[] verdict = new byte[64]; // by tuple id
-
-    @SuppressWarnings({"unchecked", "rawtypes"})
-    List<String>[] labels = new List[64]; // by tuple id
-
-    final LongIntMap groupOf = new LongIntMap(); // (tuple id << 32 | measurement) -> group
+    final TupleTable keys;
     final LongIntMap fed = new LongIntMap(); // groups this instance fed (as a set)
-    LongIntMap overflowed = new LongIntMap(); // (tuple id << 32 | measurement) -> overflow group
-    long removalsSeen; // overflowed is valid while no group was removed since
+    final LongIntMap packed = new LongIntMap(); // packed one-slot key -> regular group
 
     PerInstance(int width) {
-      tuples = new TupleTable(width);
+      keys = new TupleTable(width);
     }
   }
+
+  private static final int FILTERED = -2;
+  private static final int OVERFLOWED = -3;
 
   SchemeFold(
       SchemeDefinition def,
@@ -114,7 +110,7 @@ final class SchemeFold {
       }
     }
     this.slotNames = List.copyOf(names);
-    this.tuple = new long[2 * slotNames.size()];
+    this.tuple = new long[2 * slotNames.size() + 1]; // the slots, then the measurement
     Arrays.fill(slotWindow, NO_WINDOW);
     currentWindow = Math.floorDiv(nowNanos, intervalNanos);
   }
@@ -142,40 +138,49 @@ final class SchemeFold {
       perInstance.put(inst, pi);
     }
     int overflowed = 0;
+    int last = tuple.length - 1;
     for (int e = 0; e < d.entries; e++) {
       Arrays.fill(tuple, 0L);
+      int filled = 0;
+      long oneAttr = 0;
+      long oneValue = 0;
       for (int k = d.keyStart[e]; k < d.keyStart[e + 1]; k++) {
         int s = slotOf(d.keyAttr[k]);
         if (s >= 0) {
           tuple[2 * s] = d.keyAttr[k];
           tuple[2 * s + 1] = d.keyValue[k];
+          oneAttr = d.keyAttr[k];
+          oneValue = d.keyValue[k];
+          filled++;
         }
-      }
-      int id = pi.tuples.intern(tuple);
-      if (id >= pi.verdict.length) {
-        pi.verdict = Arrays.copyOf(pi.verdict, Math.max(id + 1, pi.verdict.length * 2));
-        pi.labels = Arrays.copyOf(pi.labels, pi.verdict.length);
-      }
-      if (pi.verdict[id] == UNKNOWN) {
-        judge(inst, pi, id);
-      }
-      if (pi.verdict[id] == FAIL) {
-        continue;
       }
       for (int j = d.measStart[e]; j < d.measStart[e + 1]; j++) {
         int attr = d.measAttr[j];
-        long key = ((long) id << 32) | attr;
-        int g = pi.groupOf.get(key);
+        tuple[last] = attr;
+        // At most one slot filled (the usual case: the region path): an attribute id names its
+        // slot, so (attribute, value, measurement) is the whole key; packed into one long, it is
+        // looked up in a plain LongIntMap holding regular groups. Anything else takes the table.
+        long packed = filled <= 1 ? pack(oneAttr, oneValue, attr) : -1;
+        int g = packed >= 0 ? pi.packed.get(packed) : LongIntMap.MISSING;
         if (g == LongIntMap.MISSING) {
-          g = overflowedBefore(pi, key);
-          if (g == LongIntMap.MISSING) {
-            g = resolve(pi, pi.labels[id], attr);
-            if (g < 0) { // kept apart, so that room coming free lets the tuple in
-              g = -g - 1;
-              pi.overflowed.put(key, g);
-            } else {
-              pi.groupOf.put(key, g);
+          g = pi.keys.get(tuple);
+          if (g >= 0 && packed >= 0) {
+            pi.packed.put(packed, g);
+          }
+        }
+        if (g < 0) {
+          if (g == FILTERED) {
+            continue;
+          }
+          if (g != TupleTable.NO_VALUE && !groups.hasRoom()) {
+            g = OVERFLOWED - g; // went to overflow before, and still no room
+          } else {
+            g = resolve(inst, pi, attr);
+            pi.keys.put(tuple, g);
+            if (g == FILTERED) {
+              continue;
             }
+            g = g <= OVERFLOWED ? OVERFLOWED - g : g;
           }
           if (groups.isOverflow(g)) {
             overflowed++;
@@ -193,18 +198,20 @@ final class SchemeFold {
     return overflowed;
   }
 
-  /** The overflow group {@code key} went to, while no group was removed since; else MISSING. */
-  private int overflowedBefore(PerInstance pi, long key) {
-    if (pi.removalsSeen != removals) {
-      pi.overflowed = new LongIntMap();
-      pi.removalsSeen = removals;
-      return LongIntMap.MISSING;
+  /**
+   * A tuple of at most one filled slot, (attribute id, value) (0, 0 when none), with measurement
+   * {@code attr} as one non-negative long, or -1 when it does not fit (attribute ids of 15 and 16
+   * bits, a value of 31 bits).
+   */
+  private static long pack(long slotAttr, long value, int attr) {
+    if (slotAttr >= 1 << 15 || attr >= 1 << 16 || value < 0 || value > Integer.MAX_VALUE) {
+      return -1;
     }
-    return pi.overflowed.get(key);
+    return (slotAttr << 47) | ((long) attr << 31) | value;
   }
 
-  /** Runs WHERE on the record of tuple {@code id} and renders its labels. */
-  private void judge(Instance inst, PerInstance pi, int id) {
+  /** Runs WHERE on the record of the current tuple; its labels, or null when WHERE fails. */
+  private List<String> judge(Instance inst) {
     Map<String, Object> record = new LinkedHashMap<>();
     record.put(SchemeDefinition.SERVICE, inst.key.service());
     record.put(SchemeDefinition.INSTANCE, inst.key.instance());
@@ -223,16 +230,15 @@ final class SchemeFold {
     }
     Map<String, Object> forWhere = new LinkedHashMap<>();
     record.forEach((k, v) -> forWhere.put(k, v instanceof PathValue p ? p.segments() : v));
-    boolean pass = def.whereAttributes().isEmpty() || def.evaluator().passesWhere(forWhere);
-    pi.verdict[id] = pass ? PASS : FAIL;
-    if (pass) {
-      List<String> labels = new ArrayList<>(def.groupBy().size());
-      for (String g : def.groupBy()) {
-        Object v = record.get(g);
-        labels.add(v == null ? "" : v instanceof PathValue p ? p.node.path() : String.valueOf(v));
-      }
-      pi.labels[id] = Collections.unmodifiableList(labels);
+    if (!def.whereAttributes().isEmpty() && !def.evaluator().passesWhere(forWhere)) {
+      return null;
     }
+    List<String> labels = new ArrayList<>(def.groupBy().size());
+    for (String g : def.groupBy()) {
+      Object v = record.get(g);
+      labels.add(v == null ? "" : v instanceof PathValue p ? p.node.path() : String.valueOf(v));
+    }
+    return Collections.unmodifiableList(labels);
   }
 
   /** A path-valued attribute: WHERE sees its segments, labels its joined path. */
@@ -254,10 +260,15 @@ final class SchemeFold {
   }
 
   /**
-   * The group of (labels, measurement) fed by {@code pi}, created when new; an overflow group is
-   * returned as {@code -id - 1}.
+   * The group of the current tuple with measurement {@code attr} fed by {@code pi}, created when
+   * new: {@link #FILTERED} when WHERE does not hold, overflow group {@code g} as {@code OVERFLOWED
+   * - g}.
    */
-  private int resolve(PerInstance pi, List<String> labels, int attr) {
+  private int resolve(Instance inst, PerInstance pi, int attr) {
+    List<String> labels = judge(inst);
+    if (labels == null) {
+      return FILTERED;
+    }
     GroupKey key = new GroupKey(labels, attr);
     Integer known = groupIds.get(key);
     int g;
@@ -273,7 +284,7 @@ final class SchemeFold {
       keyOf[g] = key;
       feeders[g] = 0;
     } else {
-      return -overflowGroup(attr) - 1;
+      return OVERFLOWED - overflowGroup(attr);
     }
     if (pi.fed.get(g) == LongIntMap.MISSING) {
       pi.fed.put(g, 1);
@@ -364,7 +375,6 @@ final class SchemeFold {
             groupIds.remove(keyOf[g]);
             keyOf[g] = null;
             groups.remove(g);
-            removals++;
           }
         });
   }

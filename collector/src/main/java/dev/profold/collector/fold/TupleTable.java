@@ -1,37 +1,71 @@
 package dev.profold.collector.fold;
 
-import java.util.Arrays;
-
 /**
- * Interns fixed-width tuples of longs to dense ids (0, 1, 2, ...), exactly (tuples are compared,
- * not only hashed). Looking up a known tuple allocates nothing.
+ * A map from fixed-width tuples of longs to int values, exact (tuples are compared, not only
+ * hashed). Open addressing with each tuple stored inline next to its value, so a lookup of a known
+ * tuple touches one place in memory and allocates nothing.
  *
  * <p>Not thread-safe.
  */
 final class TupleTable {
+  /** What {@link #get} returns for a tuple without a value. */
+  static final int NO_VALUE = Integer.MIN_VALUE;
+
+  private static final long EMPTY = Long.MIN_VALUE; // in a slot's value word: a free slot
+
   private final int width;
-  private long[] tuples;
-  private int[] table; // id + 1, 0 empty
+  private final int stride;
+  private long[] slots; // per slot: width tuple longs, then the value (EMPTY when free)
+  private int mask;
   private int size;
 
   /** A table of tuples of {@code width} longs. */
   TupleTable(int width) {
     this.width = width;
-    this.tuples = new long[Math.max(1, width) * 16];
-    this.table = new int[32];
+    this.stride = width + 1;
+    allocate(32);
   }
 
-  /** The id of {@code tuple} (its first {@code width} longs), adding it when new. */
-  int intern(long[] tuple) {
-    int mask = table.length - 1;
+  private void allocate(int capacity) {
+    slots = new long[capacity * stride];
+    for (int i = width; i < slots.length; i += stride) {
+      slots[i] = EMPTY;
+    }
+    mask = capacity - 1;
+  }
+
+  /** The value of {@code tuple} (its first {@code width} longs), or {@link #NO_VALUE}. */
+  int get(long[] tuple) {
     int i = hash(tuple) & mask;
     while (true) {
-      int slot = table[i];
-      if (slot == 0) {
-        return add(tuple, i);
+      int base = i * stride;
+      long v = slots[base + width];
+      if (v == EMPTY) {
+        return NO_VALUE;
       }
-      if (equalsAt(slot - 1, tuple)) {
-        return slot - 1;
+      if (equalsAt(base, tuple)) {
+        return (int) v;
+      }
+      i = (i + 1) & mask;
+    }
+  }
+
+  /** Sets the value of {@code tuple} (not {@link #NO_VALUE}), adding the tuple when new. */
+  void put(long[] tuple, int value) {
+    int i = hash(tuple) & mask;
+    while (true) {
+      int base = i * stride;
+      if (slots[base + width] == EMPTY) {
+        System.arraycopy(tuple, 0, slots, base, width);
+        slots[base + width] = value;
+        if (++size * 2 > mask + 1) {
+          rehash();
+        }
+        return;
+      }
+      if (equalsAt(base, tuple)) {
+        slots[base + width] = value;
+        return;
       }
       i = (i + 1) & mask;
     }
@@ -42,42 +76,29 @@ final class TupleTable {
     return size;
   }
 
-  private boolean equalsAt(int id, long[] tuple) {
-    int base = id * width;
+  private boolean equalsAt(int base, long[] tuple) {
     for (int k = 0; k < width; k++) {
-      if (tuples[base + k] != tuple[k]) {
+      if (slots[base + k] != tuple[k]) {
         return false;
       }
     }
     return true;
   }
 
-  private int add(long[] tuple, int at) {
-    int id = size++;
-    if ((long) size * width > tuples.length) {
-      tuples = Arrays.copyOf(tuples, Math.max(tuples.length * 2, size * width));
-    }
-    System.arraycopy(tuple, 0, tuples, id * width, width);
-    table[at] = id + 1;
-    if (size * 2 > table.length) {
-      rehash();
-    }
-    return id;
-  }
-
   private void rehash() {
-    int[] bigger = new int[table.length * 2];
-    int mask = bigger.length - 1;
+    long[] old = slots;
+    allocate((mask + 1) * 2);
     long[] t = new long[width];
-    for (int id = 0; id < size; id++) {
-      System.arraycopy(tuples, id * width, t, 0, width);
-      int i = hash(t) & mask;
-      while (bigger[i] != 0) {
-        i = (i + 1) & mask;
+    for (int base = 0; base < old.length; base += stride) {
+      if (old[base + width] != EMPTY) {
+        System.arraycopy(old, base, t, 0, width);
+        int i = hash(t) & mask;
+        while (slots[i * stride + width] != EMPTY) {
+          i = (i + 1) & mask;
+        }
+        System.arraycopy(old, base, slots, i * stride, stride);
       }
-      bigger[i] = id + 1;
     }
-    table = bigger;
   }
 
   private int hash(long[] tuple) {
