@@ -101,6 +101,14 @@ public final class JsonRecords {
     return new RecordFormatException(source, line, "invalid JSON: " + e.getOriginalMessage());
   }
 
+  /**
+   * Reads one record member by member, straight from the parser's tokens, without building a {@link
+   * JsonNode} tree of it (only big numbers and states go through a tree node and {@link #value}).
+   * The record is the one the tree of the object would give: a JSON {@code null} or an invalid
+   * value is held as a marker until the object ends, so that a later duplicate member replaces it
+   * in place as in the tree, and a syntax error anywhere in the object is reported before an
+   * invalid value.
+   */
   private static Map<String, Object> object(JsonParser p, JsonToken t, String source)
       throws IOException, RecordFormatException {
     long line = p.currentTokenLocation().getLineNr();
@@ -108,26 +116,95 @@ public final class JsonRecords {
       throw new RecordFormatException(
           source, line, "expected a JSON object (a record), found " + describe(t));
     }
-    JsonNode node;
+    Map<String, Object> record = new LinkedHashMap<>();
+    boolean marked = false;
     try {
-      node = MAPPER.readTree(p);
+      // nextFieldName, as Jackson's tree reader does, so that syntax errors read the same
+      for (String name = p.nextFieldName(); name != null; name = p.nextFieldName()) {
+        Object v = member(p, p.nextToken());
+        marked |= v == ABSENT || v instanceof Invalid;
+        record.put(name, v);
+      }
     } catch (JsonProcessingException e) {
       throw invalid(e, source);
     }
-    Map<String, Object> record = new LinkedHashMap<>();
-    for (Map.Entry<String, JsonNode> f : node.properties()) {
-      try {
-        Object v = value(f.getValue());
-        if (v != null) {
-          record.put(f.getKey(), v);
+    if (marked) {
+      for (var it = record.entrySet().iterator(); it.hasNext(); ) {
+        Map.Entry<String, Object> e = it.next();
+        if (e.getValue() == ABSENT) {
+          it.remove();
+        } else if (e.getValue() instanceof Invalid i) {
+          throw new RecordFormatException(
+              source, line, "attribute \"" + e.getKey() + "\": " + i.message());
         }
-      } catch (IllegalArgumentException e) {
-        throw new RecordFormatException(
-            source, line, "attribute \"" + f.getKey() + "\": " + e.getMessage());
       }
     }
     return record;
   }
+
+  /** Marks a member whose value is JSON {@code null}: the attribute is absent. */
+  private static final Object ABSENT = new Object();
+
+  /** Marks a member whose value is not an attribute value, with the reason. */
+  private record Invalid(String message) {}
+
+  /** The value of the member at token {@code t}, {@link #ABSENT} or an {@link Invalid}. */
+  private static Object member(JsonParser p, JsonToken t) throws IOException {
+    Object v =
+        switch (t) {
+          case VALUE_STRING -> p.getText();
+          case VALUE_TRUE -> true;
+          case VALUE_FALSE -> false;
+          case VALUE_NULL -> ABSENT;
+          case VALUE_NUMBER_INT -> {
+            JsonParser.NumberType n = p.getNumberType();
+            boolean fits = n == JsonParser.NumberType.INT || n == JsonParser.NumberType.LONG;
+            yield fits ? (Object) p.getLongValue() : null;
+          }
+          case VALUE_NUMBER_FLOAT -> {
+            JsonParser.NumberTypeFP n = p.getNumberTypeFP();
+            boolean plain =
+                n != JsonParser.NumberTypeFP.BIG_DECIMAL && n != JsonParser.NumberTypeFP.FLOAT32;
+            yield plain ? (Object) p.getDoubleValue() : null;
+          }
+          case START_ARRAY -> path(p);
+          default -> null;
+        };
+    if (v != null) {
+      return v;
+    }
+    // Big numbers and objects (states): through a tree node, as before.
+    JsonNode node = MAPPER.readTree(p);
+    try {
+      Object w = value(node);
+      return w == null ? ABSENT : w;
+    } catch (IllegalArgumentException e) {
+      return new Invalid(e.getMessage());
+    }
+  }
+
+  /** A path from the array starting at the current token, or an {@link Invalid}. */
+  private static Object path(JsonParser p) throws IOException {
+    List<String> path = new ArrayList<>();
+    boolean invalid = false;
+    for (JsonToken e = p.nextToken(); e != JsonToken.END_ARRAY && e != null; e = p.nextToken()) {
+      switch (e) {
+        case VALUE_STRING -> path.add(p.getText());
+        case VALUE_NULL -> invalid = true;
+        default -> {
+          // numbers and booleans as text, as their tree node prints them; a nested array or
+          // object is read (as the tree reads it) and makes the path invalid
+          JsonNode n = MAPPER.readTree(p);
+          invalid |= n.isContainerNode();
+          path.add(n.asText());
+        }
+      }
+    }
+    return invalid ? new Invalid(PATH_ELEMENTS) : List.copyOf(path);
+  }
+
+  private static final String PATH_ELEMENTS =
+      "a path (array) may hold only strings, numbers and booleans";
 
   private static String describe(JsonToken t) {
     return switch (t) {
@@ -155,17 +232,6 @@ public final class JsonRecords {
     }
     if (n.isNumber()) {
       return n.doubleValue();
-    }
-    if (n.isArray()) {
-      List<String> path = new ArrayList<>(n.size());
-      for (JsonNode e : n) {
-        if (e.isContainerNode() || e.isNull()) {
-          throw new IllegalArgumentException(
-              "a path (array) may hold only strings, numbers and booleans");
-        }
-        path.add(e.asText());
-      }
-      return List.copyOf(path);
     }
     if (n.isObject() && n.has("count")) {
       return state(n);

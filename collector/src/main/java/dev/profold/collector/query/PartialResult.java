@@ -1,10 +1,12 @@
 package dev.profold.collector.query;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * The mergeable, unfinished result of a query over part of the input: per group, one {@link
@@ -19,11 +21,21 @@ import java.util.Map;
  */
 public final class PartialResult {
   private final QueryEvaluator evaluator;
-  private final Map<GroupKey, Group> groups = new LinkedHashMap<>();
+
+  /**
+   * The groups in order of first appearance, keyed by a {@link KeyTuple} when the evaluator's key
+   * is fixed (so finding a record's group allocates nothing), else by the {@link GroupKey}.
+   */
+  private final Map<Object, Group> groups = new LinkedHashMap<>();
+
   private final List<Map<String, Object>> rows = new ArrayList<>();
+
+  /** The reused lookup key of {@link #group}, null unless the key is fixed. Never stored. */
+  private final KeyTuple probe;
 
   PartialResult(QueryEvaluator evaluator) {
     this.evaluator = evaluator;
+    this.probe = evaluator.fixedKey() ? new KeyTuple(new Object[evaluator.keyCount()]) : null;
   }
 
   /** Adds one input record: LET, WHERE, then grouping (or collection as a row). */
@@ -49,20 +61,77 @@ public final class PartialResult {
       rows.add(row);
       return;
     }
-    Group g = groups.computeIfAbsent(evaluator.keyOf(r), k -> new Group(evaluator.newStates()));
+    Group g = group(r);
     g.records.add(r);
     for (OperatorState s : g.states) {
       s.add(r);
     }
   }
 
+  /** The group of {@code record}, created on first use. */
+  private Group group(Map<String, ?> record) {
+    if (probe == null) {
+      GroupKey key = evaluator.keyOf(record);
+      return groups.computeIfAbsent(key, k -> new Group(key, evaluator.newStates()));
+    }
+    evaluator.probeKey(record, probe.values);
+    probe.rehash();
+    Group g = groups.get(probe);
+    if (g == null) {
+      GroupKey key = evaluator.keyOf(record);
+      g = new Group(key, evaluator.newStates());
+      groups.put(new KeyTuple(evaluator.keyTuple(key)), g);
+    }
+    return g;
+  }
+
   /** The states of one group, and its record count (exported even without {@code count()}). */
   private static final class Group {
+    final GroupKey key;
     final CountState records = new CountState();
     final OperatorState[] states;
 
-    Group(OperatorState[] states) {
+    Group(GroupKey key, OperatorState[] states) {
+      this.key = key;
       this.states = states;
+    }
+  }
+
+  /**
+   * A fixed group key as the values of the key attributes in order (null when absent): two tuples
+   * are equal exactly when their {@link GroupKey}s are. Stored tuples are never changed; the probe
+   * is refilled for each record.
+   */
+  private static final class KeyTuple {
+    final Object[] values;
+    private int hash;
+
+    KeyTuple(Object[] values) {
+      this.values = values;
+      rehash();
+    }
+
+    void rehash() {
+      hash = Arrays.hashCode(values);
+    }
+
+    @Override
+    public int hashCode() {
+      return hash;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      if (!(o instanceof KeyTuple t) || t.hash != hash || t.values.length != values.length) {
+        return false;
+      }
+      for (int i = 0; i < values.length; i++) {
+        // The other side's value first: a stored tuple's values are normalised.
+        if (!Objects.equals(t.values[i], values[i])) {
+          return false;
+        }
+      }
+      return true;
     }
   }
 
@@ -71,9 +140,10 @@ public final class PartialResult {
     if (other.evaluator != evaluator) {
       throw new IllegalArgumentException("partial results of different queries");
     }
-    for (Map.Entry<GroupKey, Group> e : other.groups.entrySet()) {
-      Group mine = groups.computeIfAbsent(e.getKey(), k -> new Group(evaluator.newStates()));
+    for (Map.Entry<Object, Group> e : other.groups.entrySet()) {
       Group theirs = e.getValue();
+      Group mine =
+          groups.computeIfAbsent(e.getKey(), k -> new Group(theirs.key, evaluator.newStates()));
       mine.records.merge(theirs.records);
       for (int i = 0; i < mine.states.length; i++) {
         mine.states[i].merge(theirs.states[i]);
@@ -101,10 +171,10 @@ public final class PartialResult {
       }
       return Collections.unmodifiableList(out);
     }
-    for (Map.Entry<GroupKey, Group> e : groups.entrySet()) {
-      Map<String, Object> r = new LinkedHashMap<>(e.getKey().values());
-      e.getValue().records.exportTo(r);
-      for (OperatorState s : e.getValue().states) {
+    for (Group g : groups.values()) {
+      Map<String, Object> r = new LinkedHashMap<>(g.key.values());
+      g.records.exportTo(r);
+      for (OperatorState s : g.states) {
         s.exportTo(r);
       }
       out.add(Collections.unmodifiableMap(r));
@@ -115,8 +185,8 @@ public final class PartialResult {
   /** Group key to operator states, in order of first appearance. */
   Map<GroupKey, OperatorState[]> groups() {
     Map<GroupKey, OperatorState[]> view = new LinkedHashMap<>();
-    for (Map.Entry<GroupKey, Group> e : groups.entrySet()) {
-      view.put(e.getKey(), e.getValue().states);
+    for (Group g : groups.values()) {
+      view.put(g.key, g.states);
     }
     return view;
   }

@@ -33,6 +33,7 @@ public final class QueryEvaluator {
   private final boolean aggregating;
   private final boolean hasInclusive;
   private final List<String> keyAttributes;
+  private final String[] keyArray;
   private final boolean keyAllNested;
   private final boolean keyAllNonNumeric;
   private final Set<String> aggregateColumns;
@@ -92,6 +93,7 @@ public final class QueryEvaluator {
       }
     }
     this.keyAttributes = List.copyOf(keys);
+    this.keyArray = keys.toArray(new String[0]);
     this.keyAllNested = nested;
     this.keyAllNonNumeric = aggregating && query.groupBy().isEmpty() && keys.isEmpty() && star;
     checkOrderBy();
@@ -183,6 +185,56 @@ public final class QueryEvaluator {
       k.putAll(dynamic);
     }
     return new GroupKey(k);
+  }
+
+  /**
+   * Whether a group's key is made of the key attributes alone (no {@code prop:nested}, no all
+   * non-numeric attributes): then {@link #probeKey} and {@link #keyTuple} apply.
+   */
+  boolean fixedKey() {
+    return !keyAllNested && !keyAllNonNumeric;
+  }
+
+  /** Number of key attributes. */
+  int keyCount() {
+    return keyArray.length;
+  }
+
+  /**
+   * For a fixed key: writes into {@code out} (one slot per key attribute) values equal to those of
+   * {@link #keyTuple}{@code (keyOf(record))}, without allocating in the common cases: a string as
+   * it is, a path whose elements are all strings as it is (it equals its normalised copy), null
+   * when the record lacks the attribute or holds a state there.
+   */
+  void probeKey(Map<String, ?> record, Object[] out) {
+    for (int i = 0; i < keyArray.length; i++) {
+      Object v = record.get(keyArray[i]);
+      if (v == null || v instanceof PreAggregated) {
+        out[i] = null;
+      } else if (v instanceof String || (v instanceof List<?> l && allStrings(l))) {
+        out[i] = v;
+      } else {
+        out[i] = Values.normalize(v);
+      }
+    }
+  }
+
+  private static boolean allStrings(List<?> list) {
+    for (Object o : list) {
+      if (!(o instanceof String)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** For a fixed key: the key's value of each key attribute, in order, null when absent. */
+  Object[] keyTuple(GroupKey key) {
+    Object[] out = new Object[keyArray.length];
+    for (int i = 0; i < keyArray.length; i++) {
+      out[i] = key.values().get(keyArray[i]);
+    }
+    return out;
   }
 
   // --- finishing
