@@ -57,9 +57,10 @@ public final class IntervalArchive implements IntervalListener {
   private static final DateTimeFormatter DAY =
       DateTimeFormatter.ofPattern("uuuu-MM-dd").withZone(ZoneOffset.UTC);
 
-  private record Closed(String scheme, List<String> labelNames, IntervalSnapshot interval) {}
+  private record Closed(
+      String scheme, List<String> labelNames, List<String> pathLabels, IntervalSnapshot interval) {}
 
-  private static final Closed STOP = new Closed("", List.of(), null);
+  private static final Closed STOP = new Closed("", List.of(), List.of(), null);
 
   private final Path directory;
   private final Set<String> schemes;
@@ -93,11 +94,12 @@ public final class IntervalArchive implements IntervalListener {
   }
 
   @Override
-  public void closed(String scheme, List<String> labelNames, IntervalSnapshot interval) {
+  public void closed(
+      String scheme, List<String> labelNames, List<String> pathLabels, IntervalSnapshot interval) {
     if (!schemes.isEmpty() && !schemes.contains(scheme)) {
       return;
     }
-    if (!queue.offer(new Closed(scheme, labelNames, interval))) {
+    if (!queue.offer(new Closed(scheme, labelNames, pathLabels, interval))) {
       dropped("queue_full", "the archive writer is behind by " + QUEUE + " intervals");
     }
   }
@@ -137,11 +139,13 @@ public final class IntervalArchive implements IntervalListener {
   }
 
   /** The records of one closed interval: the interval bounds first, then the scheme's record. */
-  static List<Map<String, Object>> records(List<String> labelNames, IntervalSnapshot interval) {
+  static List<Map<String, Object>> records(
+      List<String> labelNames, List<String> pathLabels, IntervalSnapshot interval) {
     String start = text(interval.startUnixNanos());
     String end = text(interval.endUnixNanos());
     List<Map<String, Object>> out = new ArrayList<>();
-    for (Map<String, Object> r : SnapshotRecords.records(labelNames, List.of(interval.series()))) {
+    for (Map<String, Object> r :
+        SnapshotRecords.records(labelNames, pathLabels, List.of(interval.series()))) {
       Map<String, Object> withTime = new LinkedHashMap<>();
       withTime.put(START, start);
       withTime.put(END, end);
@@ -152,7 +156,7 @@ public final class IntervalArchive implements IntervalListener {
   }
 
   private static List<Map<String, Object>> records(Closed c) {
-    return records(c.labelNames(), c.interval());
+    return records(c.labelNames(), c.pathLabels(), c.interval());
   }
 
   /** The file an interval starting at {@code startUnixNanos} goes to. */

@@ -54,7 +54,7 @@ public final class FoldEngine {
   private final Map<SourceKey, Instance> instances = new HashMap<>();
   private List<SchemeFold> schemes;
   private final boolean[] late = new boolean[2];
-  private IntervalListener listener = (scheme, labels, interval) -> {};
+  private IntervalListener listener = (scheme, labels, paths, interval) -> {};
   private long version;
   private long nextExpiryCheck;
 

@@ -13,6 +13,8 @@ public interface IntervalListener {
    * Interval {@code interval} of scheme {@code scheme} closed.
    *
    * @param labelNames the scheme's label names, in the order of the series' label values
+   * @param pathLabels the labels whose values are nested paths
    */
-  void closed(String scheme, List<String> labelNames, IntervalSnapshot interval);
+  void closed(
+      String scheme, List<String> labelNames, List<String> pathLabels, IntervalSnapshot interval);
 }

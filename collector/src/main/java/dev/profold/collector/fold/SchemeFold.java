@@ -455,7 +455,7 @@ final class SchemeFold {
         new IntervalSnapshot(w * intervalNanos, (w + 1) * intervalNanos, series);
     retained.addLast(closed);
     if (!series.isEmpty()) {
-      listener.closed(def.name(), def.labelNames(), closed);
+      listener.closed(def.name(), def.labelNames(), def.pathLabels(), closed);
     }
     while (retained.size() > def.retention()) {
       retained.removeFirst();
@@ -475,7 +475,8 @@ final class SchemeFold {
         groups.size(),
         def.query(),
         intervalNanos,
-        List.copyOf(retained));
+        List.copyOf(retained),
+        def.pathLabels());
   }
 
   /** Groups held, overflow groups included. */

@@ -226,6 +226,17 @@ public record SchemeDefinition(
         && retention == other.retention;
   }
 
+  /** The labels whose values are region paths ({@code path}, {@code region}). */
+  public List<String> pathLabels() {
+    List<String> out = new ArrayList<>();
+    for (int i = 0; i < groupBy.size(); i++) {
+      if (groupBy.get(i).equals(PATH) || groupBy.get(i).equals(REGION)) {
+        out.add(labelNames.get(i));
+      }
+    }
+    return out;
+  }
+
   /** Whether the scheme groups by source instance (its groups belong to one instance each). */
   public boolean perInstance() {
     return groupBy.contains(INSTANCE);

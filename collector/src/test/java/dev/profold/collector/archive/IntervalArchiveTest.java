@@ -114,7 +114,7 @@ class IntervalArchiveTest {
     assertThat(lines.get(0))
         .startsWith(
             "{\"interval.start\":\"2023-11-14T22:13:20.000Z\","
-                + "\"interval.end\":\"2023-11-14T22:13:30.000Z\",\"path\":\"main\",\"count\":2,");
+                + "\"interval.end\":\"2023-11-14T22:13:30.000Z\",\"path\":[\"main\"],\"count\":2,");
 
     Map<String, JsonNode> all =
         rows(query("SELECT path, count(), sum(time), avg(time) GROUP BY path FORMAT json", file));
@@ -122,6 +122,10 @@ class IntervalArchiveTest {
     assertThat(all.get("main").get("sum#time").asDouble()).isEqualTo(10.0);
     assertThat(all.get("main").get("avg#time").asDouble()).isEqualTo(2.5);
     assertThat(all.get("main/read").get("sum#time").asDouble()).isEqualTo(0.75);
+    // The path label is a nested path, as in Caliper: WHERE matches any level of it.
+    assertThat(
+            rows(query("SELECT path, sum(time) WHERE path=read GROUP BY path FORMAT json", file)))
+        .containsOnlyKeys("main/read");
 
     Map<String, JsonNode> second =
         rows(

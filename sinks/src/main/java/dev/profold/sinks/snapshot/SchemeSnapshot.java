@@ -15,6 +15,7 @@ import java.util.List;
  * @param query the scheme's CalQL query, as configured
  * @param intervalNanos the scheme's interval length
  * @param retained the retained closed intervals, oldest first (the last is {@code lastInterval})
+ * @param pathLabels the labels whose values are nested paths, names joined with {@code /}
  */
 public record SchemeSnapshot(
     String scheme,
@@ -25,11 +26,37 @@ public record SchemeSnapshot(
     int groups,
     String query,
     long intervalNanos,
-    List<IntervalSnapshot> retained) {
+    List<IntervalSnapshot> retained,
+    List<String> pathLabels) {
   public SchemeSnapshot {
     labelNames = List.copyOf(labelNames);
     cumulative = List.copyOf(cumulative);
     lastInterval = List.copyOf(lastInterval);
     retained = List.copyOf(retained);
+    pathLabels = List.copyOf(pathLabels);
+  }
+
+  /** A snapshot without path-valued labels. */
+  public SchemeSnapshot(
+      String scheme,
+      List<String> labelNames,
+      List<SeriesSnapshot> cumulative,
+      List<SeriesSnapshot> lastInterval,
+      long lastIntervalEndUnixNanos,
+      int groups,
+      String query,
+      long intervalNanos,
+      List<IntervalSnapshot> retained) {
+    this(
+        scheme,
+        labelNames,
+        cumulative,
+        lastInterval,
+        lastIntervalEndUnixNanos,
+        groups,
+        query,
+        intervalNanos,
+        retained,
+        List.of());
   }
 }

@@ -58,7 +58,9 @@ public final class SnapshotRecords {
    */
   public static Selection select(SchemeSnapshot scheme, TimeRange range) {
     if (range.isCumulative()) {
-      return new Selection(List.of(), records(scheme.labelNames(), List.of(scheme.cumulative())));
+      return new Selection(
+          List.of(),
+          records(scheme.labelNames(), scheme.pathLabels(), List.of(scheme.cumulative())));
     }
     List<Interval> covered = new ArrayList<>();
     List<List<SeriesSnapshot>> parts = new ArrayList<>();
@@ -68,7 +70,7 @@ public final class SnapshotRecords {
         parts.add(i.series());
       }
     }
-    return new Selection(covered, records(scheme.labelNames(), parts));
+    return new Selection(covered, records(scheme.labelNames(), scheme.pathLabels(), parts));
   }
 
   /**
@@ -80,6 +82,19 @@ public final class SnapshotRecords {
    */
   public static List<Map<String, Object>> records(
       List<String> labelNames, Collection<? extends Collection<SeriesSnapshot>> parts) {
+    return records(labelNames, List.of(), parts);
+  }
+
+  /**
+   * As {@link #records(List, Collection)}, with the labels named in {@code pathLabels} as nested
+   * paths (lists of names, split at {@code /}; an empty path leaves the attribute out), so WHERE
+   * matches any level, the tree format nests and inclusive operators roll up, as for records read
+   * from files.
+   */
+  public static List<Map<String, Object>> records(
+      List<String> labelNames,
+      List<String> pathLabels,
+      Collection<? extends Collection<SeriesSnapshot>> parts) {
     Map<List<String>, Map<String, Aggregate>> tuples = new LinkedHashMap<>();
     for (Collection<SeriesSnapshot> part : parts) {
       for (SeriesSnapshot s : part) {
@@ -107,7 +122,12 @@ public final class SnapshotRecords {
       Map<String, Object> record = new LinkedHashMap<>();
       List<String> values = t.getKey();
       for (int i = 0; i < labelNames.size(); i++) {
-        record.put(labelNames.get(i), values.get(i));
+        String v = values.get(i);
+        if (!pathLabels.contains(labelNames.get(i))) {
+          record.put(labelNames.get(i), v);
+        } else if (!v.isEmpty()) {
+          record.put(labelNames.get(i), List.of(v.split("/", -1)));
+        }
       }
       long count = 0;
       for (Aggregate a : t.getValue().values()) {

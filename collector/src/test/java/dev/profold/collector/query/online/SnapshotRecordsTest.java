@@ -88,6 +88,19 @@ class SnapshotRecordsTest {
   }
 
   @Test
+  void pathLabelsBecomeNestedPathsAndAnEmptyPathIsNoAttribute() {
+    List<Map<String, Object>> records =
+        SnapshotRecords.records(
+            LABELS,
+            List.of("path"),
+            List.of(List.of(time("checkout", "main/db.query", 0.5), time("checkout", "", 1.0))));
+    assertThat(records).hasSize(2);
+    assertThat(records.get(0).get("path")).isEqualTo(List.of("main", "db.query"));
+    assertThat(records.get(0).get("service")).isEqualTo("checkout");
+    assertThat(records.get(1)).doesNotContainKey("path");
+  }
+
+  @Test
   void aSeriesWithTheWrongNumberOfLabelValuesIsRefused() {
     SeriesSnapshot bad =
         new SeriesSnapshot(List.of("x"), SnapshotFixtures.TIME, SnapshotFixtures.state(1));
