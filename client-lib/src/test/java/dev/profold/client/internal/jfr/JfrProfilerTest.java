@@ -194,4 +194,67 @@ class JfrProfilerTest {
       server.close();
     }
   }
+
+  static void waitMethod(java.util.concurrent.BlockingQueue<Integer> queue) {
+    try {
+      queue.take();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  @Test
+  void consumersOfASlowQueueAreWaitAtTheWaitingMethod() throws Exception {
+    java.util.concurrent.BlockingQueue<Integer> queue =
+        new java.util.concurrent.LinkedBlockingQueue<>();
+    spawn(
+        "slow-producer",
+        () -> {
+          LockSupport.parkNanos(5_000_000); // the planted problem: work arrives slowly
+          queue.add(1);
+        });
+    for (int i = 0; i < 3; i++) {
+      spawn("consumer-" + i, () -> waitMethod(queue));
+    }
+    try {
+      Interval i = awaitDominance("consumer-*", Kind.WAIT);
+      assertThat(i.byKind().getOrDefault(Kind.WAIT, 0.0))
+          .as("WAIT time of consumer-* (all: %s)", i.byKind())
+          .isGreaterThan(i.total() / 2);
+      assertThat(i.topPath()).contains("/" + JfrProfilerTest.class.getName() + ".waitMethod/");
+    } finally {
+      stop.set(true);
+      for (int k = 0; k < 3; k++) {
+        queue.add(0); // wake the consumers so that they see the stop
+      }
+    }
+  }
+
+  static volatile byte[] sink;
+
+  static void churnMethod() {
+    for (int k = 0; k < 64; k++) {
+      sink = new byte[16 * 1024];
+    }
+  }
+
+  @Test
+  void allocationChurnIsAllocatedBytesAtTheAllocatingMethod() throws Exception {
+    spawn("churner", JfrProfilerTest::churnMethod);
+    long deadline = System.nanoTime() + DEADLINE.toNanos();
+    Map<String, Double> bytesByPath = new java.util.HashMap<>();
+    while (bytesByPath.isEmpty() && System.nanoTime() < deadline) {
+      assertThat(never.await(INTERVAL.toMillis(), TimeUnit.MILLISECONDS)).isFalse();
+      for (Rows.Row r : Rows.of(encoder, recorder, recorder.collect())) {
+        if (r.group().equals("churner") && r.metric().equals(JfrSink.ALLOCATION_MEASUREMENT)) {
+          bytesByPath.merge(r.path(), r.sum(), Double::sum);
+        }
+      }
+    }
+    assertThat(bytesByPath).as("allocation samples of the churner").isNotEmpty();
+    String top =
+        bytesByPath.entrySet().stream().max(Map.Entry.comparingByValue()).orElseThrow().getKey();
+    assertThat(top).endsWith("/" + JfrProfilerTest.class.getName() + ".churnMethod");
+    assertThat(bytesByPath.get(top)).as("bytes at the churning method").isGreaterThan(1 << 20);
+  }
 }
