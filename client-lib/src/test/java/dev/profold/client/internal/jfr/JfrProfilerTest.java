@@ -257,4 +257,36 @@ class JfrProfilerTest {
     assertThat(top).endsWith("/" + JfrProfilerTest.class.getName() + ".churnMethod");
     assertThat(bytesByPath.get(top)).as("bytes at the churning method").isGreaterThan(1 << 20);
   }
+
+  static void spawnMethod() {
+    Thread t = new Thread(() -> {}, "short-lived");
+    t.start();
+    try {
+      t.join();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  @Test
+  void threadChurnIsThreadManagementAtTheStartingMethod() throws Exception {
+    spawn("spawner", JfrProfilerTest::spawnMethod);
+    long deadline = System.nanoTime() + DEADLINE.toNanos();
+    long starts = 0;
+    String path = "";
+    while (starts < 100 && System.nanoTime() < deadline) {
+      assertThat(never.await(INTERVAL.toMillis(), TimeUnit.MILLISECONDS)).isFalse();
+      for (Rows.Row r : Rows.of(encoder, recorder, recorder.collect())) {
+        if (r.group().equals("spawner")
+            && r.kind() == Kind.THREAD_MGMT
+            && r.event().equals(EventMapper.THREAD_START)) {
+          starts += r.count();
+          path = r.path();
+        }
+      }
+    }
+    assertThat(starts).as("thread starts seen from the spawner").isGreaterThanOrEqualTo(100);
+    // JFR's stack of a thread start ends at the caller of Thread.start.
+    assertThat(path).endsWith("/" + JfrProfilerTest.class.getName() + ".spawnMethod");
+  }
 }
