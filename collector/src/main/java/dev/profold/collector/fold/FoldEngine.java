@@ -111,6 +111,16 @@ public final class FoldEngine {
     this.listener = l;
   }
 
+  /** Keys scheme {@code name} caches over all instances; 0 for an unknown scheme. For tests. */
+  int keysHeld(String name) {
+    for (SchemeFold f : schemes) {
+      if (f.def.name().equals(name)) {
+        return f.keysHeld();
+      }
+    }
+    return 0;
+  }
+
   /** The active scheme definitions, in order. */
   public List<SchemeDefinition> schemes() {
     List<SchemeDefinition> out = new ArrayList<>();

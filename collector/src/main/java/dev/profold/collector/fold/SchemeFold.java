@@ -59,6 +59,7 @@ final class SchemeFold {
   private GroupKey[] keyOf = new GroupKey[64];
   private int[] feeders = new int[64];
   private final LongIntMap overflowGroups = new LongIntMap();
+  private final int maxKeysPerInstance;
   private final long[] slotWindow = new long[GroupTable.SLOTS];
   private long currentWindow;
   private final ArrayDeque<IntervalSnapshot> retained = new ArrayDeque<>();
@@ -95,6 +96,7 @@ final class SchemeFold {
     this.metrics = metrics;
     this.intervalNanos = def.interval().toNanos();
     this.groups = new GroupTable(def.cardinalityLimit(), histogramMaxScale);
+    this.maxKeysPerInstance = maxKeysPerInstance(def.cardinalityLimit());
     List<String> names = new ArrayList<>();
     List<String> read = new ArrayList<>(def.groupBy());
     read.addAll(def.whereAttributes());
@@ -113,6 +115,24 @@ final class SchemeFold {
     this.tuple = new long[2 * slotNames.size() + 1]; // the slots, then the measurement
     Arrays.fill(slotWindow, NO_WINDOW);
     currentWindow = Math.floorDiv(nowNanos, intervalNanos);
+  }
+
+  /**
+   * How many (tuple, measurement) keys an instance may cache: a client sending ever new attribute
+   * values (request ids, say) must not grow the collector's memory without bound, even where its
+   * entries only go to overflow groups or fail WHERE. Beyond it, entries are judged every time.
+   */
+  static int maxKeysPerInstance(int cardinalityLimit) {
+    return (int) Math.min(1 << 24, Math.max(4096L, 4L * cardinalityLimit));
+  }
+
+  /** Keys cached over all instances (for tests and telemetry). */
+  int keysHeld() {
+    int n = 0;
+    for (PerInstance pi : perInstance.values()) {
+      n += pi.keys.size();
+    }
+    return n;
   }
 
   private static void addOnce(List<String> names, String name) {
@@ -165,7 +185,9 @@ final class SchemeFold {
         if (g == LongIntMap.MISSING) {
           g = pi.keys.get(tuple);
           if (g >= 0 && packed >= 0) {
-            pi.packed.put(packed, g);
+            if (pi.packed.size() < maxKeysPerInstance) {
+              pi.packed.put(packed, g);
+            }
           }
         }
         if (g < 0) {
@@ -176,7 +198,9 @@ final class SchemeFold {
             g = OVERFLOWED - g; // went to overflow before, and still no room
           } else {
             g = resolve(inst, pi, attr);
-            pi.keys.put(tuple, g);
+            if (pi.keys.size() < maxKeysPerInstance) {
+              pi.keys.put(tuple, g); // beyond the bound: judged again each time, memory stays put
+            }
             if (g == FILTERED) {
               continue;
             }

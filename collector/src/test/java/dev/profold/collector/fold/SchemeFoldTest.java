@@ -300,6 +300,23 @@ class SchemeFoldTest {
   }
 
   @Test
+  void everNewAttributeValuesDoNotGrowTheCachedKeysWithoutBound() throws Exception {
+    start(scheme("shards", "SELECT sum(time) GROUP BY shard", INTERVAL, 2, 10));
+    int bound = SchemeFold.maxKeysPerInstance(2);
+    Deltas.Builder b = checkout("i-1").seq(1);
+    int n = bound + 1000;
+    for (int shard = 0; shard < n; shard++) {
+      b.entry(entry(1, ACME, shard, 1.0));
+    }
+    apply(b);
+    apply(checkout("i-1").seq(2).entry(entry(1, ACME, n + 5, 1.0)));
+    assertThat(engine.keysHeld("shards")).isEqualTo(bound);
+    SchemeSnapshot s = snapshot("shards");
+    assertThat(s.cumulative()).hasSize(3); // shards 0 and 1, then the overflow group
+    assertThat(find(s.cumulative(), List.of(FoldEngine.OVERFLOW)).count()).isEqualTo(n - 1);
+  }
+
+  @Test
   void missingGroupByAttributeIsAnEmptyLabel() throws Exception {
     start(scheme("tenants", "SELECT sum(time) GROUP BY tenant, shard"));
     apply(checkout("i-1").seq(1).entry(1, 1.0));
