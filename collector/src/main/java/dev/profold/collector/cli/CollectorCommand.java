@@ -113,6 +113,12 @@ final class CollectorCommand implements Callable<Integer> {
     }
     if (config != null) {
       watchConfig(server, c, out);
+    } else {
+      // Without a file there is nothing to reload; a SIGHUP must not end the daemon.
+      HangupSignal.install(
+          () ->
+              log.warn(
+                  "SIGHUP received, but the collector runs without --config: nothing to reload"));
     }
     out.flush();
     CountDownLatch stopped = new CountDownLatch(1);

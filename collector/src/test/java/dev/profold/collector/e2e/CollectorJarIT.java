@@ -339,6 +339,21 @@ class CollectorJarIT {
 
   @Test
   @Order(5)
+  void sighupWithoutAConfigFileIsLoggedAndTheDaemonRunsOn() throws Exception {
+    Process kill = new ProcessBuilder("kill", "-HUP", Long.toString(daemon.pid())).start();
+    assertThat(kill.waitFor(10, TimeUnit.SECONDS)).isTrue();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (!Files.readString(stderr).contains("nothing to reload")
+        && System.nanoTime() < deadline) {
+      java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
+    }
+    assertThat(Files.readString(stderr)).contains("SIGHUP received").contains("nothing to reload");
+    assertThat(daemon.isAlive()).isTrue();
+    assertThat(scrape()).contains("profold_deltas_applied_total");
+  }
+
+  @Test
+  @Order(6)
   void sigtermShutsDownCleanly() throws Exception {
     daemon.destroy(); // SIGTERM
     assertThat(daemon.waitFor(30, TimeUnit.SECONDS)).as("stopped within 30 s").isTrue();
