@@ -123,7 +123,7 @@ public final class IntervalArchive implements IntervalListener {
     try {
       StringWriter text = new StringWriter();
       try (PrintWriter out = new PrintWriter(text)) {
-        JsonRecords.writeLines(records(c), out);
+        JsonRecords.writeLines(records(c.labelNames(), c.pathLabels(), c.interval()), out);
       }
       Files.createDirectories(file.getParent());
       Files.writeString(
@@ -153,10 +153,6 @@ public final class IntervalArchive implements IntervalListener {
       out.add(withTime);
     }
     return out;
-  }
-
-  private static List<Map<String, Object>> records(Closed c) {
-    return records(c.labelNames(), c.pathLabels(), c.interval());
   }
 
   /** The file an interval starting at {@code startUnixNanos} goes to. */

@@ -30,7 +30,6 @@ final class GroupTable {
   private int live = 0;
   private int overflowGroups = 0;
   private List<String>[] labels;
-  private boolean[] overflow;
   private Measure[] measure;
   private Aggregate[] cumulative;
   private final Aggregate[][] windows = new Aggregate[SLOTS][];
@@ -50,7 +49,6 @@ final class GroupTable {
   private void grow(int to) {
     labels = labels == null ? new List[to] : Arrays.copyOf(labels, to);
     measure = measure == null ? new Measure[to] : Arrays.copyOf(measure, to);
-    overflow = overflow == null ? new boolean[to] : Arrays.copyOf(overflow, to);
     cumulative = cumulative == null ? new Aggregate[to] : Arrays.copyOf(cumulative, to);
     for (int s = 0; s < SLOTS; s++) {
       windows[s] = windows[s] == null ? new Aggregate[to] : Arrays.copyOf(windows[s], to);
@@ -82,7 +80,6 @@ final class GroupTable {
     }
     labels[id] = List.copyOf(labelValues);
     measure[id] = m;
-    overflow[id] = overflowGroup;
     if (cumulative[id] == null) {
       cumulative[id] = newAggregate();
     }
@@ -91,11 +88,6 @@ final class GroupTable {
       overflowGroups++;
     }
     return id;
-  }
-
-  /** Whether group {@code id} is an overflow group. */
-  boolean isOverflow(int id) {
-    return overflow[id];
   }
 
   /** Removes a group: its states are cleared and its id is recycled. */

@@ -147,8 +147,8 @@ final class SchemeFold {
    * Folds {@code d} (from {@code inst}) into cumulative state and, when its midpoint falls in an
    * open window, that window.
    *
-   * @return measurements that went to an overflow group; {@code late[0]} is set when the delta
-   *     missed the open windows
+   * @return measurements that went to an overflow group; {@code late[0]} ({@code late[1]}) is set
+   *     when the delta's window was already closed (not open yet)
    */
   int fold(Instance inst, DecodedDelta d, boolean[] late) {
     int slot = slotFor(d, late);
@@ -194,9 +194,7 @@ final class SchemeFold {
           if (g == FILTERED) {
             continue;
           }
-          if (g != TupleTable.NO_VALUE && !groups.hasRoom()) {
-            g = OVERFLOWED - g; // went to overflow before, and still no room
-          } else {
+          if (g == TupleTable.NO_VALUE || groups.hasRoom()) { // new, or room may have come free
             g = resolve(inst, pi, attr);
             if (pi.keys.size() < maxKeysPerInstance) {
               pi.keys.put(tuple, g); // beyond the bound: judged again each time, memory stays put
@@ -204,9 +202,9 @@ final class SchemeFold {
             if (g == FILTERED) {
               continue;
             }
-            g = g <= OVERFLOWED ? OVERFLOWED - g : g;
           }
-          if (groups.isOverflow(g)) {
+          if (g <= OVERFLOWED) {
+            g = OVERFLOWED - g;
             overflowed++;
           }
         }

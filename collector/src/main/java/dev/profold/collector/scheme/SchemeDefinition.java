@@ -9,7 +9,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Set;
 import java.util.regex.Pattern;
 
@@ -244,6 +243,6 @@ public record SchemeDefinition(
 
   @Override
   public String toString() {
-    return name.toLowerCase(Locale.ROOT) + " [" + query + "]";
+    return name + " [" + query + "]";
   }
 }

@@ -35,28 +35,4 @@ public record SchemeSnapshot(
     retained = List.copyOf(retained);
     pathLabels = List.copyOf(pathLabels);
   }
-
-  /** A snapshot without path-valued labels. */
-  public SchemeSnapshot(
-      String scheme,
-      List<String> labelNames,
-      List<SeriesSnapshot> cumulative,
-      List<SeriesSnapshot> lastInterval,
-      long lastIntervalEndUnixNanos,
-      int groups,
-      String query,
-      long intervalNanos,
-      List<IntervalSnapshot> retained) {
-    this(
-        scheme,
-        labelNames,
-        cumulative,
-        lastInterval,
-        lastIntervalEndUnixNanos,
-        groups,
-        query,
-        intervalNanos,
-        retained,
-        List.of());
-  }
 }

@@ -45,7 +45,8 @@ class PrometheusExpositionTest {
         3,
         "SELECT sum(time) GROUP BY service, path",
         10_000_000_000L,
-        List.of(new IntervalSnapshot(10_000_000_000L, 20_000_000_000L, last)));
+        List.of(new IntervalSnapshot(10_000_000_000L, 20_000_000_000L, last)),
+        List.of("path"));
   }
 
   @Test

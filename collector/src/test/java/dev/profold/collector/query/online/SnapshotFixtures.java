@@ -51,7 +51,16 @@ final class SnapshotFixtures {
         retained.isEmpty() ? List.of() : retained.get(retained.size() - 1).series();
     long lastEnd = retained.isEmpty() ? 0 : retained.get(retained.size() - 1).endUnixNanos();
     return new SchemeSnapshot(
-        name, LABELS, cumulative, last, lastEnd, cumulative.size(), query, 10 * S, retained);
+        name,
+        LABELS,
+        cumulative,
+        last,
+        lastEnd,
+        cumulative.size(),
+        query,
+        10 * S,
+        retained,
+        List.of());
   }
 
   static CollectorSnapshot snapshot(SchemeSnapshot... schemes) {
