@@ -79,7 +79,7 @@ public final class ProfoldAgent {
       }
       JfrProfiler p;
       try {
-        p = JfrProfiler.start(runtime.recorder(), opts.jfr());
+        p = JfrProfiler.start(runtime.recorder(), runtime.activity(), opts.jfr());
       } catch (RuntimeException | LinkageError e) {
         LOG.log(
             Level.WARNING,

@@ -6,6 +6,7 @@ import dev.profold.proto.v1.Delta;
 import dev.profold.proto.v1.Entry;
 import dev.profold.proto.v1.Measurement;
 import dev.profold.proto.v1.MetricState;
+import dev.profold.proto.v1.ThreadGroupActivity;
 import dev.profold.reduce.Aggregate;
 import dev.profold.reduce.WireStates;
 import java.util.ArrayList;
@@ -205,6 +206,7 @@ final class DeltaBuffer {
               .setEventsDropped(a.getEventsDropped() + b.getEventsDropped())
               .setBytesHeld(newer.hasOverhead() ? b.getBytesHeld() : a.getBytesHeld()));
     }
+    out.addAllThreadActivity(mergeActivity(older, newer));
     for (Map.Entry<List<AttributeValue>, Map<Integer, Merged>> e : entries.entrySet()) {
       Entry.Builder entry = Entry.newBuilder().addAllKey(e.getKey());
       for (Map.Entry<Integer, Merged> m : e.getValue().entrySet()) {
@@ -214,6 +216,33 @@ final class DeltaBuffer {
       out.addEntries(entry);
     }
     return out.build();
+  }
+
+  private static List<ThreadGroupActivity> mergeActivity(Delta older, Delta newer) {
+    Map<String, ThreadGroupActivity> out = new LinkedHashMap<>();
+    for (Delta d : List.of(older, newer)) {
+      for (ThreadGroupActivity a : d.getThreadActivityList()) {
+        out.merge(a.getThreadGroup(), a, DeltaBuffer::add);
+      }
+    }
+    return List.copyOf(out.values());
+  }
+
+  private static ThreadGroupActivity add(ThreadGroupActivity a, ThreadGroupActivity b) {
+    return a.toBuilder()
+        .setThreads(Math.max(a.getThreads(), b.getThreads()))
+        .setWallNanos(a.getWallNanos() + b.getWallNanos())
+        .setComputeNanos(a.getComputeNanos() + b.getComputeNanos())
+        .setSyncNanos(a.getSyncNanos() + b.getSyncNanos())
+        .setWaitNanos(a.getWaitNanos() + b.getWaitNanos())
+        .setIoNanos(a.getIoNanos() + b.getIoNanos())
+        .setRuntimeNanos(a.getRuntimeNanos() + b.getRuntimeNanos())
+        .setThreadMgmtNanos(a.getThreadMgmtNanos() + b.getThreadMgmtNanos())
+        .setIdleNanos(a.getIdleNanos() + b.getIdleNanos())
+        .setCpuMinNanos(a.getCpuMinNanos() + b.getCpuMinNanos())
+        .setCpuSumNanos(a.getCpuSumNanos() + b.getCpuSumNanos())
+        .setCpuMaxNanos(a.getCpuMaxNanos() + b.getCpuMaxNanos())
+        .build();
   }
 
   private static void collect(Delta d, Map<List<AttributeValue>, Map<Integer, Merged>> into) {

@@ -11,7 +11,8 @@ import java.util.regex.Pattern;
  * <table>
  *   <caption>Events and what they record</caption>
  *   <tr><th>event</th><th>kind of the innermost region</th><th>value</th></tr>
- *   <tr><td>jdk.ExecutionSample</td><td>COMPUTE</td><td>the sample period</td></tr>
+ *   <tr><td>jdk.ExecutionSample</td><td>COMPUTE, or THREAD_MGMT in thread and executor code
+ *       (see {@link #inThreadManagement})</td><td>the sample period</td></tr>
  *   <tr><td>jdk.JavaMonitorEnter</td><td>SYNC</td><td>duration</td></tr>
  *   <tr><td>jdk.JavaMonitorWait, jdk.ThreadSleep</td><td>WAIT</td><td>duration</td></tr>
  *   <tr><td>jdk.ThreadPark</td><td>SYNC on a lock (see {@link #parkKind}), else WAIT</td>
@@ -63,6 +64,21 @@ public final class EventMapper {
       Pattern.compile("(/0x[0-9a-fA-F]+|\\+0x[0-9a-fA-F]+(\\.\\d+)?)$");
   private static final Pattern LAMBDA_NUMBER = Pattern.compile("\\$\\$Lambda\\$\\d+");
 
+  /** Frames (prefixes of {@code Class.method}) of thread and task management code. */
+  private static final List<String> MANAGEMENT_FRAMES =
+      List.of(
+          "java.lang.Thread.start",
+          "java.lang.Thread.<init>",
+          "java.lang.Thread.exit",
+          "java.util.concurrent.ThreadPoolExecutor.",
+          "java.util.concurrent.ScheduledThreadPoolExecutor.",
+          "java.util.concurrent.ForkJoinPool.",
+          "java.util.concurrent.ForkJoinTask.",
+          "java.util.concurrent.ForkJoinWorkerThread.",
+          "java.util.concurrent.FutureTask.",
+          "java.util.concurrent.CompletableFuture.",
+          "java.util.concurrent.Executors$");
+
   private final JfrSettings settings;
   private final double sampleSeconds;
 
@@ -107,6 +123,44 @@ public final class EventMapper {
     return simple.endsWith("Sync") || outer.contains("Lock") ? Kind.SYNC : Kind.WAIT;
   }
 
+  /**
+   * True when a CPU sample with this stack (innermost frame first) is thread or task management
+   * rather than the application's work: walking outwards from the innermost frame through JDK code
+   * ({@code java.}, {@code jdk.}, {@code sun.}), a frame of thread creation or of an executor's own
+   * code is met before any application frame. So time in {@code ThreadPoolExecutor.execute}
+   * queueing a task, in {@code getTask} taking one, in {@code Thread.start} or in {@code
+   * ForkJoinPool} scanning is management; time in the task's own code, even under {@code
+   * runWorker}, is not.
+   */
+  public static boolean inThreadManagement(List<String> frames) {
+    for (String f : frames) {
+      if (!(f.startsWith("java.") || f.startsWith("jdk.") || f.startsWith("sun."))) {
+        return false;
+      }
+      for (String m : MANAGEMENT_FRAMES) {
+        if (f.startsWith(m)) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  /**
+   * True when a wait with this stack (innermost frame first) is a pool thread waiting for work (an
+   * idle worker, not a blocked one): {@code ThreadPoolExecutor.getTask} or {@code
+   * ForkJoinPool.awaitWork} among the frames.
+   */
+  public static boolean waitingForWork(List<String> frames) {
+    for (String f : frames) {
+      if (f.equals("java.util.concurrent.ThreadPoolExecutor.getTask")
+          || f.equals("java.util.concurrent.ForkJoinPool.awaitWork")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** What {@code e} records, or null when it records nothing. */
   public Observation map(JfrEvent e) {
     if (e.threadName().startsWith(OWN_THREAD_PREFIX)) {
@@ -114,7 +168,13 @@ public final class EventMapper {
     }
     return switch (e.type()) {
       case EXECUTION_SAMPLE ->
-          settings.cpu() ? onThread(e, Kind.COMPUTE, false, sampleSeconds) : null;
+          settings.cpu()
+              ? onThread(
+                  e,
+                  inThreadManagement(e.frames()) ? Kind.THREAD_MGMT : Kind.COMPUTE,
+                  false,
+                  sampleSeconds)
+              : null;
       case MONITOR_ENTER -> timed(e, Kind.SYNC);
       case MONITOR_WAIT, THREAD_SLEEP -> timed(e, Kind.WAIT);
       case THREAD_PARK -> timed(e, parkKind(e.detail()));

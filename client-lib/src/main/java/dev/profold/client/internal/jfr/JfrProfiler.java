@@ -1,5 +1,6 @@
 package dev.profold.client.internal.jfr;
 
+import dev.profold.client.internal.activity.ThreadActivity;
 import dev.profold.client.internal.record.Recorder;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
@@ -25,6 +26,7 @@ public final class JfrProfiler implements AutoCloseable {
 
   private final RecordingStream stream;
   private final JfrSink sink;
+  private final ActivityFeed activity;
   private final EventMapper mapper;
   private final RecordedEvents reader;
   private final Thread thread;
@@ -33,11 +35,12 @@ public final class JfrProfiler implements AutoCloseable {
   private final AtomicLong events = new AtomicLong();
   private final AtomicLong failures = new AtomicLong();
 
-  private JfrProfiler(Recorder recorder, JfrSettings settings) {
+  private JfrProfiler(Recorder recorder, ThreadActivity activity, JfrSettings settings) {
     if (!FlightRecorder.isAvailable()) {
       throw new IllegalStateException("JDK Flight Recorder is not available in this JVM");
     }
     this.sink = new JfrSink(recorder);
+    this.activity = new ActivityFeed(activity, settings);
     this.mapper = new EventMapper(settings);
     this.reader = new RecordedEvents(settings.maxDepth());
     this.stream = new RecordingStream();
@@ -50,13 +53,14 @@ public final class JfrProfiler implements AutoCloseable {
   }
 
   /**
-   * Starts streaming into {@code recorder}.
+   * Starts streaming into {@code recorder}, reporting thread time to {@code activity}.
    *
    * @throws IllegalStateException or another unchecked exception when JFR is unavailable or refuses
    *     to start (the caller reports it and runs on without)
    */
-  public static JfrProfiler start(Recorder recorder, JfrSettings settings) {
-    JfrProfiler p = new JfrProfiler(recorder, settings);
+  public static JfrProfiler start(
+      Recorder recorder, ThreadActivity activity, JfrSettings settings) {
+    JfrProfiler p = new JfrProfiler(recorder, activity, settings);
     p.thread.start();
     return p;
   }
@@ -116,6 +120,7 @@ public final class JfrProfiler implements AutoCloseable {
       Observation o = mapper.map(event);
       if (o != null) {
         sink.record(o);
+        activity.accept(event, o);
         events.incrementAndGet();
       }
       if (EventMapper.THREAD_END.equals(event.type()) && event.threadId() >= 0) {

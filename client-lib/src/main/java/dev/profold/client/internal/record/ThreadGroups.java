@@ -1,7 +1,7 @@
 package dev.profold.client.internal.record;
 
 /** Thread identity: pool names normalised into groups, and the initial thread. */
-final class ThreadGroups {
+public final class ThreadGroups {
   private ThreadGroups() {}
 
   /**
@@ -9,7 +9,7 @@ final class ThreadGroups {
    * {@code http-exec-3} both belong to {@code http-exec-*}, and {@code pool-2-thread-5} to {@code
    * pool-*-thread-*}.
    */
-  static String normalise(String threadName) {
+  public static String normalise(String threadName) {
     StringBuilder sb = new StringBuilder(threadName.length());
     boolean inDigits = false;
     for (int i = 0; i < threadName.length(); i++) {

@@ -1,6 +1,8 @@
 package dev.profold.client.internal.runtime;
 
 import dev.profold.client.ProfoldConfig;
+import dev.profold.client.internal.activity.JvmThreads;
+import dev.profold.client.internal.activity.ThreadActivity;
 import dev.profold.client.internal.export.DeltaEncoder;
 import dev.profold.client.internal.export.Exporter;
 import dev.profold.client.internal.export.ExporterConfig;
@@ -33,7 +35,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * One started Profold: the {@link Recorder}, and a daemon thread ("profold-flush") that every
  * interval (aligned to the wall clock) collects the threads' tables, reduces them with the
- * configured thread aggregation, encodes them and hands the delta to the {@link Exporter}.
+ * configured thread aggregation, encodes them with the thread groups' time split ({@link
+ * ThreadActivity}) and hands the delta to the {@link Exporter}.
  *
  * <p>Thread-safe. Nothing here throws into the application: a failing flush is logged once and
  * counted.
@@ -46,6 +49,7 @@ public final class ProfoldRuntime {
   private final ProfoldConfig config;
   private final DeltaEncoder encoder;
   private final Recorder recorder;
+  private final ThreadActivity activity = new ThreadActivity(new JvmThreads());
   private final ThreadAggregationPlan aggregation;
   private final EntryEncoder entries;
   private static final java.util.concurrent.atomic.AtomicInteger GRPC_THREADS =
@@ -170,6 +174,11 @@ public final class ProfoldRuntime {
     return recorder;
   }
 
+  /** Where the threads' time goes per interval (the agent reports blocking events to it). */
+  public ThreadActivity activity() {
+    return activity;
+  }
+
   private void flushSafely() {
     try {
       flushInterval();
@@ -199,6 +208,7 @@ public final class ProfoldRuntime {
             .setIntervalEndUnixNanos(end)
             .setThreadAggregation(ThreadAggregators.toProto(config.threadAggregation()))
             .addAllEntries(encoded)
+            .addAllThreadActivity(activity.close(intervalStart, end))
             .setOverhead(
                 ClientOverhead.newBuilder()
                     .setCpuNanos(ownCpuNanos())

@@ -213,6 +213,43 @@ class DeltaBufferTest {
     assertThat(abc).isEqualTo(DeltaBuffer.merge(a, DeltaBuffer.merge(b, c))); // associative
   }
 
+  private static dev.profold.proto.v1.ThreadGroupActivity activity(
+      String group, int threads, long base) {
+    return dev.profold.proto.v1.ThreadGroupActivity.newBuilder()
+        .setThreadGroup(group)
+        .setThreads(threads)
+        .setWallNanos(10 * base)
+        .setComputeNanos(base)
+        .setSyncNanos(2 * base)
+        .setWaitNanos(base)
+        .setIoNanos(base)
+        .setRuntimeNanos(base)
+        .setThreadMgmtNanos(base)
+        .setIdleNanos(3 * base)
+        .setCpuMinNanos(base / 4)
+        .setCpuSumNanos(base)
+        .setCpuMaxNanos(base / 2)
+        .build();
+  }
+
+  @Test
+  void mergingAddsThreadActivityPerGroup() {
+    Delta a =
+        delta(1, 1.0).toBuilder()
+            .addThreadActivity(activity("pool-*", 4, 100))
+            .addThreadActivity(activity("main", 1, 8))
+            .build();
+    Delta b = delta(2, 1.0).toBuilder().addThreadActivity(activity("pool-*", 6, 1000)).build();
+    Delta m = DeltaBuffer.merge(a, b);
+    assertThat(m.getThreadActivityList())
+        .containsExactly(
+            activity("pool-*", 6, 1100).toBuilder()
+                .setCpuMinNanos(25 + 250)
+                .setCpuMaxNanos(50 + 500)
+                .build(),
+            activity("main", 1, 8));
+  }
+
   @Test
   void aMergedMeasurementKeepsAHistogramOnlyIfEveryStateHadOne() {
     Delta a = delta(1, 0.25, 0.5);

@@ -34,6 +34,52 @@ class EventMapperTest {
   }
 
   @Test
+  void cpuSamplesInThreadAndExecutorCodeAreThreadManagementButTasksUnderAPoolAreNot() {
+    Observation queueing =
+        mapper.map(
+            event(
+                EventMapper.EXECUTION_SAMPLE,
+                0,
+                null,
+                "java.util.concurrent.LinkedBlockingQueue.offer",
+                "java.util.concurrent.ThreadPoolExecutor.execute",
+                "app.Server.handle"));
+    assertThat(queueing.kind()).isEqualTo(Kind.THREAD_MGMT);
+    Observation task =
+        mapper.map(
+            event(
+                EventMapper.EXECUTION_SAMPLE,
+                0,
+                null,
+                "java.util.HashMap.get",
+                "app.Task.run",
+                "java.util.concurrent.ThreadPoolExecutor.runWorker"));
+    assertThat(task.kind()).isEqualTo(Kind.COMPUTE);
+    assertThat(EventMapper.inThreadManagement(List.of("java.lang.Thread.start", "app.Main.main")))
+        .isTrue();
+    assertThat(EventMapper.inThreadManagement(List.of())).isFalse();
+  }
+
+  @Test
+  void aPoolThreadParkedForItsNextTaskIsWaitingForWork() {
+    assertThat(
+            EventMapper.waitingForWork(
+                List.of(
+                    "jdk.internal.misc.Unsafe.park",
+                    "java.util.concurrent.LinkedBlockingQueue.take",
+                    "java.util.concurrent.ThreadPoolExecutor.getTask",
+                    "java.util.concurrent.ThreadPoolExecutor.runWorker")))
+        .isTrue();
+    assertThat(
+            EventMapper.waitingForWork(
+                List.of(
+                    "jdk.internal.misc.Unsafe.park",
+                    "java.util.concurrent.LinkedBlockingQueue.take",
+                    "app.Consumer.run")))
+        .isFalse();
+  }
+
+  @Test
   void eachEventTypeGetsItsKindAndItsDurationInSeconds() {
     long ms50 = 50_000_000L;
     assertThat(mapper.map(event(EventMapper.MONITOR_ENTER, ms50, null, "A.m")).kind())

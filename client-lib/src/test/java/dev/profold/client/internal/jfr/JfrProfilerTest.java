@@ -3,9 +3,12 @@ package dev.profold.client.internal.jfr;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.profold.client.Kind;
+import dev.profold.client.internal.activity.JvmThreads;
+import dev.profold.client.internal.activity.ThreadActivity;
 import dev.profold.client.internal.export.DeltaEncoder;
 import dev.profold.client.internal.record.Recorder;
 import dev.profold.proto.v1.SourceIdentity;
+import dev.profold.proto.v1.ThreadGroupActivity;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
@@ -27,8 +30,10 @@ import org.junit.jupiter.api.Test;
 /**
  * Planted problems in this JVM, profiled by a real JFR stream into a recorder whose tables the test
  * collects once per one-second interval: the planted class must dominate the planted thread group's
- * recorded time, at the planted method, within two intervals of the group's first data. JFR is
- * asynchronous, so the waits are bounded by generous deadlines; nothing is asserted about timing.
+ * recorded time, at the planted method, within two intervals of the group's first data, and the
+ * planted class must lead the group's thread time (its {@link ThreadActivity}) over the two
+ * intervals after that (see {@link #steadyShare}). JFR is asynchronous, so the waits are bounded by
+ * generous deadlines; nothing is asserted about timing.
  */
 class JfrProfilerTest {
   private static final Duration INTERVAL = Duration.ofSeconds(1);
@@ -39,6 +44,8 @@ class JfrProfilerTest {
       new DeltaEncoder(
           SourceIdentity.newBuilder().setService("s").setInstance("i").setIncarnationId(1).build());
   private final Recorder recorder = new Recorder(encoder, 4096);
+  private final ThreadActivity activity = new ThreadActivity(new JvmThreads());
+  private long intervalStart;
   private final AtomicBoolean stop = new AtomicBoolean();
   private final List<Thread> workload = new ArrayList<>();
   private final CountDownLatch never = new CountDownLatch(1);
@@ -50,10 +57,13 @@ class JfrProfilerTest {
     profiler =
         JfrProfiler.start(
             recorder,
+            activity,
             JfrSettings.defaults()
                 .withSamplePeriod(Duration.ofMillis(10))
                 .withThresholds(ms1, ms1, ms1));
     assertThat(profiler.awaitRunning(DEADLINE)).as("JFR stream running").isTrue();
+    intervalStart = epochNanos();
+    activity.close(intervalStart, intervalStart); // the threads' CPU time so far: the baseline
   }
 
   @AfterEach
@@ -79,8 +89,34 @@ class JfrProfilerTest {
     t.start();
   }
 
-  /** One interval's time of the group, by kind, and the time of each path of {@code kind}. */
-  private record Interval(Map<Kind, Double> byKind, Map<String, Double> pathsOfKind) {
+  private static long epochNanos() {
+    java.time.Instant t = java.time.Instant.now();
+    return t.getEpochSecond() * 1_000_000_000L + t.getNano();
+  }
+
+  /**
+   * One interval's time of the group, by kind, the time of each path of {@code kind}, and the
+   * group's thread time split (null when the group had no live thread at the interval's end).
+   */
+  private record Interval(
+      Map<Kind, Double> byKind, Map<String, Double> pathsOfKind, ThreadGroupActivity threads) {
+    /** The share of the group's thread time in class {@code kind}. */
+    double share(Kind kind) {
+      if (threads == null || threads.getWallNanos() == 0) {
+        return 0;
+      }
+      long v =
+          switch (kind) {
+            case COMPUTE -> threads.getComputeNanos();
+            case SYNC -> threads.getSyncNanos();
+            case WAIT -> threads.getWaitNanos();
+            case IO -> threads.getIoNanos();
+            case RUNTIME -> threads.getRuntimeNanos();
+            case THREAD_MGMT -> threads.getThreadMgmtNanos();
+          };
+      return (double) v / threads.getWallNanos();
+    }
+
     double total() {
       return byKind.values().stream().mapToDouble(Double::doubleValue).sum();
     }
@@ -105,7 +141,15 @@ class JfrProfilerTest {
         }
       }
     }
-    return new Interval(byKind, paths);
+    long end = epochNanos();
+    ThreadGroupActivity threads = null;
+    for (ThreadGroupActivity a : activity.close(intervalStart, end)) {
+      if (a.getThreadGroup().equals(group)) {
+        threads = a;
+      }
+    }
+    intervalStart = end;
+    return new Interval(byKind, paths, threads);
   }
 
   /**
@@ -126,8 +170,28 @@ class JfrProfilerTest {
     return nextInterval(group, kind);
   }
 
+  /**
+   * The share of the group's thread time in class {@code kind} over the next two intervals. A wait
+   * is reported when it ends, and JFR delivers it up to about a second later, so one interval's
+   * split can lag; two even it out.
+   */
+  private double steadyShare(String group, Kind kind) throws InterruptedException {
+    double part = 0;
+    double wall = 0;
+    for (int k = 0; k < 2; k++) {
+      Interval i = nextInterval(group, kind);
+      part += i.share(kind) * (i.threads() == null ? 0 : i.threads().getWallNanos());
+      wall += i.threads() == null ? 0 : i.threads().getWallNanos();
+    }
+    return wall == 0 ? 0 : part / wall;
+  }
+
   static void contendedMethod() {
-    synchronized (LOCK) {
+    long outside = System.nanoTime() + 500_000; // a little work of its own
+    while (System.nanoTime() < outside) {
+      Thread.onSpinWait();
+    }
+    synchronized (LOCK) { // the planted problem: 2 ms of every thread's work under one lock
       long until = System.nanoTime() + 2_000_000;
       while (System.nanoTime() < until) {
         Thread.onSpinWait();
@@ -145,6 +209,9 @@ class JfrProfilerTest {
         .as("SYNC time of contended-* (all: %s)", i.byKind())
         .isGreaterThan(i.total() / 2);
     assertThat(i.topPath()).endsWith("/" + JfrProfilerTest.class.getName() + ".contendedMethod");
+    assertThat(steadyShare("contended-*", Kind.SYNC))
+        .as("SYNC share of contended-* thread time")
+        .isGreaterThan(0.5);
   }
 
   static void readMethod(InputStream in) {
@@ -186,6 +253,9 @@ class JfrProfilerTest {
           .as("IO time of reader-* (all: %s)", i.byKind())
           .isGreaterThan(i.total() / 2);
       assertThat(i.topPath()).contains("/" + JfrProfilerTest.class.getName() + ".readMethod/");
+      assertThat(steadyShare("reader-*", Kind.IO))
+          .as("IO share of reader-* thread time")
+          .isGreaterThan(0.5);
     } finally {
       stop.set(true);
       for (Socket s : sockets) {
@@ -222,6 +292,9 @@ class JfrProfilerTest {
           .as("WAIT time of consumer-* (all: %s)", i.byKind())
           .isGreaterThan(i.total() / 2);
       assertThat(i.topPath()).contains("/" + JfrProfilerTest.class.getName() + ".waitMethod/");
+      assertThat(steadyShare("consumer-*", Kind.WAIT))
+          .as("WAIT share of consumer-* thread time")
+          .isGreaterThan(0.5);
     } finally {
       stop.set(true);
       for (int k = 0; k < 3; k++) {
@@ -288,5 +361,67 @@ class JfrProfilerTest {
     assertThat(starts).as("thread starts seen from the spawner").isGreaterThanOrEqualTo(100);
     // JFR's stack of a thread start ends at the caller of Thread.start.
     assertThat(path).endsWith("/" + JfrProfilerTest.class.getName() + ".spawnMethod");
+  }
+
+  /** Spins until this thread has used {@code nanos} more CPU time. */
+  static void spinCpu(long nanos) {
+    java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+    long until = mx.getCurrentThreadCpuTime() + nanos;
+    while (mx.getCurrentThreadCpuTime() < until) {
+      Thread.onSpinWait();
+    }
+  }
+
+  static void imbalancedWorker(int k, java.util.concurrent.CyclicBarrier round) {
+    spinCpu(k == 0 ? 40_000_000 : 10_000_000); // the planted problem: worker 0 gets 4x the work
+    try {
+      round.await(); // the others wait here for worker 0
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (java.util.concurrent.BrokenBarrierException e) {
+      LockSupport.parkNanos(1_000_000); // the test is ending: it broke the barrier
+    }
+  }
+
+  /**
+   * Four workers do rounds of statically split work, worker 0 four times as much as the others,
+   * meeting at a barrier after each round. Per round the CPU times are 40, 10, 10 and 10 ms: the
+   * imbalance max - avg is 22.5 ms, 56% of the slowest thread's time; the fast threads wait at the
+   * barrier.
+   */
+  @Test
+  void anImbalancedPoolShowsItsCpuSpreadAndWaitsAtTheBarrier() throws Exception {
+    java.util.concurrent.CyclicBarrier round = new java.util.concurrent.CyclicBarrier(4);
+    for (int k = 0; k < 4; k++) {
+      int worker = k;
+      spawn("imbalanced-" + k, () -> imbalancedWorker(worker, round));
+    }
+    try {
+      Interval i = awaitDominance("imbalanced-*", Kind.COMPUTE);
+      ThreadGroupActivity a = i.threads();
+      while (a == null || a.getCpuMaxNanos() == 0) {
+        i = nextInterval("imbalanced-*", Kind.WAIT);
+        a = i.threads();
+      }
+      // One interval more: the first may have started mid-round.
+      i = nextInterval("imbalanced-*", Kind.WAIT);
+      a = i.threads();
+      assertThat(a.getThreads()).isEqualTo(4);
+      double avg = (double) a.getCpuSumNanos() / a.getThreads();
+      double imbalance = (a.getCpuMaxNanos() - avg) / a.getCpuMaxNanos();
+      assertThat(imbalance)
+          .as("(max - avg) / max of per-thread CPU time (%s)", a)
+          .isBetween(0.5625 * 0.8, 0.5625 * 1.2);
+      assertThat((double) a.getCpuMaxNanos() / a.getCpuMinNanos())
+          .as("slowest / fastest thread's CPU time (%s)", a)
+          .isBetween(4 * 0.8, 4 * 1.2);
+      assertThat(i.topPath())
+          .as("where the fast threads wait")
+          .contains("/" + JfrProfilerTest.class.getName() + ".imbalancedWorker/");
+      assertThat(i.share(Kind.WAIT)).as("WAIT share (%s)", a).isGreaterThan(0.2);
+    } finally {
+      stop.set(true);
+      round.reset(); // breaks the barrier: the workers see the stop
+    }
   }
 }

@@ -1,0 +1,79 @@
+package dev.profold.client.internal.activity;
+
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * This JVM's application threads with their CPU time ({@link ThreadMXBean}, in bulk where the JDK
+ * offers it). Left out: the JVM's own threads (thread group {@code system}: reference handler,
+ * finalizer, signal dispatcher, ...) and Profold's own ({@code profold-*}, reported as client
+ * overhead instead). Enumerating the thread groups needs no safepoint.
+ */
+public final class JvmThreads implements LiveThreads {
+  /** Names of Profold's own threads. */
+  public static final String OWN_PREFIX = "profold-";
+
+  private final ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+  private final boolean cpu;
+
+  public JvmThreads() {
+    boolean supported = mx.isThreadCpuTimeSupported();
+    if (supported && !mx.isThreadCpuTimeEnabled()) {
+      try {
+        mx.setThreadCpuTimeEnabled(true);
+      } catch (UnsupportedOperationException | SecurityException e) {
+        supported = false;
+      }
+    }
+    this.cpu = supported;
+  }
+
+  @Override
+  public List<LiveThread> now() {
+    ThreadGroup root = Thread.currentThread().getThreadGroup();
+    while (root.getParent() != null) {
+      root = root.getParent();
+    }
+    Thread[] all = new Thread[root.activeCount() + 16];
+    int n;
+    while ((n = root.enumerate(all, true)) == all.length) {
+      all = new Thread[all.length * 2];
+    }
+    List<Thread> kept = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      Thread t = all[i];
+      ThreadGroup g = t.getThreadGroup();
+      if (g == null || "system".equals(g.getName()) || t.getName().startsWith(OWN_PREFIX)) {
+        continue;
+      }
+      kept.add(t);
+    }
+    long[] ids = new long[kept.size()];
+    for (int i = 0; i < ids.length; i++) {
+      ids[i] = kept.get(i).getId();
+    }
+    long[] times = cpuTimes(ids);
+    List<LiveThread> out = new ArrayList<>(ids.length);
+    for (int i = 0; i < ids.length; i++) {
+      out.add(new LiveThread(ids[i], kept.get(i).getName(), times[i]));
+    }
+    return out;
+  }
+
+  private long[] cpuTimes(long[] ids) {
+    long[] out = new long[ids.length];
+    if (!cpu) {
+      java.util.Arrays.fill(out, -1);
+      return out;
+    }
+    if (mx instanceof com.sun.management.ThreadMXBean bulk) {
+      return bulk.getThreadCpuTime(ids);
+    }
+    for (int i = 0; i < ids.length; i++) {
+      out[i] = mx.getThreadCpuTime(ids[i]);
+    }
+    return out;
+  }
+}

@@ -1,0 +1,239 @@
+package dev.profold.client.internal.activity;
+
+import dev.profold.client.Kind;
+import dev.profold.client.internal.record.ThreadGroups;
+import dev.profold.proto.v1.ThreadGroupActivity;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Where each thread group's time goes, interval by interval (the overhead classes): every live
+ * thread's wall time in the interval is split into compute, sync, wait, io, runtime, thread_mgmt
+ * and idle, which add up to it exactly, and the groups' per-thread CPU spread is kept for
+ * imbalance.
+ *
+ * <p>Per thread and interval, with {@code wall} its time alive in the interval:
+ *
+ * <ul>
+ *   <li>{@code cpu}: its CPU time in the interval ({@link LiveThreads}), at most {@code wall};
+ *       {@code thread_mgmt} takes the part reported by {@link #onCpu} (CPU samples in thread and
+ *       executor management code), {@code compute} the rest;
+ *   <li>off-CPU classes ({@link #offCpu}: sync, wait, io, runtime and thread_mgmt from blocking
+ *       events above their thresholds; {@link #pause}: stop-the-world pauses, runtime for every
+ *       thread) fill {@code wall - cpu}; when they report more than that (an event reported late, a
+ *       wait that began in an earlier interval) they are scaled down in proportion;
+ *   <li>{@code idle} is the remainder: waits too short for their threshold, waits for work, and
+ *       anything no event describes.
+ * </ul>
+ *
+ * A thread first seen at an interval's end counts from the interval's start (its age is not known),
+ * so in its first interval its idle time is overstated by up to an interval. Threads that ended
+ * during the interval are not counted (their CPU time can no longer be read); what was reported for
+ * them is discarded.
+ *
+ * <p>Thread-safe: reports come from any thread, {@link #close} from the flush thread.
+ */
+public final class ThreadActivity {
+  /** Most groups in one delta (the protocol's limit); the smallest are merged beyond it. */
+  public static final int MAX_GROUPS = 256;
+
+  /** The group that holds threads of groups beyond {@link #MAX_GROUPS}. */
+  public static final String OTHER_GROUP = "_other_";
+
+  private static final int COMPUTE = 0;
+  private static final int SYNC = 1;
+  private static final int WAIT = 2;
+  private static final int IO = 3;
+  private static final int RUNTIME = 4;
+  private static final int THREAD_MGMT = 5;
+  private static final int IDLE = 6;
+  private static final int CLASSES = 7;
+
+  private final LiveThreads threads;
+  private final Map<Long, long[]> offCpu = new HashMap<>();
+  private final Map<Long, Long> onCpuMgmt = new HashMap<>();
+  private final Map<Long, Long> lastCpu = new HashMap<>();
+  private long pauses;
+  private boolean first = true;
+
+  public ThreadActivity(LiveThreads threads) {
+    this.threads = threads;
+  }
+
+  /** Thread {@code threadId} was blocked for {@code nanos} in a {@code kind} (not COMPUTE) way. */
+  public synchronized void offCpu(long threadId, Kind kind, long nanos) {
+    if (nanos <= 0 || kind == Kind.COMPUTE) {
+      return;
+    }
+    offCpu.computeIfAbsent(threadId, k -> new long[CLASSES])[index(kind)] += nanos;
+  }
+
+  /** Of thread {@code threadId}'s CPU time, about {@code nanos} went to thread management. */
+  public synchronized void onCpu(long threadId, long nanos) {
+    if (nanos > 0) {
+      onCpuMgmt.merge(threadId, nanos, Long::sum);
+    }
+  }
+
+  /** Every thread was stopped for {@code nanos} (a GC pause, reaching a safepoint). */
+  public synchronized void pause(long nanos) {
+    if (nanos > 0) {
+      pauses += nanos;
+    }
+  }
+
+  /**
+   * Closes the interval {@code [startNanos, endNanos)}: reads the live threads and returns one
+   * entry per thread group, largest wall time first (at most {@link #MAX_GROUPS}). The first call
+   * only takes the threads' CPU times as a baseline when they are older than the interval; see the
+   * class comment.
+   */
+  public synchronized List<ThreadGroupActivity> close(long startNanos, long endNanos) {
+    long length = Math.max(0, endNanos - startNanos);
+    List<LiveThread> live = threads.now();
+    Map<String, Group> groups = new HashMap<>();
+    Map<Long, Long> cpuNow = new HashMap<>(live.size() * 2);
+    for (LiveThread t : live) {
+      cpuNow.put(t.id(), t.cpuNanos());
+      Long before = lastCpu.get(t.id());
+      long cpu;
+      if (t.cpuNanos() < 0) {
+        cpu = 0;
+      } else if (before != null) {
+        cpu = t.cpuNanos() - before;
+      } else {
+        // New since the last close: its whole CPU time is in this interval, unless this is the
+        // first close, when threads are older than the interval and their past CPU is unknown.
+        cpu = first ? Math.min(t.cpuNanos(), length) : t.cpuNanos();
+      }
+      long[] classes = split(length, Math.max(0, cpu), t.id());
+      groups
+          .computeIfAbsent(ThreadGroups.normalise(t.name()), Group::new)
+          .add(length, classes, Math.min(Math.max(0, cpu), length));
+    }
+    lastCpu.clear();
+    lastCpu.putAll(cpuNow);
+    offCpu.clear();
+    onCpuMgmt.clear();
+    pauses = 0;
+    first = false;
+    return encode(groups);
+  }
+
+  /** The classes of one thread's {@code wall} nanoseconds, given its CPU time in the interval. */
+  private long[] split(long wall, long cpuNanos, long threadId) {
+    long[] c = new long[CLASSES];
+    long cpu = Math.min(cpuNanos, wall);
+    long mgmt = Math.min(onCpuMgmt.getOrDefault(threadId, 0L), cpu);
+    c[COMPUTE] = cpu - mgmt;
+    c[THREAD_MGMT] = mgmt;
+    long[] reported = offCpu.get(threadId);
+    long[] off = reported == null ? new long[CLASSES] : reported.clone();
+    off[RUNTIME] += pauses;
+    long total = 0;
+    for (long v : off) {
+      total += v;
+    }
+    long room = wall - cpu;
+    long used = 0;
+    for (int k = SYNC; k <= THREAD_MGMT; k++) {
+      long v = total <= room ? off[k] : scaled(off[k], room, total);
+      c[k] += v;
+      used += v;
+    }
+    c[IDLE] = room - used;
+    return c;
+  }
+
+  /** {@code v * room / total}, rounded down, without overflow. */
+  private static long scaled(long v, long room, long total) {
+    return (long) Math.floor((double) v * ((double) room / (double) total));
+  }
+
+  private static List<ThreadGroupActivity> encode(Map<String, Group> groups) {
+    List<Group> sorted = new ArrayList<>(groups.values());
+    sorted.sort(Comparator.comparingLong((Group g) -> -g.wall).thenComparing(g -> g.name));
+    if (sorted.size() > MAX_GROUPS) {
+      Group other = new Group(OTHER_GROUP);
+      for (Group g : sorted.subList(MAX_GROUPS - 1, sorted.size())) {
+        other.merge(g);
+      }
+      sorted = new ArrayList<>(sorted.subList(0, MAX_GROUPS - 1));
+      sorted.add(other);
+    }
+    List<ThreadGroupActivity> out = new ArrayList<>(sorted.size());
+    for (Group g : sorted) {
+      out.add(g.toProto());
+    }
+    return out;
+  }
+
+  private static int index(Kind kind) {
+    return switch (kind) {
+      case COMPUTE -> COMPUTE;
+      case SYNC -> SYNC;
+      case WAIT -> WAIT;
+      case IO -> IO;
+      case RUNTIME -> RUNTIME;
+      case THREAD_MGMT -> THREAD_MGMT;
+    };
+  }
+
+  /** The running totals of one thread group. */
+  private static final class Group {
+    final String name;
+    final long[] classes = new long[CLASSES];
+    int threads;
+    long wall;
+    long cpuMin = Long.MAX_VALUE;
+    long cpuMax;
+    long cpuSum;
+
+    Group(String name) {
+      this.name = name;
+    }
+
+    void add(long threadWall, long[] threadClasses, long cpu) {
+      threads++;
+      wall += threadWall;
+      for (int k = 0; k < CLASSES; k++) {
+        classes[k] += threadClasses[k];
+      }
+      cpuMin = Math.min(cpuMin, cpu);
+      cpuMax = Math.max(cpuMax, cpu);
+      cpuSum += cpu;
+    }
+
+    void merge(Group g) {
+      threads += g.threads;
+      wall += g.wall;
+      for (int k = 0; k < CLASSES; k++) {
+        classes[k] += g.classes[k];
+      }
+      cpuMin = Math.min(cpuMin, g.cpuMin);
+      cpuMax = Math.max(cpuMax, g.cpuMax);
+      cpuSum += g.cpuSum;
+    }
+
+    ThreadGroupActivity toProto() {
+      return ThreadGroupActivity.newBuilder()
+          .setThreadGroup(name)
+          .setThreads(threads)
+          .setWallNanos(wall)
+          .setComputeNanos(classes[COMPUTE])
+          .setSyncNanos(classes[SYNC])
+          .setWaitNanos(classes[WAIT])
+          .setIoNanos(classes[IO])
+          .setRuntimeNanos(classes[RUNTIME])
+          .setThreadMgmtNanos(classes[THREAD_MGMT])
+          .setIdleNanos(classes[IDLE])
+          .setCpuMinNanos(threads == 0 ? 0 : cpuMin)
+          .setCpuSumNanos(cpuSum)
+          .setCpuMaxNanos(cpuMax)
+          .build();
+    }
+  }
+}

@@ -1,0 +1,195 @@
+package dev.profold.client.internal.activity;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.profold.client.Kind;
+import dev.profold.proto.v1.ThreadGroupActivity;
+import java.util.ArrayList;
+import java.util.List;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
+import net.jqwik.api.constraints.LongRange;
+import org.junit.jupiter.api.Test;
+
+class ThreadActivityTest {
+  private static final long S = 1_000_000_000L;
+
+  /** Threads whose CPU clocks the test sets. */
+  private static final class FakeThreads implements LiveThreads {
+    List<LiveThread> live = new ArrayList<>();
+
+    @Override
+    public List<LiveThread> now() {
+      return List.copyOf(live);
+    }
+
+    FakeThreads set(LiveThread... threads) {
+      live = List.of(threads);
+      return this;
+    }
+  }
+
+  private final FakeThreads threads = new FakeThreads();
+  private final ThreadActivity activity = new ThreadActivity(threads);
+
+  private static ThreadGroupActivity group(List<ThreadGroupActivity> groups, String name) {
+    return groups.stream().filter(g -> g.getThreadGroup().equals(name)).findFirst().orElseThrow();
+  }
+
+  private static long classes(ThreadGroupActivity a) {
+    return a.getComputeNanos()
+        + a.getSyncNanos()
+        + a.getWaitNanos()
+        + a.getIoNanos()
+        + a.getRuntimeNanos()
+        + a.getThreadMgmtNanos()
+        + a.getIdleNanos();
+  }
+
+  @Test
+  void splitsEachThreadsIntervalIntoClassesThatAddUpToItsWallTime() {
+    threads.set(new LiveThread(1, "worker-1", 5 * S), new LiveThread(2, "worker-2", 7 * S));
+    activity.close(0, 0); // baseline
+    threads.set(new LiveThread(1, "worker-1", 5 * S + 4 * S), new LiveThread(2, "worker-2", 8 * S));
+    activity.offCpu(1, Kind.SYNC, 3 * S);
+    activity.offCpu(2, Kind.IO, 2 * S);
+    activity.offCpu(2, Kind.WAIT, 1 * S);
+    activity.onCpu(2, S / 2);
+    activity.pause(S / 10);
+
+    ThreadGroupActivity w = group(activity.close(0, 10 * S), "worker-*");
+
+    assertThat(w.getThreads()).isEqualTo(2);
+    assertThat(w.getWallNanos()).isEqualTo(20 * S);
+    assertThat(w.getComputeNanos()).isEqualTo(4 * S + S / 2); // 4 s + (1 s - 0.5 s of management)
+    assertThat(w.getThreadMgmtNanos()).isEqualTo(S / 2);
+    assertThat(w.getSyncNanos()).isEqualTo(3 * S);
+    assertThat(w.getIoNanos()).isEqualTo(2 * S);
+    assertThat(w.getWaitNanos()).isEqualTo(S);
+    assertThat(w.getRuntimeNanos()).isEqualTo(2 * (S / 10)); // the pause stopped both threads
+    assertThat(w.getIdleNanos()).isEqualTo(20 * S - 4 * S - S - 3 * S - 2 * S - S - S / 5);
+    assertThat(classes(w)).isEqualTo(w.getWallNanos());
+    assertThat(w.getCpuMinNanos()).isEqualTo(S);
+    assertThat(w.getCpuMaxNanos()).isEqualTo(4 * S);
+    assertThat(w.getCpuSumNanos()).isEqualTo(5 * S);
+  }
+
+  @Test
+  void offCpuReportsBeyondTheThreadsOffCpuTimeAreScaledDownInProportion() {
+    threads.set(new LiveThread(1, "t", 0));
+    activity.close(0, 0);
+    threads.set(new LiveThread(1, "t", 6 * S));
+    activity.offCpu(1, Kind.SYNC, 6 * S); // a wait that began intervals ago, reported now
+    activity.offCpu(1, Kind.WAIT, 2 * S);
+
+    ThreadGroupActivity t = group(activity.close(0, 10 * S), "t");
+
+    assertThat(t.getComputeNanos()).isEqualTo(6 * S);
+    assertThat(t.getSyncNanos()).isEqualTo(3 * S); // 4 s of room shared 6:2
+    assertThat(t.getWaitNanos()).isEqualTo(S);
+    assertThat(t.getIdleNanos()).isZero();
+  }
+
+  @Test
+  void reportsAreForOneIntervalAndEndedThreadsAreNotCounted() {
+    threads.set(new LiveThread(1, "a", 0), new LiveThread(2, "b", 0));
+    activity.close(0, 0);
+    activity.offCpu(1, Kind.IO, S);
+    activity.offCpu(2, Kind.IO, S);
+    threads.set(new LiveThread(1, "a", 0)); // b ended
+    List<ThreadGroupActivity> first = activity.close(0, 10 * S);
+    assertThat(first).extracting(ThreadGroupActivity::getThreadGroup).containsExactly("a");
+    assertThat(first.get(0).getIoNanos()).isEqualTo(S);
+
+    ThreadGroupActivity next = group(activity.close(10 * S, 20 * S), "a");
+    assertThat(next.getIoNanos()).isZero();
+    assertThat(next.getIdleNanos()).isEqualTo(10 * S);
+  }
+
+  @Test
+  void theFirstCloseCountsAtMostTheIntervalOfOlderThreadsCpuAndLaterNewThreadsFully() {
+    threads.set(new LiveThread(1, "old", 100 * S));
+    ThreadGroupActivity old = group(activity.close(0, 10 * S), "old");
+    assertThat(old.getComputeNanos()).isEqualTo(10 * S); // older than the interval: capped
+
+    threads.set(new LiveThread(1, "old", 103 * S), new LiveThread(2, "young", 2 * S));
+    List<ThreadGroupActivity> next = activity.close(10 * S, 20 * S);
+    assertThat(group(next, "old").getComputeNanos()).isEqualTo(3 * S);
+    assertThat(group(next, "young").getComputeNanos()).isEqualTo(2 * S);
+  }
+
+  @Test
+  void threadsWithoutACpuClockAreAllIdleUnlessReported() {
+    threads.set(new LiveThread(1, "t", -1));
+    activity.close(0, 0);
+    activity.offCpu(1, Kind.WAIT, S);
+    ThreadGroupActivity t = group(activity.close(0, 10 * S), "t");
+    assertThat(t.getComputeNanos()).isZero();
+    assertThat(t.getWaitNanos()).isEqualTo(S);
+    assertThat(t.getIdleNanos()).isEqualTo(9 * S);
+  }
+
+  @Test
+  void groupsBeyondTheLimitAreMergedIntoOneOtherGroup() {
+    List<LiveThread> many = new ArrayList<>();
+    for (int i = 0; i < ThreadActivity.MAX_GROUPS + 10; i++) {
+      many.add(new LiveThread(i, "group" + (char) ('a' + i % 26) + "x" + (char) ('a' + i / 26), 0));
+    }
+    threads.live = many;
+    activity.close(0, 0);
+    List<ThreadGroupActivity> out = activity.close(0, S);
+    assertThat(out).hasSize(ThreadActivity.MAX_GROUPS);
+    ThreadGroupActivity other = group(out, ThreadActivity.OTHER_GROUP);
+    assertThat(other.getThreads()).isEqualTo(11);
+    assertThat(out.stream().mapToLong(ThreadGroupActivity::getThreads).sum())
+        .isEqualTo(ThreadActivity.MAX_GROUPS + 10);
+  }
+
+  @Property
+  void classesAlwaysAddUpToTheWallTimeAndNoneIsNegative(
+      @ForAll @LongRange(min = 0, max = 20_000_000_000L) long cpu,
+      @ForAll @LongRange(min = 0, max = 20_000_000_000L) long sync,
+      @ForAll @LongRange(min = 0, max = 20_000_000_000L) long io,
+      @ForAll @LongRange(min = 0, max = 20_000_000_000L) long mgmt,
+      @ForAll @LongRange(min = 0, max = 5_000_000_000L) long pause,
+      @ForAll @IntRange(min = 1, max = 4) int n) {
+    FakeThreads fake = new FakeThreads();
+    ThreadActivity a = new ThreadActivity(fake);
+    List<LiveThread> zero = new ArrayList<>();
+    List<LiveThread> later = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      zero.add(new LiveThread(i, "p-" + i, 0));
+      later.add(new LiveThread(i, "p-" + i, cpu / (i + 1)));
+      a.offCpu(i, Kind.SYNC, sync);
+      a.offCpu(i, Kind.IO, io / (i + 1));
+      a.onCpu(i, mgmt);
+    }
+    fake.live = zero;
+    a.close(0, 0);
+    for (int i = 0; i < n; i++) {
+      a.offCpu(i, Kind.SYNC, sync);
+      a.offCpu(i, Kind.IO, io / (i + 1));
+      a.onCpu(i, mgmt);
+    }
+    a.pause(pause);
+    fake.live = later;
+    long length = 10_000_000_000L;
+    ThreadGroupActivity g = group(a.close(0, length), "p-*");
+    assertThat(g.getWallNanos()).isEqualTo(n * length);
+    assertThat(classes(g)).isEqualTo(g.getWallNanos());
+    assertThat(
+            List.of(
+                g.getComputeNanos(),
+                g.getSyncNanos(),
+                g.getIoNanos(),
+                g.getRuntimeNanos(),
+                g.getThreadMgmtNanos(),
+                g.getIdleNanos()))
+        .allMatch(v -> v >= 0);
+    assertThat(g.getCpuMinNanos()).isLessThanOrEqualTo(g.getCpuMaxNanos());
+    assertThat(g.getCpuMaxNanos()).isLessThanOrEqualTo(Math.min(cpu, length));
+    assertThat(g.getComputeNanos() + g.getThreadMgmtNanos())
+        .isGreaterThanOrEqualTo(g.getCpuSumNanos()); // mgmt holds also off-CPU management
+  }
+}

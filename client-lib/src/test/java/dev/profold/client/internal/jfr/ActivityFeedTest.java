@@ -1,0 +1,57 @@
+package dev.profold.client.internal.jfr;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.profold.client.internal.activity.LiveThread;
+import dev.profold.client.internal.activity.ThreadActivity;
+import dev.profold.proto.v1.ThreadGroupActivity;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class ActivityFeedTest {
+  private static final long MS = 1_000_000;
+  private final ThreadActivity activity =
+      new ThreadActivity(() -> List.of(new LiveThread(12, "http-exec-3", 0)));
+  private final EventMapper mapper = new EventMapper(JfrSettings.defaults());
+  private final ActivityFeed feed = new ActivityFeed(activity, JfrSettings.defaults());
+
+  private void feed(String type, long nanos, String detail, long amount, String... frames) {
+    JfrEvent e =
+        new JfrEvent(
+            type,
+            type.equals(EventMapper.GARBAGE_COLLECTION) ? -1 : 12,
+            type.equals(EventMapper.GARBAGE_COLLECTION) ? "" : "http-exec-3",
+            false,
+            List.of(frames),
+            false,
+            nanos,
+            detail,
+            amount);
+    feed.accept(e, mapper.map(e));
+  }
+
+  @Test
+  void blockingEventsPausesAndManagementSamplesReachTheirClasses() {
+    activity.close(0, 0);
+    feed(EventMapper.MONITOR_ENTER, 300 * MS, null, 0, "app.Cache.get");
+    feed(EventMapper.SOCKET_READ, 200 * MS, null, 0, "java.net.Socket.read", "app.Db.query");
+    feed(
+        EventMapper.THREAD_PARK,
+        400 * MS,
+        "java.util.concurrent.locks.AbstractQueuedSynchronizer$ConditionObject",
+        0,
+        "java.util.concurrent.LinkedBlockingQueue.take",
+        "java.util.concurrent.ThreadPoolExecutor.getTask"); // waiting for work: idle
+    feed(EventMapper.GARBAGE_COLLECTION, 0, "G1New", 50 * MS);
+    feed(EventMapper.EXECUTION_SAMPLE, 0, null, 0, "java.lang.Thread.start", "app.Main.spawn");
+
+    ThreadGroupActivity a = activity.close(0, 1000 * MS).get(0);
+
+    assertThat(a.getSyncNanos()).isEqualTo(300 * MS);
+    assertThat(a.getIoNanos()).isEqualTo(200 * MS);
+    assertThat(a.getWaitNanos()).isZero();
+    assertThat(a.getRuntimeNanos()).isEqualTo(50 * MS);
+    assertThat(a.getIdleNanos()).isEqualTo(450 * MS);
+    assertThat(a.getThreadMgmtNanos()).isZero(); // no CPU time to take it from (clock says 0)
+  }
+}
