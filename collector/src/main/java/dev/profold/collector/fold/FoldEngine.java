@@ -206,6 +206,10 @@ public final class FoldEngine {
     inst.clientCpuNanos += d.clientCpuNanos;
     inst.clientEventsDropped += d.clientEventsDropped;
     inst.clientBytesHeld = d.clientBytesHeld;
+    int evicted = inst.threads.add(d.sequence, d.endUnixNanos - d.startUnixNanos, d.threadActivity);
+    if (evicted > 0) {
+      metrics.threadGroupsEvicted(evicted);
+    }
     version++;
     metrics.deltaApplied(d.entries);
     metrics.foldNanos(System.nanoTime() - started);
@@ -289,7 +293,8 @@ public final class FoldEngine {
               i.missingDeltas,
               i.clientCpuNanos,
               i.clientEventsDropped,
-              i.clientBytesHeld));
+              i.clientBytesHeld,
+              i.threads.snapshot()));
     }
     return new CollectorSnapshot(schemeSnapshots, sources);
   }

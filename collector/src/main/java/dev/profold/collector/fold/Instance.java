@@ -5,7 +5,8 @@ import dev.profold.collector.ingest.SourceKey;
 
 /**
  * What the fold keeps per service instance: the current incarnation, the sequence tracking, and
- * client-reported overhead. Schemes keep their own per-instance state keyed by it (identity).
+ * client-reported overhead and thread activity. Schemes keep their own per-instance state keyed by
+ * it (identity).
  *
  * <p>Not thread-safe: owned by the fold thread.
  */
@@ -18,6 +19,7 @@ final class Instance {
   long clientCpuNanos;
   long clientEventsDropped;
   long clientBytesHeld;
+  final ThreadTime threads = new ThreadTime();
 
   Instance(SourceKey key, SourceInfo info) {
     this.key = key;
@@ -32,5 +34,6 @@ final class Instance {
     clientCpuNanos = 0;
     clientEventsDropped = 0;
     clientBytesHeld = 0;
+    threads.reset();
   }
 }

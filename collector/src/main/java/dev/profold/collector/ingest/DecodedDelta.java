@@ -41,6 +41,7 @@ public final class DecodedDelta {
   public final long clientCpuNanos;
   public final long clientEventsDropped;
   public final long clientBytesHeld;
+  public final java.util.List<GroupActivity> threadActivity;
   public final int serializedBytes;
 
   DecodedDelta(Builder b) {
@@ -72,6 +73,7 @@ public final class DecodedDelta {
     clientCpuNanos = b.clientCpuNanos;
     clientEventsDropped = b.clientEventsDropped;
     clientBytesHeld = b.clientBytesHeld;
+    threadActivity = b.threadActivity;
     serializedBytes = b.serializedBytes;
   }
 
@@ -104,6 +106,7 @@ public final class DecodedDelta {
     clientCpuNanos = d.clientCpuNanos;
     clientEventsDropped = d.clientEventsDropped;
     clientBytesHeld = d.clientBytesHeld;
+    threadActivity = d.threadActivity;
     serializedBytes = d.serializedBytes;
   }
 
@@ -155,6 +158,7 @@ public final class DecodedDelta {
     long clientCpuNanos;
     long clientEventsDropped;
     long clientBytesHeld;
+    java.util.List<GroupActivity> threadActivity = java.util.List.of();
     int serializedBytes;
 
     void size(int entryCount, int keyValues, int measurementCount, int buckets) {

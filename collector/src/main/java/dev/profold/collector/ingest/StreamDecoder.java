@@ -111,6 +111,7 @@ public final class StreamDecoder {
     b.clientEventsDropped = delta.getOverhead().getEventsDropped();
     b.clientBytesHeld = delta.getOverhead().getBytesHeld();
     b.serializedBytes = serializedBytes;
+    b.threadActivity = ActivityReader.read(delta);
     readEntries(delta, b);
     return b.build();
   }

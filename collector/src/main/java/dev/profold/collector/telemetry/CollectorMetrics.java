@@ -161,6 +161,16 @@ public final class CollectorMetrics {
         .increment(n);
   }
 
+  /** Thread groups of a source forgotten because it reported more than the limit over time. */
+  public void threadGroupsEvicted(int n) {
+    Counter.builder("profold.thread.groups.evicted")
+        .description(
+            "Thread groups whose activity totals were forgotten because a source reported more"
+                + " distinct groups than the per-source limit (least recently reported first).")
+        .register(registry)
+        .increment(n);
+  }
+
   public void foldNanos(long nanos) {
     foldLatency.record(nanos, TimeUnit.NANOSECONDS);
   }

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.TestInstance;
  * The shaded agent jar attached with {@code -javaagent} to a separate JVM running a planted lock
  * contention ({@link PlantedContention}), pushing to the collector jar: without a line of
  * instrumentation, SYNC time shows in /metrics at the contended method, for the workers' thread
- * group's service.
+ * group's service, and SYNC leads the workers' overhead classes.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class AgentJarIT {
@@ -86,6 +86,36 @@ class AgentJarIT {
             Files.readString(appErr), grep(metrics, "service=\"planted\""))
         .isGreaterThanOrEqualTo(1.0);
     assertThat(Files.readString(appErr)).doesNotContain("Exception");
+  }
+
+  private static final Pattern SYNC_SHARE =
+      Pattern.compile(
+          "profold_thread_class_ratio\\{class=\"sync\",instance=\"planted-1\",service=\"planted\","
+              + "thread_group=\"planted-worker-\\*\"\\} ([0-9.eE+-]+)");
+
+  @Test
+  void syncLeadsTheWorkersThreadTimeInTheOverheadClasses() throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    double share = 0;
+    String metrics = "";
+    while (System.nanoTime() < deadline && share < 0.5) {
+      metrics = collector.scrape();
+      Matcher m = SYNC_SHARE.matcher(metrics);
+      share = m.find() ? Double.parseDouble(m.group(1)) : 0;
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(250));
+    }
+    assertThat(share)
+        .as(
+            "SYNC share of planted-worker-* thread time; metrics:%n%s",
+            grep(metrics, "thread_group=\"planted-worker-*\""))
+        .isGreaterThanOrEqualTo(0.5);
+    assertThat(metrics)
+        .contains(
+            "profold_threads{instance=\"planted-1\",service=\"planted\","
+                + "thread_group=\"planted-worker-*\"} 4.0")
+        .contains(
+            "profold_thread_seconds_total{class=\"sync\",instance=\"planted-1\","
+                + "service=\"planted\",thread_group=\"planted-worker-*\"}");
   }
 
   private static String grep(String text, String needle) {

@@ -1,9 +1,9 @@
 package dev.profold.collector.e2e;
 
 /**
- * A planted problem for {@link AgentJarIT}: four threads of pool {@code planted-worker-N} take
- * turns holding one monitor for 20 ms, so most of their time is spent blocked in {@link
- * #contended}. Runs until killed.
+ * A planted problem for {@link AgentJarIT}: four threads of pool {@code planted-worker-N} each do 1
+ * ms of work of their own, then 20 ms under one monitor, so about three quarters of their time is
+ * spent blocked in {@link #contended}. Runs until killed.
  */
 public final class PlantedContention {
   private static final Object LOCK = new Object();
@@ -23,16 +23,21 @@ public final class PlantedContention {
 
   private static void work() {
     while (true) {
+      spin(1_000_000L);
       contended();
+    }
+  }
+
+  private static void spin(long nanos) {
+    long until = System.nanoTime() + nanos;
+    while (System.nanoTime() < until) {
+      Thread.onSpinWait();
     }
   }
 
   static void contended() {
     synchronized (LOCK) {
-      long until = System.nanoTime() + 20_000_000L;
-      while (System.nanoTime() < until) {
-        Thread.onSpinWait();
-      }
+      spin(20_000_000L);
     }
   }
 }

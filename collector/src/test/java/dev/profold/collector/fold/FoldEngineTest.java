@@ -19,6 +19,7 @@ import dev.profold.proto.v1.Entry;
 import dev.profold.reduce.Aggregate;
 import dev.profold.reduce.ExpHistogram;
 import dev.profold.sinks.snapshot.Measure;
+import dev.profold.sinks.snapshot.OverheadClass;
 import dev.profold.sinks.snapshot.SchemeSnapshot;
 import dev.profold.sinks.snapshot.SeriesSnapshot;
 import dev.profold.sinks.snapshot.SourceSnapshot;
@@ -927,6 +928,83 @@ class FoldEngineTest {
               .region(1, "main", dev.profold.proto.v1.RegionKind.REGION_KIND_UNSPECIFIED)
               .entry(1, 1.0));
       assertState(find(scheme().cumulative(), labels("i-1", "main", "")), 1.0);
+    }
+  }
+
+  @Nested
+  class ThreadActivity {
+    private final long[] busy = {4 * SECOND, 2 * SECOND, 0, SECOND, 0, 0};
+
+    private dev.profold.sinks.snapshot.ThreadActivitySnapshot group(String instance, String g) {
+      return source(instance).threadActivity().stream()
+          .filter(a -> a.group().equals(g))
+          .findFirst()
+          .orElseThrow();
+    }
+
+    @Test
+    void totalsAddUpAndTheLastIntervalIsKeptPerGroup() {
+      apply(
+          checkout("i-1")
+              .seq(1)
+              .entry(1, 1.0)
+              .threads("pool-*", 2, busy, SECOND, 4 * SECOND, 3 * SECOND)
+              .threads("main", 1, new long[] {SECOND, 0, 0, 0, 0, 0}, SECOND, SECOND, SECOND));
+      apply(
+          checkout("i-1")
+              .seq(2)
+              .entry(1, 1.0)
+              .threads("pool-*", 2, new long[] {0, 6 * SECOND, 0, 0, 0, 0}, 0, 0, 0));
+      apply(checkout("i-1").seq(3).entry(1, 1.0)); // no activity: nothing changes
+
+      var pool = group("i-1", "pool-*");
+      assertThat(pool.current()).isTrue();
+      assertThat(pool.total(OverheadClass.COMPUTE)).isEqualTo(4 * SECOND);
+      assertThat(pool.total(OverheadClass.SYNC)).isEqualTo(8 * SECOND);
+      assertThat(pool.total(OverheadClass.IDLE)).isEqualTo(13 * SECOND + 14 * SECOND);
+      assertThat(pool.share(OverheadClass.SYNC)).isEqualTo(0.3);
+      assertThat(pool.threads()).isEqualTo(2);
+      assertThat(pool.intervalNanos()).isEqualTo(INTERVAL);
+      var main = group("i-1", "main");
+      assertThat(main.current()).as("not in the latest delta with activity").isFalse();
+      assertThat(main.total(OverheadClass.COMPUTE)).isEqualTo(SECOND);
+      assertThat(source("i-1").threadActivity().get(0).group())
+          .as("current groups first")
+          .isEqualTo("pool-*");
+    }
+
+    @Test
+    void duplicatesAddNothingAndARestartStartsAfresh() {
+      Deltas.Builder first =
+          checkout("i-1").seq(1).entry(1, 1.0).threads("pool-*", 2, busy, 0, 0, 0);
+      apply(first);
+      apply(first.copy());
+      assertThat(group("i-1", "pool-*").total(OverheadClass.SYNC)).isEqualTo(2 * SECOND);
+
+      apply(
+          checkout("i-1")
+              .incarnation(8)
+              .processStart(Deltas.DEFAULT_PROCESS_START + SECOND)
+              .seq(1)
+              .entry(1, 1.0));
+      assertThat(source("i-1").threadActivity()).isEmpty();
+    }
+
+    @Test
+    void beyond512GroupsTheLeastRecentlyReportedAreForgottenAndCounted() {
+      for (int d = 0; d < 3; d++) {
+        Deltas.Builder b = checkout("i-1").seq(d + 1).entry(1, 1.0);
+        for (int g = 0; g < 256; g++) {
+          b.threads("g" + d + "-" + g, 1, new long[6], 0, 0, 0);
+        }
+        apply(b);
+      }
+      List<String> kept =
+          source("i-1").threadActivity().stream()
+              .map(dev.profold.sinks.snapshot.ThreadActivitySnapshot::group)
+              .toList();
+      assertThat(kept).hasSize(512).contains("g2-0", "g1-255").doesNotContain("g0-0");
+      assertThat(counter("profold.thread.groups.evicted")).isEqualTo(256);
     }
   }
 }

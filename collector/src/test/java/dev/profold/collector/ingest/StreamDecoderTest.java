@@ -1291,4 +1291,88 @@ class StreamDecoderTest {
     }
     return out;
   }
+
+  @Nested
+  @DisplayName("thread activity")
+  class ThreadActivity {
+    private static final long S = 1_000_000_000L; // valid()'s interval is 10 s
+
+    private dev.profold.proto.v1.ThreadGroupActivity.Builder pool() {
+      return dev.profold.proto.v1.ThreadGroupActivity.newBuilder()
+          .setThreadGroup("pool-*")
+          .setThreads(2)
+          .setWallNanos(20 * S)
+          .setComputeNanos(8 * S)
+          .setSyncNanos(4 * S)
+          .setIdleNanos(8 * S)
+          .setCpuMinNanos(3 * S)
+          .setCpuSumNanos(8 * S)
+          .setCpuMaxNanos(5 * S);
+    }
+
+    private Delta with(dev.profold.proto.v1.ThreadGroupActivity.Builder... groups) {
+      Deltas.Builder b = valid();
+      for (dev.profold.proto.v1.ThreadGroupActivity.Builder g : groups) {
+        b.threads(g.build());
+      }
+      return b.build();
+    }
+
+    @Test
+    void validActivityIsDecoded() throws Exception {
+      DecodedDelta d = decode(decoder, with(pool(), pool().setThreadGroup("main").setThreads(2)));
+      assertThat(d.threadActivity).hasSize(2);
+      GroupActivity g = d.threadActivity.get(0);
+      assertThat(g.group()).isEqualTo("pool-*");
+      assertThat(g.wallNanos()).isEqualTo(20 * S);
+      assertThat(g.classes().get(dev.profold.sinks.snapshot.OverheadClass.SYNC)).isEqualTo(4 * S);
+      assertThat(g.cpuMaxNanos()).isEqualTo(5 * S);
+    }
+
+    @Test
+    void classesMustAddUpToTheWallTime() {
+      assertInvalid(
+          with(pool().setIdleNanos(7 * S)),
+          "thread_activity[0]",
+          "class times add up to 19000000000 ns but wall_nanos is 20000000000");
+    }
+
+    @Test
+    void groupNamesAreRequiredAndUnique() {
+      assertInvalid(
+          with(pool().setThreadGroup("")), "thread_activity[0].thread_group", "1..128 characters");
+      assertInvalid(
+          with(pool(), pool()), "thread_activity[1].thread_group", "'pool-*' appears twice");
+    }
+
+    @Test
+    void threadsMustBePositiveAndTheirWallTimeFitTheInterval() {
+      assertInvalid(with(pool().setThreads(0)), "thread_activity[0].threads", "must be > 0");
+      assertInvalid(
+          with(pool().setThreads(1)), "thread_activity[0].wall_nanos", "exceeds their interval");
+    }
+
+    @Test
+    void theCpuSpreadMustBeConsistent() {
+      assertInvalid(
+          with(pool().setCpuMinNanos(6 * S)),
+          "thread_activity[0]",
+          "cpu_min_nanos <= cpu_max_nanos <= cpu_sum_nanos");
+    }
+
+    @Test
+    void timesBeyond2To63AreRejected() {
+      assertInvalid(with(pool().setIoNanos(-1)), "thread_activity[0]", "below 2^63");
+    }
+
+    @Test
+    void atMost256Groups() {
+      dev.profold.proto.v1.ThreadGroupActivity.Builder[] many =
+          new dev.profold.proto.v1.ThreadGroupActivity.Builder[257];
+      for (int i = 0; i < many.length; i++) {
+        many[i] = pool().setThreadGroup("g" + i);
+      }
+      assertInvalid(with(many), "thread_activity", "257 thread groups; at most 256");
+    }
+  }
 }

@@ -16,6 +16,7 @@ import dev.profold.proto.v1.MetricState;
 import dev.profold.proto.v1.PathNode;
 import dev.profold.proto.v1.RegionKind;
 import dev.profold.proto.v1.SourceIdentity;
+import dev.profold.proto.v1.ThreadGroupActivity;
 import dev.profold.proto.v1.ValueType;
 import dev.profold.reduce.Aggregate;
 import dev.profold.reduce.WireStates;
@@ -175,6 +176,7 @@ public final class Deltas {
     private final Dictionary.Builder dictionary = Dictionary.newBuilder();
     private final List<Entry> entries = new ArrayList<>();
     private ClientOverhead overhead;
+    private final List<ThreadGroupActivity> activity = new ArrayList<>();
 
     private Builder(SourceIdentity.Builder source) {
       this.source = source;
@@ -194,6 +196,7 @@ public final class Deltas {
       b.dictionary.mergeFrom(dictionary.build());
       b.entries.addAll(entries);
       b.overhead = overhead;
+      b.activity.addAll(activity);
       return b;
     }
 
@@ -273,6 +276,42 @@ public final class Deltas {
               .setBytesHeld(bytesHeld)
               .build();
       return this;
+    }
+
+    /** Adds a thread group's activity as given. */
+    public Builder threads(ThreadGroupActivity a) {
+      activity.add(a);
+      return this;
+    }
+
+    /**
+     * Adds thread group {@code group} with {@code threads} threads that each lived the whole
+     * interval: the given class times (compute, sync, wait, io, runtime, thread_mgmt) and idle the
+     * remainder; CPU spread min / sum / max.
+     */
+    public Builder threads(
+        String group, int threads, long[] classNanos, long cpuMin, long cpuSum, long cpuMax) {
+      long wall = threads * (end - start);
+      long used = 0;
+      for (long v : classNanos) {
+        used += v;
+      }
+      return threads(
+          ThreadGroupActivity.newBuilder()
+              .setThreadGroup(group)
+              .setThreads(threads)
+              .setWallNanos(wall)
+              .setComputeNanos(classNanos[0])
+              .setSyncNanos(classNanos[1])
+              .setWaitNanos(classNanos[2])
+              .setIoNanos(classNanos[3])
+              .setRuntimeNanos(classNanos[4])
+              .setThreadMgmtNanos(classNanos[5])
+              .setIdleNanos(wall - used)
+              .setCpuMinNanos(cpuMin)
+              .setCpuSumNanos(cpuSum)
+              .setCpuMaxNanos(cpuMax)
+              .build());
     }
 
     /** Defines top-level region node {@code id} named {@code name} (string id {@code id}). */
@@ -384,6 +423,7 @@ public final class Deltas {
       if (overhead != null) {
         d.setOverhead(overhead);
       }
+      d.addAllThreadActivity(activity);
       return d.build();
     }
 

@@ -2,11 +2,13 @@ package dev.profold.sinks.prometheus;
 
 import dev.profold.sinks.snapshot.CollectorSnapshot;
 import dev.profold.sinks.snapshot.Measure;
+import dev.profold.sinks.snapshot.OverheadClass;
 import dev.profold.sinks.snapshot.SchemeSnapshot;
 import dev.profold.sinks.snapshot.SeriesSnapshot;
 import dev.profold.sinks.snapshot.SnapshotSource;
 import dev.profold.sinks.snapshot.SourceSnapshot;
 import dev.profold.sinks.snapshot.StateSnapshot;
+import dev.profold.sinks.snapshot.ThreadActivitySnapshot;
 import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.snapshots.ClassicHistogramBuckets;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot;
@@ -59,7 +61,78 @@ public final class PrometheusExposition implements MultiCollector {
       addScheme(scheme, out);
     }
     addSources(snapshot.sources(), out);
+    addThreadActivity(snapshot.sources(), out);
     return new MetricSnapshots(out);
+  }
+
+  /**
+   * Per source and thread group: {@code profold_thread_seconds_total{class}} (cumulative), and for
+   * groups in the source's last delta {@code profold_thread_class_ratio{class}}, {@code
+   * profold_threads}, {@code profold_thread_cpu_seconds{stat=min|avg|max}} and {@code
+   * profold_thread_cpu_imbalance_ratio} of that interval.
+   */
+  private static void addThreadActivity(List<SourceSnapshot> sources, List<MetricSnapshot> out) {
+    CounterSnapshot.Builder seconds =
+        CounterSnapshot.builder()
+            .name("profold_thread_seconds")
+            .help(
+                "Thread time of a thread group by overhead class (compute, sync, wait, io,"
+                    + " runtime, thread_mgmt, idle), cumulative; the classes add up to the"
+                    + " threads' wall time.");
+    GaugeSnapshot.Builder ratio =
+        GaugeSnapshot.builder()
+            .name("profold_thread_class_ratio")
+            .help("Share of a thread group's thread time in each class, last reported interval.");
+    GaugeSnapshot.Builder threads =
+        GaugeSnapshot.builder()
+            .name("profold_threads")
+            .help("Threads of the thread group alive at the end of the last reported interval.");
+    GaugeSnapshot.Builder cpu =
+        GaugeSnapshot.builder()
+            .name("profold_thread_cpu_seconds")
+            .help(
+                "CPU time of the thread group's least busy (min), average (avg) and busiest"
+                    + " (max) thread in the last reported interval.");
+    GaugeSnapshot.Builder imbalance =
+        GaugeSnapshot.builder()
+            .name("profold_thread_cpu_imbalance_ratio")
+            .help(
+                "Computation imbalance of the thread group in the last reported interval: (max"
+                    + " - avg) of per-thread CPU time over the interval's length.");
+    boolean any = false;
+    for (SourceSnapshot s : sources) {
+      for (ThreadActivitySnapshot a : s.threadActivity()) {
+        any = true;
+        Labels id =
+            Labels.of("service", s.service(), "instance", s.instance(), "thread_group", a.group());
+        for (OverheadClass c : OverheadClass.values()) {
+          Labels l = id.add("class", c.label());
+          seconds.dataPoint(
+              CounterDataPointSnapshot.builder().labels(l).value(a.total(c) / 1e9).build());
+          if (a.current()) {
+            ratio.dataPoint(GaugeDataPointSnapshot.builder().labels(l).value(a.share(c)).build());
+          }
+        }
+        if (a.current()) {
+          threads.dataPoint(GaugeDataPointSnapshot.builder().labels(id).value(a.threads()).build());
+          cpu.dataPoint(point(id.add("stat", "min"), a.cpuMinNanos() / 1e9));
+          cpu.dataPoint(point(id.add("stat", "avg"), a.cpuAvgNanos() / 1e9));
+          cpu.dataPoint(point(id.add("stat", "max"), a.cpuMaxNanos() / 1e9));
+          imbalance.dataPoint(point(id, a.imbalance()));
+        }
+      }
+    }
+    if (any) {
+      out.add(seconds.build());
+      out.add(ratio.build());
+      out.add(threads.build());
+      out.add(cpu.build());
+      out.add(imbalance.build());
+    }
+  }
+
+  private static GaugeDataPointSnapshot point(Labels labels, double value) {
+    return GaugeDataPointSnapshot.builder().labels(labels).value(value).build();
   }
 
   private static void addSources(List<SourceSnapshot> sources, List<MetricSnapshot> out) {

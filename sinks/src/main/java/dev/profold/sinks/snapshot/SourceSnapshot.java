@@ -1,5 +1,7 @@
 package dev.profold.sinks.snapshot;
 
+import java.util.List;
+
 /**
  * What the collector knows of one live source (a service instance's current incarnation).
  *
@@ -14,6 +16,8 @@ package dev.profold.sinks.snapshot;
  * @param clientCpuNanos profiling CPU time the client reported, cumulative
  * @param clientEventsDropped events the client reported dropping, cumulative
  * @param clientBytesHeld memory the client last reported holding
+ * @param threadActivity where its thread groups spent their time, largest first; empty when the
+ *     client does not report it
  */
 public record SourceSnapshot(
     String service,
@@ -26,4 +30,9 @@ public record SourceSnapshot(
     long missingDeltas,
     long clientCpuNanos,
     long clientEventsDropped,
-    long clientBytesHeld) {}
+    long clientBytesHeld,
+    List<ThreadActivitySnapshot> threadActivity) {
+  public SourceSnapshot {
+    threadActivity = List.copyOf(threadActivity);
+  }
+}

@@ -3,6 +3,7 @@ package dev.profold.sinks.prometheus;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.profold.reduce.Aggregate;
+import dev.profold.sinks.snapshot.ClassTimes;
 import dev.profold.sinks.snapshot.CollectorSnapshot;
 import dev.profold.sinks.snapshot.IntervalSnapshot;
 import dev.profold.sinks.snapshot.Measure;
@@ -10,6 +11,7 @@ import dev.profold.sinks.snapshot.SchemeSnapshot;
 import dev.profold.sinks.snapshot.SeriesSnapshot;
 import dev.profold.sinks.snapshot.SourceSnapshot;
 import dev.profold.sinks.snapshot.StateSnapshot;
+import dev.profold.sinks.snapshot.ThreadActivitySnapshot;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.snapshots.NativeHistogramBuckets;
 import java.io.ByteArrayOutputStream;
@@ -103,7 +105,18 @@ class PrometheusExpositionTest {
   void sourcesAreExposedWithTheirOverhead() throws Exception {
     SourceSnapshot src =
         new SourceSnapshot(
-            "svc", "i-1", "h", "Java 17", "sdk/1", 5_000_000_000L, 9, 2, 1_500_000_000L, 4, 1024);
+            "svc",
+            "i-1",
+            "h",
+            "Java 17",
+            "sdk/1",
+            5_000_000_000L,
+            9,
+            2,
+            1_500_000_000L,
+            4,
+            1024,
+            List.of());
     String text = render(new CollectorSnapshot(List.of(), List.of(src)));
     String l = "{instance=\"i-1\",service=\"svc\"}";
     assertThat(text)
@@ -115,6 +128,56 @@ class PrometheusExpositionTest {
         .contains(
             "profold_source_info{host=\"h\",instance=\"i-1\",runtime_version=\"Java 17\","
                 + "sdk_version=\"sdk/1\",service=\"svc\"} 1.0\n");
+  }
+
+  @Test
+  void threadActivityIsExposedAsClassCountersAndLastIntervalRatiosAndSpread() throws Exception {
+    long s = 1_000_000_000L;
+    ThreadActivitySnapshot pool =
+        new ThreadActivitySnapshot(
+            "pool-*",
+            ClassTimes.of(30 * s, 6 * s, 2 * s, 0, s, 0, s),
+            true,
+            4,
+            10 * s,
+            ClassTimes.of(20 * s, 4 * s, 2 * s, 0, s, 0, 13 * s),
+            40 * s,
+            2 * s,
+            20 * s,
+            8 * s);
+    ThreadActivitySnapshot gone =
+        new ThreadActivitySnapshot(
+            "old-*",
+            ClassTimes.of(s, 0, 0, 0, 0, 0, 0),
+            false,
+            1,
+            0,
+            ClassTimes.zero(),
+            0,
+            0,
+            0,
+            0);
+    SourceSnapshot src =
+        new SourceSnapshot("svc", "i-1", "", "", "", 1, 1, 0, 0, 0, 0, List.of(pool, gone));
+    String text = render(new CollectorSnapshot(List.of(), List.of(src)));
+    String id = "instance=\"i-1\",service=\"svc\",thread_group=\"pool-*\"";
+    assertThat(text)
+        .contains("profold_thread_seconds_total{class=\"compute\"," + id + "} 30.0\n")
+        .contains("profold_thread_seconds_total{class=\"sync\"," + id + "} 6.0\n")
+        .contains("profold_thread_class_ratio{class=\"sync\"," + id + "} 0.1\n")
+        .contains("profold_thread_class_ratio{class=\"idle\"," + id + "} 0.325\n")
+        .contains("profold_threads{" + id + "} 4.0\n")
+        .contains(
+            "profold_thread_cpu_seconds{instance=\"i-1\",service=\"svc\",stat=\"max\",thread_group=\"pool-*\"} 8.0\n")
+        .contains(
+            "profold_thread_cpu_seconds{instance=\"i-1\",service=\"svc\",stat=\"avg\",thread_group=\"pool-*\"} 5.0\n")
+        .contains(
+            "profold_thread_cpu_seconds{instance=\"i-1\",service=\"svc\",stat=\"min\",thread_group=\"pool-*\"} 2.0\n")
+        .contains("profold_thread_cpu_imbalance_ratio{" + id + "} 0.3\n")
+        .contains(
+            "profold_thread_seconds_total{class=\"compute\",instance=\"i-1\",service=\"svc\",thread_group=\"old-*\"} 1.0\n")
+        .doesNotContain(
+            "thread_class_ratio{class=\"compute\",instance=\"i-1\",service=\"svc\",thread_group=\"old-*\"}");
   }
 
   @Test

@@ -1,0 +1,192 @@
+package dev.profold.collector.analysis;
+
+import dev.profold.collector.scheme.SchemeDefinition;
+import dev.profold.sinks.snapshot.CollectorSnapshot;
+import dev.profold.sinks.snapshot.OverheadClass;
+import dev.profold.sinks.snapshot.SchemeSnapshot;
+import dev.profold.sinks.snapshot.SeriesSnapshot;
+import dev.profold.sinks.snapshot.SnapshotSource;
+import dev.profold.sinks.snapshot.SourceSnapshot;
+import dev.profold.sinks.snapshot.ThreadActivitySnapshot;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Derived values from the sources' thread activity (overheads over time) for each thread group
+ * their last delta reported:
+ *
+ * <ul>
+ *   <li>{@code thread_class_ratio{service, instance, thread_group, class}}: the share of the
+ *       group's thread time in the class;
+ *   <li>{@code service_thread_class_ratio{service, thread_group, class}}: the same over all
+ *       instances of the service (time-weighted);
+ *   <li>{@code thread_cpu_imbalance_ratio{service, instance, thread_group}}: (max - avg) of
+ *       per-thread CPU time over the interval's length.
+ * </ul>
+ *
+ * Context, for alert annotations: {@code top_paths} (the call paths of that class with the most
+ * time in the built-in {@code region} scheme's last interval, for the instance or the service),
+ * {@code top_instances} (service values: the instances with the largest share) and {@code
+ * cpu_spread} (imbalance values: per-thread CPU min / avg / max).
+ *
+ * <p>Computed on each call from one snapshot; thread-safe as its source is.
+ */
+public final class ThreadActivityValues implements DerivedValues {
+  /** Paths and instances named in context. */
+  static final int TOP = 3;
+
+  private final SnapshotSource source;
+
+  public ThreadActivityValues(SnapshotSource source) {
+    this.source = source;
+  }
+
+  @Override
+  public List<DerivedValue> current() {
+    CollectorSnapshot snapshot = source.snapshot();
+    RegionTimes regions = RegionTimes.of(snapshot);
+    List<DerivedValue> out = new ArrayList<>();
+    Map<List<String>, ServiceShare> services = new LinkedHashMap<>();
+    for (SourceSnapshot s : snapshot.sources()) {
+      for (ThreadActivitySnapshot a : s.threadActivity()) {
+        if (!a.current() || a.lastWallNanos() == 0) {
+          continue;
+        }
+        for (OverheadClass c : OverheadClass.values()) {
+          out.add(
+              new DerivedValue(
+                  "thread_class_ratio",
+                  Map.of(
+                      "service", s.service(),
+                      "instance", s.instance(),
+                      "thread_group", a.group(),
+                      "class", c.label()),
+                  a.share(c),
+                  Map.of("top_paths", regions.top(s.service(), s.instance(), c.label()))));
+          services
+              .computeIfAbsent(List.of(s.service(), a.group(), c.label()), k -> new ServiceShare())
+              .add(s.instance(), a.last(c), a.lastWallNanos());
+        }
+        out.add(
+            new DerivedValue(
+                "thread_cpu_imbalance_ratio",
+                Map.of("service", s.service(), "instance", s.instance(), "thread_group", a.group()),
+                a.imbalance(),
+                Map.of(
+                    "cpu_spread",
+                    String.format(
+                        Locale.ROOT,
+                        "per-thread CPU min %.3f s, avg %.3f s, max %.3f s over %d threads",
+                        a.cpuMinNanos() / 1e9,
+                        a.cpuAvgNanos() / 1e9,
+                        a.cpuMaxNanos() / 1e9,
+                        a.threads()))));
+      }
+    }
+    for (Map.Entry<List<String>, ServiceShare> e : services.entrySet()) {
+      String service = e.getKey().get(0);
+      String cls = e.getKey().get(2);
+      out.add(
+          new DerivedValue(
+              "service_thread_class_ratio",
+              Map.of("service", service, "thread_group", e.getKey().get(1), "class", cls),
+              e.getValue().share(),
+              Map.of(
+                  "top_paths", regions.top(service, null, cls),
+                  "top_instances", e.getValue().topInstances())));
+    }
+    return List.copyOf(out);
+  }
+
+  /** One service's time in a class over its instances. */
+  private static final class ServiceShare {
+    final Map<String, Double> byInstance = new HashMap<>();
+    long part;
+    long wall;
+
+    void add(String instance, long classNanos, long wallNanos) {
+      part += classNanos;
+      wall += wallNanos;
+      byInstance.merge(instance, wallNanos == 0 ? 0 : (double) classNanos / wallNanos, Math::max);
+    }
+
+    double share() {
+      return wall == 0 ? 0 : (double) part / wall;
+    }
+
+    String topInstances() {
+      List<Map.Entry<String, Double>> sorted = new ArrayList<>(byInstance.entrySet());
+      sorted.sort(
+          Map.Entry.<String, Double>comparingByValue()
+              .reversed()
+              .thenComparing(Map.Entry.comparingByKey()));
+      List<String> parts = new ArrayList<>();
+      for (Map.Entry<String, Double> e : sorted.subList(0, Math.min(TOP, sorted.size()))) {
+        parts.add(String.format(Locale.ROOT, "%s (%.0f%%)", e.getKey(), e.getValue() * 100));
+      }
+      return String.join(", ", parts);
+    }
+  }
+
+  /** Time per (service, instance, kind, path) in the built-in scheme's last interval. */
+  private static final class RegionTimes {
+    private final Map<List<String>, Map<String, Double>> byKey = new HashMap<>();
+
+    static RegionTimes of(CollectorSnapshot snapshot) {
+      RegionTimes r = new RegionTimes();
+      for (SchemeSnapshot s : snapshot.schemes()) {
+        if (s.scheme().equals(SchemeDefinition.BUILT_IN)) {
+          r.read(s);
+        }
+      }
+      return r;
+    }
+
+    private void read(SchemeSnapshot s) {
+      int service = s.labelNames().indexOf("service");
+      int instance = s.labelNames().indexOf("instance");
+      int path = s.labelNames().indexOf("path");
+      int kind = s.labelNames().indexOf(SchemeDefinition.KIND);
+      if (service < 0 || instance < 0 || path < 0 || kind < 0) {
+        return;
+      }
+      for (SeriesSnapshot x : s.lastInterval()) {
+        if (!x.measure().name().equals("time")) {
+          continue;
+        }
+        List<String> v = x.labelValues();
+        double t = x.state().sum();
+        String p = v.get(path);
+        add(List.of(v.get(service), v.get(instance), v.get(kind)), p, t);
+        add(List.of(v.get(service), "", v.get(kind)), p, t);
+      }
+    }
+
+    private void add(List<String> key, String path, double seconds) {
+      byKey.computeIfAbsent(key, k -> new HashMap<>()).merge(path, seconds, Double::sum);
+    }
+
+    /** The top paths of {@code kind} for the instance (or, when null, the whole service). */
+    String top(String service, String instance, String kind) {
+      Map<String, Double> paths =
+          byKey.getOrDefault(List.of(service, instance == null ? "" : instance, kind), Map.of());
+      if (paths.isEmpty()) {
+        return "(no " + kind + " regions in the last interval)";
+      }
+      List<Map.Entry<String, Double>> sorted = new ArrayList<>(paths.entrySet());
+      sorted.sort(
+          Map.Entry.<String, Double>comparingByValue()
+              .reversed()
+              .thenComparing(Map.Entry.comparingByKey()));
+      List<String> parts = new ArrayList<>();
+      for (Map.Entry<String, Double> e : sorted.subList(0, Math.min(TOP, sorted.size()))) {
+        parts.add(String.format(Locale.ROOT, "%s (%.3f s)", e.getKey(), e.getValue()));
+      }
+      return String.join("; ", parts);
+    }
+  }
+}

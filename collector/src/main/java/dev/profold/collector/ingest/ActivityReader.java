@@ -1,0 +1,125 @@
+package dev.profold.collector.ingest;
+
+import dev.profold.proto.v1.Delta;
+import dev.profold.proto.v1.ThreadGroupActivity;
+import dev.profold.sinks.snapshot.ClassTimes;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/** Validates a delta's {@code thread_activity} (protocol: ThreadGroupActivity). Stateless. */
+final class ActivityReader {
+  /** Most thread groups in one delta. */
+  static final int MAX_GROUPS = 256;
+
+  /** Longest thread group name. */
+  static final int MAX_GROUP_NAME = 128;
+
+  private ActivityReader() {}
+
+  /**
+   * The delta's thread activity, checked: group names 1..128 characters and unique, threads > 0,
+   * times below 2^63, classes adding up to the wall time, which at most fills every thread's
+   * interval, and a consistent CPU spread.
+   *
+   * @throws InvalidDeltaException naming the field, what is wrong and what to send instead
+   */
+  static List<GroupActivity> read(Delta delta) throws InvalidDeltaException {
+    int n = delta.getThreadActivityCount();
+    if (n == 0) {
+      return List.of();
+    }
+    if (n > MAX_GROUPS) {
+      throw new InvalidDeltaException(
+          "thread_activity",
+          n + " thread groups; at most " + MAX_GROUPS + " (merge the smallest into one group)");
+    }
+    long length = delta.getIntervalEndUnixNanos() - delta.getIntervalStartUnixNanos();
+    Set<String> seen = new HashSet<>();
+    List<GroupActivity> out = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      out.add(read(delta.getThreadActivity(i), "thread_activity[" + i + "]", length, seen));
+    }
+    return List.copyOf(out);
+  }
+
+  private static GroupActivity read(ThreadGroupActivity a, String at, long length, Set<String> seen)
+      throws InvalidDeltaException {
+    String g = a.getThreadGroup();
+    if (g.isEmpty() || g.length() > MAX_GROUP_NAME) {
+      throw new InvalidDeltaException(
+          at + ".thread_group", "must be 1.." + MAX_GROUP_NAME + " characters, was " + g.length());
+    }
+    if (!seen.add(g)) {
+      throw new InvalidDeltaException(
+          at + ".thread_group", "'" + g + "' appears twice; send each group once per delta");
+    }
+    if (a.getThreads() <= 0) {
+      throw new InvalidDeltaException(at + ".threads", "must be > 0 (leave out empty groups)");
+    }
+    long[] v = {
+      a.getComputeNanos(),
+      a.getSyncNanos(),
+      a.getWaitNanos(),
+      a.getIoNanos(),
+      a.getRuntimeNanos(),
+      a.getThreadMgmtNanos(),
+      a.getIdleNanos(),
+      a.getWallNanos(),
+      a.getCpuMinNanos(),
+      a.getCpuSumNanos(),
+      a.getCpuMaxNanos()
+    };
+    long sum = 0;
+    for (int k = 0; k < v.length; k++) {
+      if (v[k] < 0) {
+        throw new InvalidDeltaException(at, "times must be below 2^63 nanoseconds");
+      }
+      if (k < 7) {
+        sum += v[k];
+        if (sum < 0) {
+          throw new InvalidDeltaException(at, "class times add up beyond 2^63 nanoseconds");
+        }
+      }
+    }
+    long wall = a.getWallNanos();
+    if (sum != wall) {
+      throw new InvalidDeltaException(
+          at,
+          "class times add up to "
+              + sum
+              + " ns but wall_nanos is "
+              + wall
+              + "; idle_nanos must be the remainder so that they add up exactly");
+    }
+    if (wall / a.getThreads() > length) {
+      throw new InvalidDeltaException(
+          at + ".wall_nanos",
+          wall
+              + " ns for "
+              + a.getThreads()
+              + " threads exceeds their interval ("
+              + length
+              + " ns each)");
+    }
+    if (a.getCpuMinNanos() > a.getCpuMaxNanos() || a.getCpuMaxNanos() > a.getCpuSumNanos()) {
+      throw new InvalidDeltaException(
+          at,
+          "CPU spread must have cpu_min_nanos <= cpu_max_nanos <= cpu_sum_nanos, was "
+              + a.getCpuMinNanos()
+              + ", "
+              + a.getCpuMaxNanos()
+              + ", "
+              + a.getCpuSumNanos());
+    }
+    return new GroupActivity(
+        g,
+        a.getThreads(),
+        wall,
+        ClassTimes.of(v[0], v[1], v[2], v[3], v[4], v[5], v[6]),
+        a.getCpuMinNanos(),
+        a.getCpuSumNanos(),
+        a.getCpuMaxNanos());
+  }
+}

@@ -1,0 +1,59 @@
+package dev.profold.sinks.snapshot;
+
+/**
+ * Where one thread group of a source spent its time: totals since the source's incarnation started,
+ * and its last reported interval. Arrays are indexed by {@link OverheadClass#ordinal()} and must
+ * not be modified.
+ *
+ * @param group normalised thread group name
+ * @param totalNanos time per class, cumulative
+ * @param current true when the source's last delta reported this group (the interval values below
+ *     are current); false for a group that has not been seen since (only its totals are shown)
+ * @param threads threads counted in the last interval
+ * @param intervalNanos length of the last interval
+ * @param lastNanos time per class in the last interval; they add up to {@code lastWallNanos}
+ * @param lastWallNanos the threads' wall time in the last interval
+ * @param cpuMinNanos least CPU time of one thread in the last interval
+ * @param cpuSumNanos CPU time of all threads in the last interval
+ * @param cpuMaxNanos most CPU time of one thread in the last interval
+ */
+public record ThreadActivitySnapshot(
+    String group,
+    ClassTimes totalNanos,
+    boolean current,
+    int threads,
+    long intervalNanos,
+    ClassTimes lastNanos,
+    long lastWallNanos,
+    long cpuMinNanos,
+    long cpuSumNanos,
+    long cpuMaxNanos) {
+
+  /** Time in class {@code c}, cumulative. */
+  public long total(OverheadClass c) {
+    return totalNanos.get(c);
+  }
+
+  /** Time in class {@code c} in the last interval. */
+  public long last(OverheadClass c) {
+    return lastNanos.get(c);
+  }
+
+  /** The share of the last interval's thread time in class {@code c} (0 without time). */
+  public double share(OverheadClass c) {
+    return lastWallNanos == 0 ? 0 : (double) last(c) / lastWallNanos;
+  }
+
+  /** Average CPU time per thread in the last interval, nanoseconds. */
+  public double cpuAvgNanos() {
+    return threads == 0 ? 0 : (double) cpuSumNanos / threads;
+  }
+
+  /**
+   * Computation imbalance (seed: imb = max - avg) in the last interval as a share of the interval:
+   * how much of the interval the slowest thread would have saved with the work spread evenly.
+   */
+  public double imbalance() {
+    return intervalNanos == 0 ? 0 : (cpuMaxNanos - cpuAvgNanos()) / intervalNanos;
+  }
+}
