@@ -25,7 +25,8 @@ final class FakeAlertmanager implements AutoCloseable {
   private final List<String> paths = new ArrayList<>();
 
   FakeAlertmanager() throws IOException {
-    server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 8);
+    server =
+        HttpServer.create(new InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0), 8);
     server.createContext(
         "/",
         ex -> {
