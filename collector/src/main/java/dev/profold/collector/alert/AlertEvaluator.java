@@ -24,9 +24,10 @@ import java.util.TreeMap;
  * </pre>
  *
  * With {@code for: 1} an alert fires at the first evaluation where its condition holds. When two
- * values carry the same name and labels, the first one in the list counts. The result is a pure
- * function of the rules, the sequence of calls and their arguments: time comes only from {@code
- * now}.
+ * values carry the same name and labels, the first one in the list counts. An alert's labels are
+ * the value's (but {@code alert}, {@code alertname} and names Alertmanager would refuse) overlaid
+ * with the rule's. The result is a pure function of the rules, the sequence of calls and their
+ * arguments: time comes only from {@code now}.
  *
  * <p>Not thread-safe: one thread (or a lock) at a time.
  */
@@ -87,6 +88,9 @@ public final class AlertEvaluator {
       this.rule = rule;
     }
   }
+
+  private static final java.util.regex.Pattern LABEL_NAME =
+      java.util.regex.Pattern.compile("[a-zA-Z_][a-zA-Z0-9_]*");
 
   private final Map<String, RuleState> rules = new LinkedHashMap<>();
   private Instant lastEvaluation;
@@ -161,7 +165,10 @@ public final class AlertEvaluator {
     Map<String, String> out = new TreeMap<>();
     valueLabels.forEach(
         (k, v) -> {
-          if (!AlertRule.RESERVED_LABELS.contains(k)) {
+          // Alertmanager refuses a whole batch over one invalid label name: leave such labels out.
+          if (!AlertRule.RESERVED_LABELS.contains(k)
+              && LABEL_NAME.matcher(k).matches()
+              && !k.startsWith("__")) {
             out.put(k, v);
           }
         });

@@ -145,12 +145,14 @@ public final class CollectorServer {
     queryExecutor.allowCoreThreadTimeOut(true);
     registry.register(new PrometheusExposition(worker));
     this.alertMetrics = new AlertMetrics(meters);
+    // What alert rules see: the given source and the collector's own producers (add them here).
+    DerivedValues derivedValues = DerivedValueSources.concat(List.of(derived));
     this.alerts =
         new AlertLoop(
             config.alerts().rules(),
             config.interval(),
             clock,
-            derived,
+            derivedValues,
             this::closeDueIntervals,
             alertMetrics);
     registry.register(new AlertExposition(alerts::alerts, () -> alerts.rules().size()));

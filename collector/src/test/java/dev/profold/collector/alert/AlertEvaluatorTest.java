@@ -131,7 +131,21 @@ class AlertEvaluatorTest {
     Alert a =
         ev.evaluate(
                 at(0),
-                List.of(DerivedValue.of("v", Map.of("alertname", "x", "alert", "y", "k", "z"), 1)))
+                List.of(
+                    DerivedValue.of(
+                        "v",
+                        Map.of(
+                            "alertname",
+                            "x",
+                            "alert",
+                            "y",
+                            "k",
+                            "z",
+                            "bad-name",
+                            "v",
+                            "__meta",
+                            "w"),
+                        1)))
             .firing()
             .get(0);
     assertThat(a.labels()).containsOnlyKeys("k");
