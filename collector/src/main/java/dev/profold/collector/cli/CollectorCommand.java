@@ -150,7 +150,12 @@ final class CollectorCommand implements Callable<Integer> {
   private void watchConfig(CollectorServer server, CollectorConfig running, PrintWriter out) {
     ConfigReloader reloader =
         new ConfigReloader(
-            config, running, this::withCommandLine, server::reconfigure, server.metrics());
+            config,
+            running,
+            this::withCommandLine,
+            server::reconfigure,
+            server::reconfigureAlerts,
+            server.metrics());
     ScheduledExecutorService watcher =
         Executors.newSingleThreadScheduledExecutor(
             r -> {
@@ -169,7 +174,7 @@ final class CollectorCommand implements Callable<Integer> {
     Future<?> unused = watcher.scheduleWithFixedDelay(poll, 2, 2, TimeUnit.SECONDS);
     boolean hup = HangupSignal.install(() -> watcher.execute(reloader::reload));
     out.printf(
-        "config %s: reloaded on %sfile change (schemes apply live)%n",
+        "config %s: reloaded on %sfile change (schemes and alert rules apply live)%n",
         config, hup ? "SIGHUP or " : "");
   }
 

@@ -1,5 +1,7 @@
 package dev.profold.collector.config;
 
+import dev.profold.collector.alert.AlertRule;
+import dev.profold.collector.alert.AlertsSpec;
 import dev.profold.collector.scheme.SchemeDefinition;
 import dev.profold.collector.scheme.SchemeException;
 import java.time.Duration;
@@ -26,6 +28,7 @@ import java.util.List;
  * @param shutdownTimeout how long a clean shutdown waits for the fold to drain
  * @param schemes the aggregation schemes (by default the built-in {@code region} scheme)
  * @param archive where closed intervals are archived (off by default)
+ * @param alerts alert rules and where alerts go (none by default)
  */
 public record CollectorConfig(
     String listen,
@@ -41,7 +44,8 @@ public record CollectorConfig(
     Duration retryDelay,
     Duration shutdownTimeout,
     List<SchemeSpec> schemes,
-    ArchiveSpec archive) {
+    ArchiveSpec archive,
+    AlertsSpec alerts) {
 
   public static final int DEFAULT_GRPC_PORT = 7763;
   public static final int DEFAULT_HTTP_PORT = 7764;
@@ -63,7 +67,8 @@ public record CollectorConfig(
         Duration.ofSeconds(1),
         Duration.ofSeconds(10),
         List.of(SchemeSpec.builtIn()),
-        ArchiveSpec.off());
+        ArchiveSpec.off(),
+        AlertsSpec.none());
   }
 
   public CollectorConfig {
@@ -73,6 +78,26 @@ public record CollectorConfig(
   /** This configuration with {@code schemes} instead of its own. */
   public CollectorConfig withSchemes(List<SchemeSpec> schemes) {
     return with(listen, grpcPort, httpPort, interval, schemes);
+  }
+
+  /** This configuration with alert rules {@code rules} instead of its own (reload). */
+  public CollectorConfig withAlertRules(List<AlertRule> rules) {
+    return new CollectorConfig(
+        listen,
+        grpcPort,
+        httpPort,
+        interval,
+        sourceTtlIntervals,
+        cardinalityLimit,
+        histogramMaxScale,
+        maxMessageBytes,
+        maxPendingBytes,
+        dictionaryEntries,
+        retryDelay,
+        shutdownTimeout,
+        schemes,
+        archive,
+        new AlertsSpec(alerts.alertmanager(), alerts.externalUrl(), rules));
   }
 
   /**
@@ -123,6 +148,7 @@ public record CollectorConfig(
         retryDelay,
         shutdownTimeout,
         schemes,
-        archive);
+        archive,
+        alerts);
   }
 }

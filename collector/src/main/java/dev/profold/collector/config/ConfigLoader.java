@@ -1,5 +1,6 @@
 package dev.profold.collector.config;
 
+import dev.profold.collector.alert.AlertsSpec;
 import dev.profold.collector.scheme.SchemeDefinition;
 import dev.profold.collector.scheme.SchemeException;
 import java.io.IOException;
@@ -42,7 +43,8 @@ public final class ConfigLoader {
           "shutdown_timeout",
           "limits",
           "schemes",
-          "archive");
+          "archive",
+          "alerts");
   private static final Set<String> ARCHIVE_KEYS = Set.of("directory", "schemes");
   private static final Set<String> SCHEME_KEYS =
       Set.of("name", "query", "interval", "cardinality_limit", "retention");
@@ -103,7 +105,8 @@ public final class ConfigLoader {
             duration(top, "retry_delay", d.retryDelay(), name, Duration.ZERO),
             duration(top, "shutdown_timeout", d.shutdownTimeout(), name, Duration.ZERO),
             top.containsKey("schemes") ? schemes(top.get("schemes"), name) : d.schemes(),
-            top.containsKey("archive") ? archive(top.get("archive"), name) : d.archive());
+            top.containsKey("archive") ? archive(top.get("archive"), name) : d.archive(),
+            alerts(top.get("alerts"), name));
     for (int i = 0; i < c.schemes().size(); i++) {
       try {
         c.schemes().get(i).compile(c.interval(), c.cardinalityLimit());
@@ -123,6 +126,14 @@ public final class ConfigLoader {
       }
     }
     return c;
+  }
+
+  private static AlertsSpec alerts(Object o, String name) throws ConfigException {
+    try {
+      return AlertsSection.parse(o);
+    } catch (ConfigException e) {
+      throw new ConfigException(name + ": " + e.getMessage());
+    }
   }
 
   private static ArchiveSpec archive(Object o, String name) throws ConfigException {

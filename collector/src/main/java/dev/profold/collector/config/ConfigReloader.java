@@ -1,5 +1,6 @@
 package dev.profold.collector.config;
 
+import dev.profold.collector.alert.AlertRule;
 import dev.profold.collector.scheme.SchemeDefinition;
 import dev.profold.collector.telemetry.CollectorMetrics;
 import java.io.IOException;
@@ -14,10 +15,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Reloads the config file while the collector runs (on SIGHUP, or when the file's content changes)
- * and applies what can change live: the schemes. Schemes whose definition is unchanged keep their
- * state; new ones start empty; removed ones go. Other settings need a restart: a change to them is
- * logged and otherwise ignored. A file that does not load is refused with its error, counted, and
- * the running configuration stays.
+ * and applies what can change live: the schemes and the alert rules. Schemes (and rules) whose
+ * definition is unchanged keep their state; new ones start empty; removed ones go. Other settings
+ * need a restart: a change to them is logged and otherwise ignored. A file that does not load is
+ * refused with its error, counted, and the running configuration stays.
  *
  * <p>Thread-safe: reloads are serialised.
  */
@@ -28,6 +29,12 @@ public final class ConfigReloader {
   @FunctionalInterface
   public interface SchemeApplier {
     List<String> apply(List<SchemeDefinition> schemes) throws Exception;
+  }
+
+  /** Applies new alert rules and returns the names of the rules that kept their state. */
+  @FunctionalInterface
+  public interface AlertRulesApplier {
+    List<String> apply(List<AlertRule> rules) throws Exception;
   }
 
   /**
@@ -51,6 +58,7 @@ public final class ConfigReloader {
   private final Path file;
   private final CommandLineOverrides overrides;
   private final SchemeApplier applier;
+  private final AlertRulesApplier alertApplier;
   private final CollectorMetrics metrics;
   private CollectorConfig current;
   private byte[] lastContent;
@@ -70,10 +78,22 @@ public final class ConfigReloader {
       CommandLineOverrides overrides,
       SchemeApplier applier,
       CollectorMetrics metrics) {
+    this(file, current, overrides, applier, rules -> List.of(), metrics);
+  }
+
+  /** As above, also applying the alert rules with {@code alertApplier}. */
+  public ConfigReloader(
+      Path file,
+      CollectorConfig current,
+      CommandLineOverrides overrides,
+      SchemeApplier applier,
+      AlertRulesApplier alertApplier,
+      CollectorMetrics metrics) {
     this.file = file;
     this.current = current;
     this.overrides = overrides;
     this.applier = applier;
+    this.alertApplier = alertApplier;
     this.metrics = metrics;
     this.lastContent = read();
   }
@@ -116,15 +136,31 @@ public final class ConfigReloader {
     started.removeAll(kept);
     List<String> removed = new ArrayList<>(before);
     removed.removeAll(after);
+    List<AlertRule> rules = next.alerts().rules();
+    List<String> rulesKept;
+    try {
+      rulesKept = alertApplier.apply(rules);
+    } catch (Exception e) {
+      return refused("could not apply the new alert rules: " + e);
+    }
+    List<String> rulesBefore = ruleNames(current.alerts().rules());
+    List<String> rulesStarted = new ArrayList<>(ruleNames(rules));
+    rulesStarted.removeAll(rulesKept);
+    List<String> rulesRemoved = new ArrayList<>(rulesBefore);
+    rulesRemoved.removeAll(ruleNames(rules));
     List<String> needRestart = restartOnly(current, next);
-    current = current.withSchemes(next.schemes());
+    current = current.withSchemes(next.schemes()).withAlertRules(rules);
     metrics.configReload(true);
     log.info(
-        "config {} reloaded: schemes kept {}, started empty {}, removed {}",
+        "config {} reloaded: schemes kept {}, started empty {}, removed {}; alert rules kept {},"
+            + " started {}, removed {}",
         file,
         kept,
         started,
-        removed);
+        removed,
+        rulesKept,
+        rulesStarted,
+        rulesRemoved);
     if (!needRestart.isEmpty()) {
       log.warn(
           "config {}: {} changed; these settings take effect at the next restart",
@@ -148,6 +184,10 @@ public final class ConfigReloader {
     }
   }
 
+  private static List<String> ruleNames(List<AlertRule> rules) {
+    return rules.stream().map(AlertRule::name).toList();
+  }
+
   private static List<String> names(List<SchemeDefinition> schemes) {
     return schemes.stream().map(SchemeDefinition::name).toList();
   }
@@ -168,6 +208,8 @@ public final class ConfigReloader {
     check(out, "retry_delay", a.retryDelay(), b.retryDelay());
     check(out, "shutdown_timeout", a.shutdownTimeout(), b.shutdownTimeout());
     check(out, "archive", a.archive(), b.archive());
+    check(out, "alerts.alertmanager", a.alerts().alertmanager(), b.alerts().alertmanager());
+    check(out, "alerts.external_url", a.alerts().externalUrl(), b.alerts().externalUrl());
     return out;
   }
 

@@ -2,6 +2,14 @@ package dev.profold.collector.server;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import dev.profold.collector.alert.AlertExposition;
+import dev.profold.collector.alert.AlertLoop;
+import dev.profold.collector.alert.AlertMetrics;
+import dev.profold.collector.alert.AlertNotifier;
+import dev.profold.collector.alert.AlertRule;
+import dev.profold.collector.alert.AlertsHttpHandler;
+import dev.profold.collector.analysis.DerivedValueSources;
+import dev.profold.collector.analysis.DerivedValues;
 import dev.profold.collector.archive.ArchiveException;
 import dev.profold.collector.archive.IntervalArchive;
 import dev.profold.collector.config.CollectorConfig;
@@ -31,6 +39,7 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.InstantSource;
@@ -49,7 +58,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The collector daemon: gRPC ingest and queries (with health and reflection services) and HTTP
- * (/metrics, /healthz, /readyz, /api/v1/query) around one {@link FoldWorker}.
+ * (/metrics, /healthz, /readyz, /api/v1/query, /api/v1/alerts) around one {@link FoldWorker}, and
+ * the alert rules evaluated at every interval close over the derived values ({@link AlertLoop}).
  *
  * <p>Lifecycle: {@link #start()} binds both ports; {@link #stop()} stops accepting deltas (clients
  * get UNAVAILABLE with a retry delay), applies everything received, closes the current interval,
@@ -67,6 +77,8 @@ public final class CollectorServer {
   private final IngestService ingest;
   private final OnlineQuery queries;
   private final InstantSource clock;
+  private final AlertLoop alerts;
+  private final AlertMetrics alertMetrics;
   private final HealthStatusManager health = new HealthStatusManager();
   private Server grpc;
   private HttpServer http;
@@ -75,7 +87,16 @@ public final class CollectorServer {
   private volatile boolean ready;
   private boolean stopped;
 
+  /** A collector without derived values (alert rules then see none). */
   public CollectorServer(CollectorConfig config, InstantSource clock) {
+    this(config, clock, DerivedValueSources.none());
+  }
+
+  /**
+   * A collector whose alert rules evaluate {@code derived}, the values producers publish at each
+   * interval close (several producers: {@link DerivedValueSources#concat}).
+   */
+  public CollectorServer(CollectorConfig config, InstantSource clock, DerivedValues derived) {
     this.config = config;
     PrometheusRegistry registry = new PrometheusRegistry();
     this.meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT, registry, Clock.SYSTEM);
@@ -123,6 +144,40 @@ public final class CollectorServer {
             });
     queryExecutor.allowCoreThreadTimeOut(true);
     registry.register(new PrometheusExposition(worker));
+    this.alertMetrics = new AlertMetrics(meters);
+    // What alert rules see: the given source and the collector's own producers (add them here).
+    DerivedValues derivedValues = DerivedValueSources.concat(List.of(derived));
+    this.alerts =
+        new AlertLoop(
+            config.alerts().rules(),
+            config.interval(),
+            clock,
+            derivedValues,
+            this::closeDueIntervals,
+            alertMetrics);
+    registry.register(new AlertExposition(alerts::alerts, () -> alerts.rules().size()));
+  }
+
+  /**
+   * Makes the fold thread close the windows that are due and waits for it (at most 5 s), so that an
+   * alert evaluation right after an interval boundary sees that interval's derived values.
+   */
+  private void closeDueIntervals() {
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    worker.execute(
+        () -> {
+          engine.advance();
+          done.complete(null);
+        });
+    try {
+      done.get(5, TimeUnit.SECONDS);
+    } catch (TimeoutException e) {
+      log.warn("fold thread did not close the interval within 5s; evaluating alerts anyway");
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException e) {
+      throw new IllegalStateException(e.getCause());
+    }
   }
 
   /** Binds the ports and starts serving. */
@@ -173,8 +228,16 @@ public final class CollectorServer {
     http.createContext(
         "/readyz", ex -> text(ex, ready ? 200 : 503, ready ? "ready\n" : "not ready\n"));
     http.createContext(QueryHttpHandler.PATH, new QueryHttpHandler(queries, clock));
+    http.createContext(AlertsHttpHandler.PATH, new AlertsHttpHandler(alerts::alerts));
     http.createContext("/", this::index);
     http.start();
+    alerts.start(
+        config.alerts().alertmanager() == null
+            ? null
+            : new AlertNotifier(
+                config.alerts().alertmanager(),
+                URI.create(externalUrl() + AlertsHttpHandler.PATH),
+                alertMetrics));
     ready = true;
     log.info(
         "profold collector ready: grpc={}:{} http=http://{}:{}/metrics interval={}s",
@@ -185,9 +248,21 @@ public final class CollectorServer {
         config.interval().toSeconds());
   }
 
+  /** The base URL alerts link back to: {@code alerts.external_url}, or this server's address. */
+  private String externalUrl() {
+    URI configured = config.alerts().externalUrl();
+    if (configured != null) {
+      String u = configured.toString();
+      return u.endsWith("/") ? u.substring(0, u.length() - 1) : u;
+    }
+    String host = config.listen().contains(":") ? "[" + config.listen() + "]" : config.listen();
+    return "http://" + host + ":" + httpPort();
+  }
+
   private void index(HttpExchange ex) throws IOException {
     if (!ex.getRequestURI().getPath().equals("/")) {
-      text(ex, 404, "not found; try /metrics, /healthz, /readyz or /api/v1/query\n");
+      text(
+          ex, 404, "not found; try /metrics, /healthz, /readyz, /api/v1/query or /api/v1/alerts\n");
       return;
     }
     text(
@@ -197,7 +272,8 @@ public final class CollectorServer {
             + "  /metrics  Prometheus exposition (aggregates and collector telemetry)\n"
             + "  /healthz  liveness\n"
             + "  /readyz   readiness\n"
-            + "  /api/v1/query?q=QUERY&scheme=&from=&to=&format=  CalQL query (docs/calql.md)\n\n"
+            + "  /api/v1/query?q=QUERY&scheme=&from=&to=&format=  CalQL query (docs/calql.md)\n"
+            + "  /api/v1/alerts  pending and firing alerts (docs/alerts.md)\n\n"
             + "gRPC ingest (profold.v1.Ingest) and queries (profold.v1.Query) on "
             + config.listen()
             + ":"
@@ -251,6 +327,21 @@ public final class CollectorServer {
     }
   }
 
+  /**
+   * Replaces the alert rules (config reload); rules whose definition did not change keep their
+   * alerts' state, the firing alerts of removed or changed rules resolve.
+   *
+   * @return names of the rules that kept their state
+   */
+  public List<String> reconfigureAlerts(List<AlertRule> rules) {
+    return alerts.replaceRules(rules).kept();
+  }
+
+  /** The alert rules' loop (evaluations happen on its own thread). */
+  public AlertLoop alerts() {
+    return alerts;
+  }
+
   /** Clean shutdown; see the class comment. Safe to call more than once. */
   public synchronized void stop() throws InterruptedException {
     if (stopped) {
@@ -260,6 +351,7 @@ public final class CollectorServer {
     ready = false;
     log.info("shutting down: applying received deltas and closing the current interval");
     health.enterTerminalState();
+    alerts.close();
     worker.shutdown(config.shutdownTimeout());
     if (archive != null) {
       archive.close(config.shutdownTimeout());

@@ -3,6 +3,7 @@ package dev.profold.collector.config;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.profold.collector.alert.AlertsSpec;
 import dev.profold.collector.scheme.SchemeDefinition;
 import java.io.StringReader;
 import java.nio.file.Path;
@@ -75,7 +76,8 @@ class ConfigLoaderTest {
                         Duration.ofMinutes(1),
                         500,
                         60)),
-                ArchiveSpec.off()));
+                ArchiveSpec.off(),
+                AlertsSpec.none()));
     // Settings a scheme leaves out follow the collector's.
     assertThat(c.schemeDefinitions().get(0).interval()).isEqualTo(Duration.ofMillis(500));
     assertThat(c.schemeDefinitions().get(0).cardinalityLimit()).isEqualTo(12);

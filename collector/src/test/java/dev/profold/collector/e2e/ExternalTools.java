@@ -14,7 +14,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Finds and runs the external programs some end-to-end tests use (promtool from Debian's {@code
- * prometheus}, a python3 with Debian's {@code python3-grpcio} and {@code python3-grpc-tools}).
+ * prometheus}, Alertmanager from {@code prometheus-alertmanager}, a python3 with Debian's {@code
+ * python3-grpcio} and {@code python3-grpc-tools}).
  *
  * <p>On a machine without them those tests log why and pass without checking, so {@code mvn verify}
  * works with only a JDK and Maven. CI installs the packages and sets {@code

@@ -1,0 +1,259 @@
+package dev.profold.collector.alert;
+
+import dev.profold.collector.analysis.DerivedValue;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeMap;
+
+/**
+ * The alert state machine. Each {@link #evaluate} call (one per interval close) tests every rule
+ * against the derived values; per rule and label set of a selected value:
+ *
+ * <pre>
+ *   inactive --condition holds--> pending --held for `for` evaluations--> firing
+ *   pending  --condition false or value gone--> inactive (nothing reported)
+ *   firing   --condition false or value gone--> resolved (reported once) --> inactive
+ * </pre>
+ *
+ * With {@code for: 1} an alert fires at the first evaluation where its condition holds. When two
+ * values carry the same name and labels, the first one in the list counts. An alert's labels are
+ * the value's (but {@code alert}, {@code alertname} and names Alertmanager would refuse) overlaid
+ * with the rule's. The result is a pure function of the rules, the sequence of calls and their
+ * arguments: time comes only from {@code now}.
+ *
+ * <p>Not thread-safe: one thread (or a lock) at a time.
+ */
+public final class AlertEvaluator {
+  /**
+   * What an evaluation found.
+   *
+   * @param at the evaluation time
+   * @param active pending and firing alerts, by rule (in config order) then first appearance
+   * @param resolved alerts that stopped firing at this evaluation
+   */
+  public record Evaluation(Instant at, List<Alert> active, List<Alert> resolved) {
+    public Evaluation {
+      active = List.copyOf(active);
+      resolved = List.copyOf(resolved);
+    }
+
+    /** The firing alerts among {@link #active}. */
+    public List<Alert> firing() {
+      return active.stream().filter(a -> a.state() == AlertState.FIRING).toList();
+    }
+  }
+
+  /**
+   * What a rule replacement did.
+   *
+   * @param kept rules whose definition did not change: their alerts keep their state
+   * @param started new or changed rules: they start inactive
+   * @param removed rules no longer defined
+   * @param resolved firing alerts of removed or changed rules, now resolved
+   */
+  public record RulesChange(
+      List<String> kept, List<String> started, List<String> removed, List<Alert> resolved) {}
+
+  private static final class Instance {
+    final Map<String, String> labels;
+    final Instant activeAt;
+    int held;
+    double value;
+    Instant firingSince;
+    Map<String, String> annotations = Map.of();
+
+    Instance(Map<String, String> labels, Instant activeAt) {
+      this.labels = labels;
+      this.activeAt = activeAt;
+    }
+
+    boolean firing() {
+      return firingSince != null;
+    }
+  }
+
+  private static final class RuleState {
+    final AlertRule rule;
+    final Map<Map<String, String>, Instance> instances = new LinkedHashMap<>();
+
+    RuleState(AlertRule rule) {
+      this.rule = rule;
+    }
+  }
+
+  private static final java.util.regex.Pattern LABEL_NAME =
+      java.util.regex.Pattern.compile("[a-zA-Z_][a-zA-Z0-9_]*");
+
+  private final Map<String, RuleState> rules = new LinkedHashMap<>();
+  private Instant lastEvaluation;
+
+  public AlertEvaluator(List<AlertRule> rules) {
+    for (AlertRule r : rules) {
+      if (this.rules.put(r.name(), new RuleState(r)) != null) {
+        throw new IllegalArgumentException("two rules named " + r.name());
+      }
+    }
+  }
+
+  /** Evaluates every rule against {@code values} at {@code now}; see the class comment. */
+  public Evaluation evaluate(Instant now, List<DerivedValue> values) {
+    Objects.requireNonNull(now, "now");
+    lastEvaluation = now;
+    Map<String, List<DerivedValue>> byName = new HashMap<>();
+    for (DerivedValue v : values) {
+      byName.computeIfAbsent(v.name(), k -> new ArrayList<>()).add(v);
+    }
+    List<Alert> resolved = new ArrayList<>();
+    for (RuleState s : rules.values()) {
+      evaluate(s, now, byName.getOrDefault(s.rule.expression().valueName(), List.of()), resolved);
+    }
+    return new Evaluation(now, active(), resolved);
+  }
+
+  private static void evaluate(
+      RuleState s, Instant now, List<DerivedValue> candidates, List<Alert> resolved) {
+    AlertRule rule = s.rule;
+    Set<Map<String, String>> seen = new HashSet<>();
+    for (DerivedValue v : candidates) {
+      if (!rule.expression().selects(v) || !seen.add(v.labels())) {
+        continue;
+      }
+      Instance i = s.instances.get(v.labels());
+      if (!rule.expression().holds(v.value())) {
+        if (i != null) {
+          s.instances.remove(v.labels());
+          if (i.firing()) {
+            resolved.add(alert(rule.name(), i, AlertState.RESOLVED, now));
+          }
+        }
+        continue;
+      }
+      if (i == null) {
+        i = new Instance(alertLabels(v.labels(), rule.labels()), now);
+        s.instances.put(v.labels(), i);
+      }
+      i.held++;
+      i.value = v.value();
+      i.annotations = render(rule, i, v);
+      if (!i.firing() && i.held >= rule.forEvaluations()) {
+        i.firingSince = now;
+      }
+    }
+    // Label sets with no value this time: their series went, so their condition no longer holds.
+    for (Iterator<Map.Entry<Map<String, String>, Instance>> it = s.instances.entrySet().iterator();
+        it.hasNext(); ) {
+      Map.Entry<Map<String, String>, Instance> e = it.next();
+      if (!seen.contains(e.getKey())) {
+        it.remove();
+        if (e.getValue().firing()) {
+          resolved.add(alert(rule.name(), e.getValue(), AlertState.RESOLVED, now));
+        }
+      }
+    }
+  }
+
+  private static Map<String, String> alertLabels(
+      Map<String, String> valueLabels, Map<String, String> ruleLabels) {
+    Map<String, String> out = new TreeMap<>();
+    valueLabels.forEach(
+        (k, v) -> {
+          // Alertmanager refuses a whole batch over one invalid label name: leave such labels out.
+          if (!AlertRule.RESERVED_LABELS.contains(k)
+              && LABEL_NAME.matcher(k).matches()
+              && !k.startsWith("__")) {
+            out.put(k, v);
+          }
+        });
+    out.putAll(ruleLabels);
+    return out;
+  }
+
+  private static Map<String, String> render(AlertRule rule, Instance i, DerivedValue v) {
+    Template.Data data = new Template.Data(v.value(), i.labels, v.context());
+    Map<String, String> out = new LinkedHashMap<>();
+    rule.annotations().forEach((k, t) -> out.put(k, t.render(data)));
+    return out;
+  }
+
+  private static Alert alert(String rule, Instance i, AlertState state, Instant resolvedAt) {
+    return new Alert(
+        rule,
+        i.labels,
+        i.annotations,
+        state,
+        i.value,
+        i.activeAt,
+        i.firingSince,
+        state == AlertState.RESOLVED ? resolvedAt : null);
+  }
+
+  /** Pending and firing alerts as of the last evaluation. */
+  public List<Alert> active() {
+    List<Alert> out = new ArrayList<>();
+    for (RuleState s : rules.values()) {
+      for (Instance i : s.instances.values()) {
+        out.add(alert(s.rule.name(), i, i.firing() ? AlertState.FIRING : AlertState.PENDING, null));
+      }
+    }
+    return out;
+  }
+
+  /** The rules, in config order. */
+  public List<AlertRule> rules() {
+    return rules.values().stream().map(s -> s.rule).toList();
+  }
+
+  /**
+   * Replaces the rules: a rule whose definition is unchanged keeps its alerts' state; a new or
+   * changed one starts inactive; the firing alerts of removed or changed rules resolve at {@code
+   * now}.
+   */
+  public RulesChange replaceRules(List<AlertRule> next, Instant now) {
+    Map<String, RuleState> old = new LinkedHashMap<>(rules);
+    Map<String, RuleState> fresh = new LinkedHashMap<>();
+    List<String> kept = new ArrayList<>();
+    List<String> started = new ArrayList<>();
+    for (AlertRule r : next) {
+      RuleState before = old.get(r.name());
+      if (before != null && before.rule.equals(r)) {
+        fresh.put(r.name(), before);
+        old.remove(r.name());
+        kept.add(r.name());
+      } else {
+        fresh.put(r.name(), new RuleState(r));
+        started.add(r.name());
+      }
+      if (fresh.size() != kept.size() + started.size()) {
+        throw new IllegalArgumentException("two rules named " + r.name());
+      }
+    }
+    List<String> removed = new ArrayList<>();
+    List<Alert> resolved = new ArrayList<>();
+    for (RuleState s : old.values()) {
+      if (!fresh.containsKey(s.rule.name())) {
+        removed.add(s.rule.name());
+      }
+      for (Instance i : s.instances.values()) {
+        if (i.firing()) {
+          resolved.add(alert(s.rule.name(), i, AlertState.RESOLVED, now));
+        }
+      }
+    }
+    rules.clear();
+    rules.putAll(fresh);
+    return new RulesChange(kept, started, removed, resolved);
+  }
+
+  /** The time of the last evaluation, or null before the first. */
+  public Instant lastEvaluation() {
+    return lastEvaluation;
+  }
+}

@@ -1,0 +1,38 @@
+package dev.profold.collector.alert;
+
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * One alert rule as loaded from the config: it fires for every label set of the derived values its
+ * {@code expression} selects once the condition held for {@code forEvaluations} consecutive
+ * evaluations (one per interval). Immutable; two rules are equal when their definitions are, which
+ * is what a config reload uses to keep a rule's state.
+ *
+ * @param name the alert name ({@code alertname} at Alertmanager, {@code alert} in /metrics)
+ * @param expression the condition
+ * @param forEvaluations consecutive evaluations the condition must hold before firing (>= 1)
+ * @param labels extra labels of every alert of this rule (they win over the value's labels)
+ * @param annotations annotation templates by name, in config order
+ */
+public record AlertRule(
+    String name,
+    RuleExpression expression,
+    int forEvaluations,
+    Map<String, String> labels,
+    Map<String, Template> annotations) {
+
+  /** Label names an alert reserves for itself. */
+  public static final java.util.Set<String> RESERVED_LABELS =
+      java.util.Set.of("alert", "alertname");
+
+  public AlertRule {
+    if (forEvaluations < 1) {
+      throw new IllegalArgumentException("forEvaluations must be at least 1: " + forEvaluations);
+    }
+    labels = Collections.unmodifiableMap(new TreeMap<>(labels));
+    annotations = Collections.unmodifiableMap(new LinkedHashMap<>(annotations));
+  }
+}

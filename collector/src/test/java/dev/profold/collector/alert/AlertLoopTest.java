@@ -1,0 +1,123 @@
+package dev.profold.collector.alert;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.profold.collector.analysis.DerivedValue;
+import dev.profold.collector.testing.MutableClock;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+/** When the loop evaluates: once per interval boundary of the injected clock, never in between. */
+class AlertLoopTest {
+  private static final Duration INTERVAL = Duration.ofSeconds(10);
+  private static final Instant T0 = Instant.parse("2026-01-01T00:00:03Z"); // 3 s into an interval
+
+  private final MutableClock clock = MutableClock.at(T0);
+  private final AtomicReference<List<DerivedValue>> values = new AtomicReference<>(List.of());
+  private final AtomicInteger closes = new AtomicInteger();
+  private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+
+  private AlertLoop loop(AlertRule... rules) {
+    return new AlertLoop(
+        List.of(rules),
+        INTERVAL,
+        clock,
+        values::get,
+        closes::incrementAndGet,
+        new AlertMetrics(registry));
+  }
+
+  private static List<DerivedValue> ratio(double v) {
+    return List.of(DerivedValue.of("ratio", Map.of("service", "checkout"), v));
+  }
+
+  @Test
+  void evaluatesOncePerIntervalBoundaryAtTheBoundary() {
+    AlertLoop loop = loop(Rules.rule("High", "ratio > 0.5", 2));
+    values.set(ratio(0.9));
+    assertThat(loop.tick()).isFalse(); // still in the interval it started in
+    clock.advance(Duration.ofSeconds(6)); // 00:00:09
+    assertThat(loop.tick()).isFalse();
+    assertThat(closes).hasValue(0);
+
+    clock.advance(Duration.ofSeconds(2)); // 00:00:11: the 00:00:10 boundary passed
+    assertThat(loop.tick()).isTrue();
+    assertThat(loop.tick()).isFalse();
+    assertThat(closes).hasValue(1);
+    assertThat(loop.alerts())
+        .singleElement()
+        .satisfies(
+            a -> {
+              assertThat(a.state()).isEqualTo(AlertState.PENDING);
+              assertThat(a.activeAt()).isEqualTo(Instant.parse("2026-01-01T00:00:10Z"));
+            });
+
+    clock.advance(INTERVAL);
+    assertThat(loop.tick()).isTrue();
+    assertThat(loop.alerts())
+        .singleElement()
+        .satisfies(
+            a -> {
+              assertThat(a.state()).isEqualTo(AlertState.FIRING);
+              assertThat(a.firingSince()).isEqualTo(Instant.parse("2026-01-01T00:00:20Z"));
+            });
+    assertThat(registry.find("profold.alert.evaluations").counter().count()).isEqualTo(2);
+  }
+
+  @Test
+  void skippedBoundariesCountAsOneEvaluation() {
+    AlertLoop loop = loop(Rules.rule("High", "ratio > 0.5", 2));
+    values.set(ratio(0.9));
+    clock.advance(INTERVAL.multipliedBy(5));
+    assertThat(loop.tick()).isTrue();
+    assertThat(loop.alerts())
+        .singleElement()
+        .extracting(Alert::state)
+        .isEqualTo(AlertState.PENDING);
+  }
+
+  @Test
+  void aFailingSourceKeepsTheStateInsteadOfResolving() {
+    AtomicReference<RuntimeException> failure = new AtomicReference<>();
+    AlertLoop loop =
+        new AlertLoop(
+            List.of(Rules.rule("High", "ratio > 0.5", 1)),
+            INTERVAL,
+            clock,
+            () -> {
+              if (failure.get() != null) {
+                throw failure.get();
+              }
+              return ratio(0.9);
+            },
+            () -> {},
+            new AlertMetrics(registry));
+    clock.advance(INTERVAL);
+    assertThat(loop.tick()).isTrue();
+    assertThat(loop.alerts()).singleElement().extracting(Alert::state).isEqualTo(AlertState.FIRING);
+    failure.set(new IllegalStateException("producer broke"));
+    clock.advance(INTERVAL);
+    assertThat(loop.tick()).isFalse();
+    assertThat(loop.alerts()).singleElement().extracting(Alert::state).isEqualTo(AlertState.FIRING);
+  }
+
+  @Test
+  void replacingRulesKeepsTheStateOfUnchangedOnes() {
+    AlertLoop loop =
+        loop(Rules.rule("High", "ratio > 0.5", 1), Rules.rule("Low", "ratio < 0.1", 1));
+    values.set(ratio(0.9));
+    clock.advance(INTERVAL);
+    loop.tick();
+    AlertEvaluator.RulesChange c = loop.replaceRules(List.of(Rules.rule("High", "ratio > 0.5", 1)));
+    assertThat(c.kept()).containsExactly("High");
+    assertThat(c.removed()).containsExactly("Low");
+    assertThat(loop.alerts()).singleElement().extracting(Alert::rule).isEqualTo("High");
+    assertThat(loop.rules()).extracting(AlertRule::name).containsExactly("High");
+  }
+}

@@ -1,0 +1,179 @@
+package dev.profold.collector.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.profold.collector.alert.AlertLoop;
+import dev.profold.collector.alert.AlertMetrics;
+import dev.profold.collector.alert.AlertRule;
+import dev.profold.collector.alert.AlertmanagerSpec;
+import dev.profold.collector.alert.Comparison;
+import dev.profold.collector.alert.Template;
+import dev.profold.collector.analysis.DerivedValue;
+import dev.profold.collector.telemetry.CollectorMetrics;
+import dev.profold.collector.testing.MutableClock;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.StringReader;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/** The {@code alerts} section: what loads, what is refused and how, and what a reload does. */
+class AlertsConfigTest {
+  static final String EXAMPLE =
+      """
+      alerts:
+        alertmanager:
+          url: http://127.0.0.1:9093
+          timeout: 2s
+          retries: 5
+        external_url: http://collector.example:7764/
+        rules:
+          - name: LockContention
+            expr: thread_class_ratio{class="sync", service="checkout"} > 0.2
+            for: 3
+            labels: {severity: page}
+            annotations:
+              summary: "{{ $labels.service }} spends {{ $value | percent }} in SYNC"
+              paths: "{{ $context.top_paths }}"
+          - name: Imbalance
+            expr: thread_cpu_imbalance >= 0.1
+      """;
+
+  @TempDir Path dir;
+
+  private static CollectorConfig parse(String yaml) throws ConfigException {
+    return ConfigLoader.parse(new StringReader(yaml), "collector.yaml");
+  }
+
+  @Test
+  void loadsRulesAndAlertmanager() throws Exception {
+    CollectorConfig c = parse(EXAMPLE);
+    assertThat(c.alerts().alertmanager())
+        .isEqualTo(
+            new AlertmanagerSpec(URI.create("http://127.0.0.1:9093"), Duration.ofSeconds(2), 5));
+    assertThat(c.alerts().alertmanager().alertsEndpoint())
+        .isEqualTo(URI.create("http://127.0.0.1:9093/api/v2/alerts"));
+    assertThat(c.alerts().externalUrl()).isEqualTo(URI.create("http://collector.example:7764/"));
+    List<AlertRule> rules = c.alerts().rules();
+    assertThat(rules).extracting(AlertRule::name).containsExactly("LockContention", "Imbalance");
+    AlertRule lock = rules.get(0);
+    assertThat(lock.expression().valueName()).isEqualTo("thread_class_ratio");
+    assertThat(lock.expression().matchers()).hasSize(2);
+    assertThat(lock.expression().comparison()).isEqualTo(Comparison.GREATER);
+    assertThat(lock.forEvaluations()).isEqualTo(3);
+    assertThat(lock.labels()).containsExactlyEntriesOf(Map.of("severity", "page"));
+    assertThat(lock.annotations()).containsOnlyKeys("summary", "paths");
+    assertThat(
+            lock.annotations()
+                .get("summary")
+                .render(new Template.Data(0.25, Map.of("service", "checkout"), Map.of())))
+        .isEqualTo("checkout spends 25% in SYNC");
+    // Defaults: for 1, no labels or annotations; Alertmanager timeout 5s, 3 retries.
+    assertThat(rules.get(1).forEvaluations()).isEqualTo(1);
+    assertThat(rules.get(1).annotations()).isEmpty();
+    assertThat(parse("alerts:\n  alertmanager: {url: 'https://am:9093'}\n").alerts().alertmanager())
+        .isEqualTo(new AlertmanagerSpec(URI.create("https://am:9093"), Duration.ofSeconds(5), 3));
+  }
+
+  @Test
+  void withoutTheKeyThereAreNoRulesAndNoAlertmanager() throws Exception {
+    assertThat(parse("interval: 5s").alerts().rules()).isEmpty();
+    assertThat(parse("interval: 5s").alerts().alertmanager()).isNull();
+    assertThat(parse("alerts:\n  rules: []\n").alerts().rules()).isEmpty();
+  }
+
+  @ParameterizedTest
+  @CsvSource(
+      delimiterString = " ~> ",
+      quoteCharacter = '`',
+      value = {
+        "alerts: {rulez: []} ~> collector.yaml: unknown key 'alerts.rulez'; known keys under alerts: alertmanager, external_url, rules",
+        "alerts: {rules: [{name: A, expr: 'x > 1', when: 3}]} ~> collector.yaml: unknown key 'alerts.rules[0].when'; known keys under alerts.rules[0]: annotations, expr, for, labels, name",
+        "alerts: {rules: [{expr: 'x > 1'}]} ~> collector.yaml: alerts.rules[0].name is required: letters, digits and _, starting with a letter, e.g. LockContention",
+        "alerts: {rules: [{name: 'lock contention', expr: 'x > 1'}]} ~> collector.yaml: alerts.rules[0].name 'lock contention' is not valid",
+        "alerts: {rules: [{name: A}]} ~> collector.yaml: alerts.rules[0].expr ('A') is required, for example: thread_class_ratio{class=\"sync\"} > 0.2",
+        "alerts: {rules: [{name: A, expr: 'x > 1'}, {name: B, expr: 'y > 1'}, {name: C, expr: 'r{class=\"sync\"} > 20%'}]} ~> collector.yaml: alerts.rules[2].expr ('C') at column 21: write shares as fractions: 0.2 rather than 20%",
+        "alerts: {rules: [{name: A, expr: 'x{service=checkout} > 1'}]} ~> collector.yaml: alerts.rules[0].expr ('A') at column 11: expected a quoted value after service's operator (\"value\" or 'value'), found 'checkout}'",
+        "alerts: {rules: [{name: A, expr: 'x > 1', for: 3s}]} ~> collector.yaml: alerts.rules[0] ('A'): 'for' must be a whole number of evaluations in 1..100000, was 3s (rules are evaluated once per interval: 'for: 3' fires after three intervals in a row)",
+        "alerts: {rules: [{name: A, expr: 'x > 1', for: 0}]} ~> 'for' must be a whole number of evaluations in 1..100000, was 0",
+        "alerts: {rules: [{name: A, expr: 'x > 1'}, {name: A, expr: 'y > 1'}]} ~> collector.yaml: alerts.rules[1]: a rule named 'A' is defined twice",
+        "alerts: {rules: [{name: A, expr: 'x > 1', labels: {alertname: B}}]} ~> collector.yaml: alerts.rules[0].labels: 'alertname' is set by the collector (the rule's name); remove it",
+        "alerts: {rules: [{name: A, expr: 'x > 1', labels: {Severity: page}}]} ~> collector.yaml: alerts.rules[0].labels: 'Severity' is not a label name ([a-z_][a-z0-9_]*, not starting __)",
+        "alerts: {rules: [{name: A, expr: 'x > 1', labels: {tier: 1}}]} ~> collector.yaml: alerts.rules[0].labels.tier must be a string (quote it), was 1",
+        "alerts: {rules: [{name: A, expr: 'x > 1', annotations: {summary: '{{ $value | pct }}'}}]} ~> collector.yaml: alerts.rules[0].annotations.summary at column 13: unknown function 'pct'; functions: duration, humanize, percent",
+        "alerts: {rules: [{name: A, expr: 'x > 1', annotations: {summary: 'at {{ $labels.x'}}]} ~> collector.yaml: alerts.rules[0].annotations.summary at column 4: '{{' is not closed with '}}'",
+        "alerts: {alertmanager: {timeout: 1s}} ~> collector.yaml: alerts.alertmanager.url is required (e.g. http://127.0.0.1:9093); leave out 'alertmanager' to expose alerts as metrics only",
+        "alerts: {alertmanager: {url: '127.0.0.1:9093'}} ~> collector.yaml: alerts.alertmanager.url must be an http:// or https:// URL such as http://127.0.0.1:9093, was 127.0.0.1:9093",
+        "alerts: {alertmanager: {url: 'http://am:9093', retries: -1}} ~> collector.yaml: alerts.alertmanager.retries must be a whole number in 0..20",
+        "alerts: {alertmanager: {url: 'http://am:9093', timeout: 5}} ~> collector.yaml: alerts.alertmanager.timeout must be a duration such as 500ms or 5s, was 5",
+        "alerts: {rules: {name: A}} ~> collector.yaml: alerts.rules must be a list of rules, each with a name and an expr",
+        "alerts: [] ~> collector.yaml: alerts must be a mapping of keys to values",
+      })
+  void badSectionsAreRefusedWithWhereAndHow(String yaml, String message) {
+    assertThatThrownBy(() -> parse(yaml))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining(message);
+  }
+
+  @Test
+  void reloadReplacesRulesKeepingUnchangedOnesAndFlagsAlertmanagerChanges() throws Exception {
+    Path file = dir.resolve("collector.yaml");
+    Files.writeString(file, EXAMPLE, StandardCharsets.UTF_8);
+    CollectorConfig running = ConfigLoader.load(file);
+    MutableClock clock = MutableClock.at(Instant.parse("2026-01-01T00:00:01Z"));
+    AlertLoop loop =
+        new AlertLoop(
+            running.alerts().rules(),
+            running.interval(),
+            clock,
+            () ->
+                List.of(
+                    DerivedValue.of("thread_cpu_imbalance", Map.of("service", "checkout"), 0.5)),
+            () -> {},
+            new AlertMetrics(new SimpleMeterRegistry()));
+    clock.advance(Duration.ofSeconds(10));
+    loop.tick();
+    assertThat(loop.alerts()).extracting(a -> a.rule()).containsExactly("Imbalance");
+    ConfigReloader reloader =
+        new ConfigReloader(
+            file,
+            running,
+            c -> c,
+            schemes -> List.of("region"),
+            rules -> loop.replaceRules(rules).kept(),
+            new CollectorMetrics(new SimpleMeterRegistry()));
+
+    Files.writeString(
+        file,
+        EXAMPLE
+            .replace("url: http://127.0.0.1:9093", "url: http://127.0.0.1:9094")
+            .replace("for: 3", "for: 2"),
+        StandardCharsets.UTF_8);
+    ConfigReloader.Outcome o = reloader.reload();
+    assertThat(o.applied()).isTrue();
+    assertThat(o.needRestart()).containsExactly("alerts.alertmanager");
+    // Imbalance did not change: it is still firing; LockContention changed and starts over.
+    assertThat(loop.alerts()).extracting(a -> a.rule()).containsExactly("Imbalance");
+    assertThat(loop.rules().get(0).forEvaluations()).isEqualTo(2);
+    assertThat(reloader.current().alerts().rules().get(0).forEvaluations()).isEqualTo(2);
+    // The running Alertmanager stays until a restart.
+    assertThat(reloader.current().alerts().alertmanager().url())
+        .isEqualTo(URI.create("http://127.0.0.1:9093"));
+
+    Files.writeString(file, EXAMPLE.replace("for: 3", "for: three"), StandardCharsets.UTF_8);
+    ConfigReloader.Outcome refused = reloader.reload();
+    assertThat(refused.applied()).isFalse();
+    assertThat(refused.error()).contains("alerts.rules[0] ('LockContention'): 'for' must be");
+    assertThat(loop.rules().get(0).forEvaluations()).isEqualTo(2);
+  }
+}
