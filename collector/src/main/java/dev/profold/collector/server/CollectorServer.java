@@ -10,6 +10,7 @@ import dev.profold.collector.alert.AlertRule;
 import dev.profold.collector.alert.AlertsHttpHandler;
 import dev.profold.collector.analysis.DerivedValueSources;
 import dev.profold.collector.analysis.DerivedValues;
+import dev.profold.collector.analysis.ThreadActivityValues;
 import dev.profold.collector.archive.ArchiveException;
 import dev.profold.collector.archive.IntervalArchive;
 import dev.profold.collector.config.CollectorConfig;
@@ -145,8 +146,9 @@ public final class CollectorServer {
     queryExecutor.allowCoreThreadTimeOut(true);
     registry.register(new PrometheusExposition(worker));
     this.alertMetrics = new AlertMetrics(meters);
-    // What alert rules see: the given source and the collector's own producers (add them here).
-    DerivedValues derivedValues = DerivedValueSources.concat(List.of(derived));
+    // What alert rules see: the given source and the collector's own producers.
+    DerivedValues derivedValues =
+        DerivedValueSources.concat(List.of(derived, new ThreadActivityValues(worker)));
     this.alerts =
         new AlertLoop(
             config.alerts().rules(),
@@ -357,12 +359,18 @@ public final class CollectorServer {
       archive.close(config.shutdownTimeout());
     }
     ingest.closeStreams();
-    grpc.shutdown();
-    if (!grpc.awaitTermination(2, TimeUnit.SECONDS)) {
-      grpc.shutdownNow();
+    if (grpc != null) { // null when the ports could not be bound
+      grpc.shutdown();
+      if (!grpc.awaitTermination(2, TimeUnit.SECONDS)) {
+        grpc.shutdownNow();
+      }
     }
-    http.stop(0);
-    httpExecutor.shutdownNow();
+    if (http != null) {
+      http.stop(0);
+    }
+    if (httpExecutor != null) {
+      httpExecutor.shutdownNow();
+    }
     queryExecutor.shutdownNow();
     meters.close();
     log.info("stopped");
