@@ -29,9 +29,9 @@ import java.util.Map;
  * </ul>
  *
  * Context, for alert annotations: {@code top_paths} (the call paths of that class with the most
- * time in the built-in {@code region} scheme's last interval, for the instance or the service),
- * {@code top_instances} (service values: the instances with the largest share) and {@code
- * cpu_spread} (imbalance values: per-thread CPU min / avg / max).
+ * time in the built-in {@code region} scheme's newest closed interval with data, for the instance
+ * or the service), {@code top_instances} (service values: the instances with the largest share) and
+ * {@code cpu_spread} (imbalance values: per-thread CPU min / avg / max).
  *
  * <p>Computed on each call from one snapshot; thread-safe as its source is.
  */
@@ -154,7 +154,7 @@ public final class ThreadActivityValues implements DerivedValues {
       if (service < 0 || instance < 0 || path < 0 || kind < 0) {
         return;
       }
-      for (SeriesSnapshot x : s.lastInterval()) {
+      for (SeriesSnapshot x : latestWithData(s)) {
         if (!x.measure().name().equals("time")) {
           continue;
         }
@@ -166,6 +166,24 @@ public final class ThreadActivityValues implements DerivedValues {
       }
     }
 
+    /**
+     * The series of the newest closed interval that had data: right after a workload starts, or in
+     * a quiet moment, the last closed interval can be empty while the thread activity (which comes
+     * from the clients' own, later intervals) is not.
+     */
+    private static List<SeriesSnapshot> latestWithData(SchemeSnapshot s) {
+      if (!s.lastInterval().isEmpty()) {
+        return s.lastInterval();
+      }
+      List<dev.profold.sinks.snapshot.IntervalSnapshot> retained = s.retained();
+      for (int i = retained.size() - 1; i >= 0; i--) {
+        if (!retained.get(i).series().isEmpty()) {
+          return retained.get(i).series();
+        }
+      }
+      return List.of();
+    }
+
     private void add(List<String> key, String path, double seconds) {
       byKey.computeIfAbsent(key, k -> new HashMap<>()).merge(path, seconds, Double::sum);
     }
@@ -175,7 +193,7 @@ public final class ThreadActivityValues implements DerivedValues {
       Map<String, Double> paths =
           byKey.getOrDefault(List.of(service, instance == null ? "" : instance, kind), Map.of());
       if (paths.isEmpty()) {
-        return "(no " + kind + " regions in the last interval)";
+        return "(no " + kind + " regions in the last intervals)";
       }
       List<Map.Entry<String, Double>> sorted = new ArrayList<>(paths.entrySet());
       sorted.sort(
