@@ -18,7 +18,7 @@
 # io.netty:netty-example once; set MVN_ARGS=-o to stay offline when it is already there).
 #
 # Environment (defaults in brackets):
-#   ROUNDS [5]  DURATION [30] measured seconds per run  WARMUP [15] seconds per run
+#   ROUNDS [5]  DURATION [30] measured seconds per run  WARMUP [30] seconds per run
 #   CONNECTIONS [50]  THREADS [1] (wrk)  SERVER_CPU [1]  CLIENT_CPU [0] (wrk and the collector)
 #   SERVER_PORT [first free port from 8080]  SERVER_JVM_OPTS [] (all three modes)
 #   JFR_OPTS [settings=default,disk=true,maxsize=64m]  AGENT_OPTS [] (appended to the agent's)
@@ -27,7 +27,7 @@ set -euo pipefail
 
 rounds=${ROUNDS:-5}
 duration=${DURATION:-30}
-warmup=${WARMUP:-15}
+warmup=${WARMUP:-30}
 connections=${CONNECTIONS:-50}
 threads=${THREADS:-1}
 server_cpu=${SERVER_CPU:-1}
@@ -186,6 +186,11 @@ for round in $(seq "$rounds"); do
     read -r _ ci1 < <(cpu_stat "$client_cpu")
     stop "$server_pid"
     server_pid=
+    if [ "$mode" = profold ]; then # the agent sends its last delta at shutdown; the collector
+      sleep 2                      # forgets sources that stopped a few intervals ago
+      curl -fsS "http://127.0.0.1:$http_port/metrics" >"$out/$tag-metrics.txt" ||
+        die "could not read the collector's /metrics"
+    fi
 
     f=$out/$tag-wrk.txt
     rps=$(awk '/^Requests\/sec:/ { print $2 }' "$f")
@@ -208,8 +213,6 @@ for round in $(seq "$rounds"); do
   done
 done
 
-curl -fsS "http://127.0.0.1:$http_port/metrics" >"$out/collector-metrics.txt" ||
-  die "could not read the collector's /metrics"
 stop "$collector_pid"
 collector_pid=
 
@@ -285,21 +288,22 @@ report() {
   echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
   awk -F'\t' 'NR > 1 { printf "| %s | %s | %.0f | %.3f | %.3f | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $7, $8, $9, $10, $11, $12 }' "$runs"
   echo
-  echo "Collector check (what the agent runs delivered, from the collector's /metrics):"
+  echo "Collector check (what each agent run delivered, from the collector's /metrics right after"
+  echo "the run; the agent's CPU is what it reported spending on itself over its whole run):"
   echo
-  awk '
-    /^profold_client_cpu_seconds_total\{/ && /service="agent-overhead"/ {
-      match($0, /instance="[^"]*"/); inst = substr($0, RSTART + 10, RLENGTH - 11); cpu[inst] = $NF; seen = 1
-    }
-    /^profold_region_time_seconds_count\{/ && /service="agent-overhead"/ {
-      match($0, /instance="[^"]*"/); inst = substr($0, RSTART + 10, RLENGTH - 11); series[inst]++; seen = 1
-    }
+  local r
+  for r in $(seq "$rounds"); do
+    awk -v round="$r" '
+    !/service="agent-overhead"/ || $0 !~ ("instance=\"round-" round "\"") { if (!/^profold_deltas_applied_total/) next }
+    /^profold_client_cpu_seconds_total\{/ { cpu = $NF }
+    /^profold_region_time_seconds_count\{/ { series++ }
     /^profold_deltas_applied_total/ { applied = $NF }
     END {
-      if (!seen) { print "- nothing from service agent-overhead reached the collector"; exit }
-      printf "- deltas applied by the collector: %s\n", applied
-      for (i in series) printf "- %s: %d region-time series; agent self-reported CPU %s s over the whole run\n", i, series[i], (i in cpu) ? cpu[i] : "n/a"
-    }' "$out/collector-metrics.txt" | sort
+      if (!series) { printf "- round %d: NOTHING from this run reached the collector\n", round; exit }
+      printf "- round %d: %d region-time series; agent CPU %s s; deltas applied by the collector so far: %s\n",
+        round, series, cpu == "" ? "n/a" : cpu, applied
+    }' "$out/r$r-profold-metrics.txt"
+  done
 }
 
 report | tee "$out/results.md"
