@@ -114,9 +114,9 @@ await_port() { # port pid what: wait up to 60 s for pid to listen on port
   die "$3 did not listen on port $1 within 60 s (see $out)"
 }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; } # utime + stime of a process
-cpu_stat() {                                                 # busy (user, nice, system) and idle of a CPU
+cpu_stat() { # ticks of a CPU: not idle (user, nice, system, irq, softirq, steal) and idle (with iowait)
   if [ "$pinned" = yes ]; then
-    awk -v c="cpu$1" '$1 == c { print $2 + $3 + $4, $5 + $6 }' /proc/stat
+    awk -v c="cpu$1" '$1 == c { print $2 + $3 + $4 + $7 + $8 + $9, $5 + $6 }' /proc/stat
   else
     echo 0 0
   fi
@@ -130,7 +130,7 @@ echo "resolving the server's class path ($workload_pom)" >&2
 classpath=$(cat "$out/classpath.txt")
 
 # --- collector, once for the whole run ---------------------------------------------------------
-grpc_port=$(free_port 17763)
+grpc_port=$(free_port $((20000 + RANDOM % 20000)))
 http_port=$(free_port $((grpc_port + 1)))
 "${client_pin[@]}" "$java" -jar "$collector_jar" collector \
   --grpc-port "$grpc_port" --http-port "$http_port" >"$out/collector.log" 2>&1 &
@@ -179,11 +179,11 @@ for round in $(seq "$rounds"); do
     load=$(cut -d' ' -f1 /proc/loadavg)
     t0=$(cpu_ticks "$server_pid")
     read -r sb0 si0 < <(cpu_stat "$server_cpu")
-    read -r _ ci0 < <(cpu_stat "$client_cpu")
+    read -r cb0 ci0 < <(cpu_stat "$client_cpu")
     "${client_pin[@]}" wrk "${wrk_args[@]}" -d "${duration}s" "$url" >"$out/$tag-wrk.txt"
     t1=$(cpu_ticks "$server_pid")
     read -r sb1 si1 < <(cpu_stat "$server_cpu")
-    read -r _ ci1 < <(cpu_stat "$client_cpu")
+    read -r cb1 ci1 < <(cpu_stat "$client_cpu")
     stop "$server_pid"
     server_pid=
     if [ "$mode" = profold ]; then # the agent sends its last delta at shutdown; the collector
@@ -200,12 +200,13 @@ for round in $(seq "$rounds"); do
     errors=$(awk '/Socket errors:/ { gsub(/,/, ""); e += $4 + $6 + $8 + $10 }
                   /Non-2xx/ { e += $NF } END { print e + 0 }' "$f")
     [ -n "$rps" ] || die "no Requests/sec in $f"
-    # Cores over the measured run: the server JVM; other processes on the server's CPU; idle time
-    # of the server's and of the client's CPU (n/a when not pinned).
+    # Shares of the measured run's time (pinned): of the server's CPU, the server JVM, everything
+    # else that kept it busy (other processes, interrupts not charged to the server) and idle; the
+    # client CPU's idle share. Not pinned: the server JVM's cores only.
     read -r jvm others sidle cidle < <(awk -v t=$((t1 - t0)) -v sb=$((sb1 - sb0)) -v si=$((si1 - si0)) \
-      -v ci=$((ci1 - ci0)) -v hz="$clk_tck" -v d="$duration" -v pinned="$pinned" 'BEGIN {
-        f = hz * d; if (pinned != "yes") { printf "%.3f n/a n/a n/a\n", t / f; exit }
-        printf "%.3f %.3f %.3f %.3f\n", t / f, (sb - t) / f, si / f, ci / f }')
+      -v cb=$((cb1 - cb0)) -v ci=$((ci1 - ci0)) -v hz="$clk_tck" -v d="$duration" -v pinned="$pinned" 'BEGIN {
+        if (pinned != "yes") { printf "%.3f n/a n/a n/a\n", t / (hz * d); exit }
+        f = sb + si; printf "%.3f %.3f %.3f %.3f\n", t / f, (sb - t) / f, si / f, ci / (cb + ci) }')
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$mode" "$rps" "$p50" "$p99" \
       "$requests" "$errors" "$jvm" "$others" "$sidle" "$cidle" "$load" >>"$runs"
     printf 'round %d %-7s %6.0f req/s  p99 %7.3f ms  server JVM %s, others %s, idle %s / %s  load %s\n' \
@@ -280,9 +281,10 @@ report() {
       printf "%+.2f points vs JFR alone (goal ≤ +0.5: %s).\n", d, d <= 0.5 ? "met" : "NOT met"
     }' "$runs"
   echo
-  echo "Runs. CPU columns are cores (1 = one CPU busy) over the measured run: the server JVM's"
-  echo "user + system time, other processes' time on the server's CPU (work that is not ours), and the"
-  echo "idle time of the server's and of the client's CPU. Load: 1-minute load average before the run."
+  echo "Runs. CPU columns are shares of the measured run's time (1 = the whole CPU): of the server's"
+  echo "CPU, the server JVM's user + system time, the time anything else kept it busy (other"
+  echo "processes, interrupts not charged to the server) and its idle time; the client CPU's idle time."
+  echo "Load: 1-minute load average before the run."
   echo
   echo "| round | mode | req/s | p50 (ms) | p99 (ms) | errors | server JVM | others on server CPU | server CPU idle | client CPU idle | load |"
   echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
