@@ -115,7 +115,7 @@ await_port() { # port pid what: wait up to 60 s for pid to listen on port
 }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; } # utime + stime of a process
 cpu_stat() { # ticks of a CPU: not idle (user, nice, system, irq, softirq, steal) and idle (with iowait)
-  if [ "$pinned" = yes ]; then
+  if [ "$pinned" = yes ] && [[ $1 =~ ^[0-9]+$ ]]; then # a single CPU; lists (2-3) are not read
     awk -v c="cpu$1" '$1 == c { print $2 + $3 + $4 + $7 + $8 + $9, $5 + $6 }' /proc/stat
   else
     echo 0 0
@@ -205,7 +205,7 @@ for round in $(seq "$rounds"); do
     # client CPU's idle share. Not pinned: the server JVM's cores only.
     read -r jvm others sidle cidle < <(awk -v t=$((t1 - t0)) -v sb=$((sb1 - sb0)) -v si=$((si1 - si0)) \
       -v cb=$((cb1 - cb0)) -v ci=$((ci1 - ci0)) -v hz="$clk_tck" -v d="$duration" -v pinned="$pinned" 'BEGIN {
-        if (pinned != "yes") { printf "%.3f n/a n/a n/a\n", t / (hz * d); exit }
+        if (sb + si == 0 || cb + ci == 0) { printf "%.3f n/a n/a n/a\n", t / (hz * d); exit }
         f = sb + si; printf "%.3f %.3f %.3f %.3f\n", t / f, (sb - t) / f, si / f, ci / (cb + ci) }')
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$mode" "$rps" "$p50" "$p99" \
       "$requests" "$errors" "$jvm" "$others" "$sidle" "$cidle" "$load" >>"$runs"
