@@ -154,6 +154,24 @@ class PlantedAlertsTest {
             + server.alerts().alerts());
   }
 
+  /** The mean of the firing alert's value over its next {@code n} evaluations. */
+  private double steadyValue(String rule, Map<String, String> labels, int n)
+      throws InterruptedException {
+    List<Double> seen = new ArrayList<>();
+    double last = Double.NaN;
+    long deadline = System.nanoTime() + DEADLINE.toNanos();
+    while (seen.size() < n && System.nanoTime() < deadline) {
+      double v = awaitFiring(rule, labels).value();
+      if (v != last) {
+        seen.add(v);
+        last = v;
+      }
+      TimeUnit.MILLISECONDS.sleep(200); // a poll tick
+    }
+    assertThat(seen).as("evaluations of %s%s", rule, labels).hasSize(n);
+    return seen.stream().mapToDouble(Double::doubleValue).average().orElseThrow();
+  }
+
   private static void spin(long nanos) {
     long until = System.nanoTime() + nanos;
     while (System.nanoTime() < until) {
@@ -174,12 +192,20 @@ class PlantedAlertsTest {
   void lockContentionInOneServiceFiresNamingTheClassPoolAndPath() throws Exception {
     profile("inventory");
     AtomicLong blocked = new AtomicLong();
-    long started = System.nanoTime();
     for (int i = 0; i < 4; i++) {
       spawn("reserve-" + i, () -> reserve(blocked));
     }
     Alert a = awaitFiring("LockContention", Map.of("service", "inventory"));
-    double truth = blocked.get() / (4.0 * (System.nanoTime() - started));
+    // The estimate over the next three intervals against the truth over the same time.
+    long from = System.nanoTime();
+    long blockedFrom = blocked.get();
+    double estimate = steadyValue("LockContention", Map.of("service", "inventory"), 3);
+    double truth = (blocked.get() - blockedFrom) / (4.0 * (System.nanoTime() - from));
+    System.out.printf(
+        java.util.Locale.ROOT,
+        "planted lock contention: estimated blocked share %.3f, measured %.3f%n",
+        estimate,
+        truth);
 
     assertThat(a.labels())
         .containsEntry("thread_group", "reserve-*")
@@ -187,7 +213,7 @@ class PlantedAlertsTest {
     assertThat(a.annotations().get("paths"))
         .as("the top call path")
         .contains(PlantedAlertsTest.class.getName() + ".reserve");
-    assertThat(a.value())
+    assertThat(estimate)
         .as("estimated share of thread time blocked (measured: %.3f); %s", truth, a)
         .isBetween(truth * 0.8, truth * 1.2);
   }
@@ -230,6 +256,11 @@ class PlantedAlertsTest {
         cpu.put(m.group(1), Double.parseDouble(m.group(2)));
       }
       double estimated = (cpu.get("max") - cpu.get("avg")) / cpu.get("max");
+      System.out.printf(
+          java.util.Locale.ROOT,
+          "planted imbalance: estimated (max - avg) / max %.3f, planted 0.5625 (%s)%n",
+          estimated,
+          cpu);
       assertThat(estimated)
           .as("(max - avg) / max of per-thread CPU time: %s", cpu)
           .isBetween(0.5625 * 0.8, 0.5625 * 1.2);
@@ -284,6 +315,10 @@ class PlantedAlertsTest {
           .as("the top call paths")
           .contains("java.util.concurrent.ThreadPoolExecutor.execute");
       assertThat(a.value()).as("thread_mgmt share of the submitter's time").isGreaterThan(0.2);
+      System.out.printf(
+          java.util.Locale.ROOT,
+          "planted thread management: submitter's thread_mgmt share %.3f%n",
+          a.value());
     } finally {
       stop.set(true);
       pool.shutdownNow();
