@@ -1,5 +1,8 @@
 package dev.profold.collector.demo;
 
+import dev.profold.client.Kind;
+import dev.profold.client.internal.activity.LiveThread;
+import dev.profold.client.internal.activity.ThreadActivity;
 import dev.profold.client.internal.export.DeltaEncoder;
 import dev.profold.proto.v1.Ack;
 import dev.profold.proto.v1.AckResult;
@@ -34,9 +37,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One simulated process of the demo: worker threads run a {@link Step} tree in a loop; every
- * interval the recorded aggregates become a delta, sent on a Push stream and kept until acked. A
- * broken stream is reopened on the next interval and the unacknowledged deltas are sent again (with
- * the dictionary, as a new stream needs).
+ * interval the recorded aggregates and the workers' thread activity (CPU time from their clocks,
+ * blocked time as the steps measure it) become a delta, sent on a Push stream and kept until acked.
+ * A broken stream is reopened on the next interval and the unacknowledged deltas are sent again
+ * (with the dictionary, as a new stream needs).
  */
 final class SimulatedInstance {
   private static final Logger log = LoggerFactory.getLogger(SimulatedInstance.class);
@@ -53,6 +57,8 @@ final class SimulatedInstance {
   private final int bytesAttr;
   private final Object sharedLock = new Object();
   private final List<Thread> workers = new ArrayList<>();
+  private final ThreadMXBean threadsMx = ManagementFactory.getThreadMXBean();
+  private final ThreadActivity activity = new ThreadActivity(this::liveWorkers);
   private final ScheduledExecutorService exporter;
   private final ArrayDeque<Delta> unacked = new ArrayDeque<>();
   private Map<Long, Aggregate> current = new HashMap<>();
@@ -128,6 +134,21 @@ final class SimulatedInstance {
     return sharedLock;
   }
 
+  /** The calling worker was blocked for {@code nanos} in a {@code kind} way. */
+  void blocked(Kind kind, long nanos) {
+    activity.offCpu(Thread.currentThread().getId(), kind, nanos);
+  }
+
+  /** This instance's workers with their CPU time: the threads its thread activity reports. */
+  private List<LiveThread> liveWorkers() {
+    List<LiveThread> out = new ArrayList<>(workers.size());
+    for (Thread t : workers) {
+      long cpu = threadsMx.isThreadCpuTimeSupported() ? threadsMx.getThreadCpuTime(t.getId()) : -1;
+      out.add(new LiveThread(t.getId(), t.getName(), cpu));
+    }
+    return out;
+  }
+
   void recordTime(int path, double seconds) {
     record(path, timeAttr, seconds);
   }
@@ -163,6 +184,7 @@ final class SimulatedInstance {
             .setIntervalStartUnixNanos(intervalStart)
             .setIntervalEndUnixNanos(end)
             .setThreadAggregation(ThreadAggregation.THREAD_AGGREGATION_SUM);
+    d.addAllThreadActivity(activity.close(intervalStart, end));
     intervalStart = end;
     for (Map.Entry<Long, Aggregate> e : swap().entrySet()) {
       int path = (int) (e.getKey() >>> 32);

@@ -1,5 +1,6 @@
 package dev.profold.collector.demo;
 
+import dev.profold.client.Kind;
 import dev.profold.proto.v1.RegionKind;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
@@ -35,13 +36,19 @@ interface Step {
 
   /** Blocking wait for about {@code meanMicros}. */
   static Step sleep(int meanMicros) {
-    return (instance, path) -> LockSupport.parkNanos(randomNanos(meanMicros));
+    return (instance, path) -> {
+      long t0 = System.nanoTime();
+      LockSupport.parkNanos(randomNanos(meanMicros));
+      instance.blocked(Kind.WAIT, System.nanoTime() - t0);
+    };
   }
 
   /** Blocking I/O of about {@code meanMicros} moving about {@code meanBytes}. */
   static Step io(int meanMicros, int meanBytes) {
     return (instance, path) -> {
+      long t0 = System.nanoTime();
       LockSupport.parkNanos(randomNanos(meanMicros));
+      instance.blocked(Kind.IO, System.nanoTime() - t0);
       instance.recordBytes(path, 1 + ThreadLocalRandom.current().nextInt(2 * meanBytes));
     };
   }
@@ -50,7 +57,9 @@ interface Step {
   static Step contendedLock(int meanMicros) {
     Step hold = compute(meanMicros);
     return (instance, path) -> {
+      long t0 = System.nanoTime();
       synchronized (instance.sharedLock()) {
+        instance.blocked(Kind.SYNC, System.nanoTime() - t0);
         hold.run(instance, path);
       }
     };
