@@ -54,6 +54,7 @@ public final class ThreadActivity {
 
   private final LiveThreads threads;
   private final Map<Long, long[]> offCpu = new HashMap<>();
+  private final Map<Long, long[]> carried = new HashMap<>();
   private final Map<Long, Long> onCpuMgmt = new HashMap<>();
   private final Map<Long, Long> lastCpu = new HashMap<>();
   private long pauses;
@@ -117,6 +118,12 @@ public final class ThreadActivity {
     lastCpu.clear();
     lastCpu.putAll(cpuNow);
     offCpu.clear();
+    for (Map.Entry<Long, long[]> e : carried.entrySet()) {
+      if (cpuNow.containsKey(e.getKey())) {
+        offCpu.put(e.getKey(), e.getValue());
+      }
+    }
+    carried.clear();
     onCpuMgmt.clear();
     pauses = 0;
     first = false;
@@ -139,10 +146,25 @@ public final class ThreadActivity {
     }
     long room = wall - cpu;
     long used = 0;
+    long excess = 0;
+    long[] over = new long[CLASSES];
     for (int k = SYNC; k <= THREAD_MGMT; k++) {
       long v = total <= room ? off[k] : scaled(off[k], room, total);
       c[k] += v;
       used += v;
+      over[k] = off[k] - v;
+      excess += over[k];
+    }
+    if (excess > 0) {
+      // What did not fit is carried to the next interval, at most one interval's worth: an event
+      // delivered late belongs to the time before, but a wait longer than that began before the
+      // previous interval, which has been sent already.
+      long keep = Math.min(excess, wall);
+      long[] rest = new long[CLASSES];
+      for (int k = SYNC; k <= THREAD_MGMT; k++) {
+        rest[k] = keep == excess ? over[k] : scaled(over[k], keep, excess);
+      }
+      carried.put(threadId, rest);
     }
     c[IDLE] = room - used;
     return c;

@@ -89,6 +89,28 @@ class ThreadActivityTest {
     assertThat(t.getSyncNanos()).isEqualTo(3 * S); // 4 s of room shared 6:2
     assertThat(t.getWaitNanos()).isEqualTo(S);
     assertThat(t.getIdleNanos()).isZero();
+
+    // What did not fit (3 s of sync, 1 s of wait) lands in the next interval.
+    threads.set(new LiveThread(1, "t", 7 * S));
+    ThreadGroupActivity next = group(activity.close(10 * S, 20 * S), "t");
+    assertThat(next.getSyncNanos()).isEqualTo(3 * S);
+    assertThat(next.getWaitNanos()).isEqualTo(S);
+    assertThat(next.getIdleNanos()).isEqualTo(5 * S);
+  }
+
+  @Test
+  void atMostOneIntervalIsCarriedAndNothingForThreadsThatEnded() {
+    threads.set(new LiveThread(1, "t", 0), new LiveThread(2, "u", 0));
+    activity.close(0, 0);
+    activity.offCpu(1, Kind.WAIT, 35 * S); // a wait of 35 s, reported when it ended
+    activity.offCpu(2, Kind.IO, 15 * S);
+    assertThat(group(activity.close(0, 10 * S), "t").getWaitNanos()).isEqualTo(10 * S);
+
+    threads.set(new LiveThread(1, "t", 0)); // u ended
+    List<ThreadGroupActivity> second = activity.close(10 * S, 20 * S);
+    assertThat(group(second, "t").getWaitNanos()).isEqualTo(10 * S); // 25 s over, 10 s carried
+    assertThat(second).extracting(ThreadGroupActivity::getThreadGroup).containsExactly("t");
+    assertThat(group(activity.close(20 * S, 30 * S), "t").getWaitNanos()).isZero();
   }
 
   @Test
