@@ -31,9 +31,10 @@ import org.junit.jupiter.api.Test;
  * Planted problems in this JVM, profiled by a real JFR stream into a recorder whose tables the test
  * collects once per one-second interval: the planted class must dominate the planted thread group's
  * recorded time, at the planted method, within two intervals of the group's first data, and the
- * planted class must lead the group's thread time (its {@link ThreadActivity}) over the two
- * intervals after that (see {@link #steadyShare}). JFR is asynchronous, so the waits are bounded by
- * generous deadlines; nothing is asserted about timing.
+ * planted class must lead the group's thread time (its {@link ThreadActivity}) over the three
+ * intervals after that, within 20% of the blocked time the threads measured themselves (see {@link
+ * #steadyShare}). JFR is asynchronous, so the waits are bounded by generous deadlines; nothing is
+ * asserted about timing.
  */
 class JfrProfilerTest {
   private static final Duration INTERVAL = Duration.ofSeconds(1);
@@ -54,6 +55,7 @@ class JfrProfilerTest {
   @BeforeEach
   void start() throws Exception {
     Duration ms1 = Duration.ofMillis(1);
+    BLOCKED.set(0);
     profiler =
         JfrProfiler.start(
             recorder,
@@ -170,20 +172,44 @@ class JfrProfilerTest {
     return nextInterval(group, kind);
   }
 
+  /** Nanoseconds the planted threads spent blocked, measured by themselves. */
+  static final java.util.concurrent.atomic.AtomicLong BLOCKED =
+      new java.util.concurrent.atomic.AtomicLong();
+
   /**
-   * The share of the group's thread time in class {@code kind} over the next two intervals. A wait
-   * is reported when it ends, and JFR delivers it up to about a second later, so one interval's
-   * split can lag; two even it out.
+   * The group's share of thread time in class {@code kind} over the next three intervals, the truth
+   * over the same time ({@link #BLOCKED} over {@code threads} threads' wall time), and whether
+   * {@code kind} led every other class but idle. A wait is reported when it ends, and JFR delivers
+   * it up to about a second later, so one interval's split can lag; three even it out. The truth,
+   * not a fixed share, is the reference: on a loaded machine a runnable thread waiting for a CPU is
+   * idle in the classes, and the planted waits shrink or grow with the load.
    */
-  private double steadyShare(String group, Kind kind) throws InterruptedException {
+  private record Share(double estimate, double truth, boolean leads) {}
+
+  private Share steadyShare(String group, Kind kind, int threads) throws InterruptedException {
+    long blocked0 = BLOCKED.get();
+    long t0 = System.nanoTime();
     double part = 0;
     double wall = 0;
-    for (int k = 0; k < 2; k++) {
+    boolean leads = true;
+    for (int k = 0; k < 3; k++) {
       Interval i = nextInterval(group, kind);
-      part += i.share(kind) * (i.threads() == null ? 0 : i.threads().getWallNanos());
-      wall += i.threads() == null ? 0 : i.threads().getWallNanos();
+      double w = i.threads() == null ? 0 : i.threads().getWallNanos();
+      part += i.share(kind) * w;
+      wall += w;
+      for (Kind other : Kind.values()) {
+        leads &= i.share(other) <= i.share(kind);
+      }
     }
-    return wall == 0 ? 0 : part / wall;
+    double truth = (BLOCKED.get() - blocked0) / (threads * (double) (System.nanoTime() - t0));
+    return new Share(wall == 0 ? 0 : part / wall, truth, leads);
+  }
+
+  private static void assertShare(Share s, Kind kind) {
+    assertThat(s.leads()).as("%s leads the classes but idle: %s", kind, s).isTrue();
+    assertThat(s.estimate())
+        .as("%s share of the group's thread time against the measured %.3f", kind, s.truth())
+        .isBetween(s.truth() * 0.8, s.truth() * 1.2);
   }
 
   static void contendedMethod() {
@@ -191,7 +217,9 @@ class JfrProfilerTest {
     while (System.nanoTime() < outside) {
       Thread.onSpinWait();
     }
+    long before = System.nanoTime();
     synchronized (LOCK) { // the planted problem: 2 ms of every thread's work under one lock
+      BLOCKED.addAndGet(System.nanoTime() - before);
       long until = System.nanoTime() + 2_000_000;
       while (System.nanoTime() < until) {
         Thread.onSpinWait();
@@ -209,14 +237,15 @@ class JfrProfilerTest {
         .as("SYNC time of contended-* (all: %s)", i.byKind())
         .isGreaterThan(i.total() / 2);
     assertThat(i.topPath()).endsWith("/" + JfrProfilerTest.class.getName() + ".contendedMethod");
-    assertThat(steadyShare("contended-*", Kind.SYNC))
-        .as("SYNC share of contended-* thread time")
-        .isGreaterThan(0.5);
+    assertShare(steadyShare("contended-*", Kind.SYNC, 4), Kind.SYNC);
   }
 
   static void readMethod(InputStream in) {
+    long before = System.nanoTime();
     try {
-      if (in.read() < 0) {
+      int b = in.read();
+      BLOCKED.addAndGet(System.nanoTime() - before);
+      if (b < 0) {
         LockSupport.parkNanos(1_000_000); // the writer has gone: the test is ending
       }
     } catch (java.io.IOException e) {
@@ -253,9 +282,7 @@ class JfrProfilerTest {
           .as("IO time of reader-* (all: %s)", i.byKind())
           .isGreaterThan(i.total() / 2);
       assertThat(i.topPath()).contains("/" + JfrProfilerTest.class.getName() + ".readMethod/");
-      assertThat(steadyShare("reader-*", Kind.IO))
-          .as("IO share of reader-* thread time")
-          .isGreaterThan(0.5);
+      assertShare(steadyShare("reader-*", Kind.IO, 2), Kind.IO);
     } finally {
       stop.set(true);
       for (Socket s : sockets) {
@@ -266,8 +293,10 @@ class JfrProfilerTest {
   }
 
   static void waitMethod(java.util.concurrent.BlockingQueue<Integer> queue) {
+    long before = System.nanoTime();
     try {
       queue.take();
+      BLOCKED.addAndGet(System.nanoTime() - before);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
@@ -292,9 +321,7 @@ class JfrProfilerTest {
           .as("WAIT time of consumer-* (all: %s)", i.byKind())
           .isGreaterThan(i.total() / 2);
       assertThat(i.topPath()).contains("/" + JfrProfilerTest.class.getName() + ".waitMethod/");
-      assertThat(steadyShare("consumer-*", Kind.WAIT))
-          .as("WAIT share of consumer-* thread time")
-          .isGreaterThan(0.5);
+      assertShare(steadyShare("consumer-*", Kind.WAIT, 3), Kind.WAIT);
     } finally {
       stop.set(true);
       for (int k = 0; k < 3; k++) {
