@@ -6,8 +6,16 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.profold.collector.config.CollectorConfig;
 import dev.profold.collector.config.ConfigException;
 import dev.profold.collector.config.ConfigLoader;
+import dev.profold.collector.config.ConfigReloader;
+import dev.profold.collector.telemetry.CollectorMetrics;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.StringReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -44,7 +52,26 @@ class AnalysisConfigTest {
   void theSettingSurvivesCommandLineOverridesAndRuleReloads() throws ConfigException {
     CollectorConfig c = parse("analysis:\n  top_nodes: 3\n");
     assertThat(c.withOverrides("0.0.0.0", 1, 2, null).analysis().topNodes()).isEqualTo(3);
-    assertThat(c.withAlertRules(java.util.List.of()).analysis().topNodes()).isEqualTo(3);
+    assertThat(c.withAlertRules(List.of()).analysis().topNodes()).isEqualTo(3);
+  }
+
+  @Test
+  void aReloadThatChangesItNeedsARestart(@TempDir Path dir) throws Exception {
+    Path file = dir.resolve("collector.yaml");
+    Files.writeString(file, "analysis:\n  top_nodes: 3\n", StandardCharsets.UTF_8);
+    CollectorConfig running = ConfigLoader.load(file);
+    ConfigReloader reloader =
+        new ConfigReloader(
+            file,
+            running,
+            c -> c,
+            schemes -> List.of("region"),
+            new CollectorMetrics(new SimpleMeterRegistry()));
+    Files.writeString(file, "analysis:\n  top_nodes: 4\n", StandardCharsets.UTF_8);
+    ConfigReloader.Outcome o = reloader.reload();
+    assertThat(o.applied()).isTrue();
+    assertThat(o.needRestart()).containsExactly("analysis");
+    assertThat(reloader.current().analysis().topNodes()).isEqualTo(3);
   }
 
   @ParameterizedTest
