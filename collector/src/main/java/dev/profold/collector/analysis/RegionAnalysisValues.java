@@ -41,7 +41,7 @@ import java.util.function.ToDoubleFunction;
  * cluster_size} and {@code separating_paths}. See {@link RegionImbalance} and {@link
  * InstanceClusters} for the definitions.
  *
- * <p>Computed from one snapshot and kept until the scheme's last interval changes. Thread-safe.
+ * <p>Computed from one snapshot once per closed interval of the scheme. Thread-safe.
  */
 public final class RegionAnalysisValues implements DerivedValues {
   public static final String IMBALANCE = "region_imbalance_seconds";
@@ -52,20 +52,22 @@ public final class RegionAnalysisValues implements DerivedValues {
 
   private final SnapshotSource source;
   private final AnalysisSpec spec;
-  private volatile Computed last = new Computed(null, -1, List.of(), List.of());
+  private volatile Computed last = new Computed(-1, 0, "", List.of(), List.of());
 
   /**
    * What one computation produced.
    *
-   * @param interval the scheme's last-interval series it was computed from (compared by identity)
-   * @param endNanos that interval's end
+   * @param endNanos end of the scheme's last closed interval it was computed from (-1: none)
+   * @param series how many series that interval had
+   * @param query the scheme's query then
    * @param values the derived values
    * @param schemeFamilies base names of the schemes' measurement families ({@code
    *     profold_<scheme>_<measurement>[_<unit>]}), which the exposition must not repeat
    */
   record Computed(
-      List<SeriesSnapshot> interval,
       long endNanos,
+      int series,
+      String query,
       List<DerivedValue> values,
       List<String> schemeFamilies) {}
 
@@ -90,11 +92,15 @@ public final class RegionAnalysisValues implements DerivedValues {
     }
     Computed c = last;
     if (region == null) {
-      return new Computed(null, -1, List.of(), families(snapshot));
+      return new Computed(-1, 0, "", List.of(), families(snapshot));
     }
-    if (c.interval() == region.lastInterval()
-        && c.endNanos() == region.lastIntervalEndUnixNanos()) {
-      return c;
+    // A closed interval does not change (late data goes to cumulative state only): same end,
+    // size and query, same values.
+    if (c.endNanos() == region.lastIntervalEndUnixNanos()
+        && c.series() == region.lastInterval().size()
+        && c.query().equals(region.query())) {
+      // Scheme families can change with every delta (a new measurement): always current.
+      return new Computed(c.endNanos(), c.series(), c.query(), c.values(), families(snapshot));
     }
     List<DerivedValue> out = new ArrayList<>();
     for (ServiceProfile p : ServiceProfile.fromRegionScheme(region).values()) {
@@ -104,8 +110,9 @@ public final class RegionAnalysisValues implements DerivedValues {
     }
     c =
         new Computed(
-            region.lastInterval(),
             region.lastIntervalEndUnixNanos(),
+            region.lastInterval().size(),
+            region.query(),
             List.copyOf(out),
             families(snapshot));
     last = c;

@@ -165,6 +165,23 @@ class RegionAnalysisValuesTest {
   }
 
   @Test
+  void valuesAreComputedOncePerClosedInterval() {
+    for (int i = 0; i < 3; i++) {
+      checkout(name(i), 0, i == 0 ? 0.25 : 0.0625);
+    }
+    close(0);
+    List<DerivedValue> first = values.current();
+    assertThat(first).isNotEmpty();
+    // data of the open window changes the snapshot, not the closed interval
+    checkout(name(0), 1, 0.0625);
+    assertThat(values.current()).isSameAs(first);
+    checkout(name(1), 1, 0.0625);
+    close(1);
+    assertThat(values.current()).isNotSameAs(first);
+    assertThat(named(values.current(), RegionAnalysisValues.CLUSTERS)).hasSize(1);
+  }
+
+  @Test
   void anInstanceMissingANodeCountsAsZeroThere() {
     checkout(name(0), 0, 0.0625);
     checkout(name(1), 0, 0.0625);
