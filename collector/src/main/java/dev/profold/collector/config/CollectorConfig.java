@@ -2,6 +2,7 @@ package dev.profold.collector.config;
 
 import dev.profold.collector.alert.AlertRule;
 import dev.profold.collector.alert.AlertsSpec;
+import dev.profold.collector.analysis.AnalysisSpec;
 import dev.profold.collector.scheme.SchemeDefinition;
 import dev.profold.collector.scheme.SchemeException;
 import java.time.Duration;
@@ -29,6 +30,7 @@ import java.util.List;
  * @param schemes the aggregation schemes (by default the built-in {@code region} scheme)
  * @param archive where closed intervals are archived (off by default)
  * @param alerts alert rules and where alerts go (none by default)
+ * @param analysis thresholds and bounds of the region analysis (imbalance, instance clusters)
  */
 public record CollectorConfig(
     String listen,
@@ -45,7 +47,8 @@ public record CollectorConfig(
     Duration shutdownTimeout,
     List<SchemeSpec> schemes,
     ArchiveSpec archive,
-    AlertsSpec alerts) {
+    AlertsSpec alerts,
+    AnalysisSpec analysis) {
 
   public static final int DEFAULT_GRPC_PORT = 7763;
   public static final int DEFAULT_HTTP_PORT = 7764;
@@ -68,7 +71,8 @@ public record CollectorConfig(
         Duration.ofSeconds(10),
         List.of(SchemeSpec.builtIn()),
         ArchiveSpec.off(),
-        AlertsSpec.none());
+        AlertsSpec.none(),
+        AnalysisSpec.defaults());
   }
 
   public CollectorConfig {
@@ -97,7 +101,8 @@ public record CollectorConfig(
         shutdownTimeout,
         schemes,
         archive,
-        new AlertsSpec(alerts.alertmanager(), alerts.externalUrl(), rules));
+        new AlertsSpec(alerts.alertmanager(), alerts.externalUrl(), rules),
+        analysis);
   }
 
   /**
@@ -149,6 +154,7 @@ public record CollectorConfig(
         shutdownTimeout,
         schemes,
         archive,
-        alerts);
+        alerts,
+        analysis);
   }
 }

@@ -1,6 +1,7 @@
 package dev.profold.collector.config;
 
 import dev.profold.collector.alert.AlertsSpec;
+import dev.profold.collector.analysis.AnalysisSpec;
 import dev.profold.collector.scheme.SchemeDefinition;
 import dev.profold.collector.scheme.SchemeException;
 import java.io.IOException;
@@ -44,7 +45,8 @@ public final class ConfigLoader {
           "limits",
           "schemes",
           "archive",
-          "alerts");
+          "alerts",
+          "analysis");
   private static final Set<String> ARCHIVE_KEYS = Set.of("directory", "schemes");
   private static final Set<String> SCHEME_KEYS =
       Set.of("name", "query", "interval", "cardinality_limit", "retention");
@@ -106,7 +108,8 @@ public final class ConfigLoader {
             duration(top, "shutdown_timeout", d.shutdownTimeout(), name, Duration.ZERO),
             top.containsKey("schemes") ? schemes(top.get("schemes"), name) : d.schemes(),
             top.containsKey("archive") ? archive(top.get("archive"), name) : d.archive(),
-            alerts(top.get("alerts"), name));
+            alerts(top.get("alerts"), name),
+            analysis(top.get("analysis"), name));
     for (int i = 0; i < c.schemes().size(); i++) {
       try {
         c.schemes().get(i).compile(c.interval(), c.cardinalityLimit());
@@ -131,6 +134,14 @@ public final class ConfigLoader {
   private static AlertsSpec alerts(Object o, String name) throws ConfigException {
     try {
       return AlertsSection.parse(o);
+    } catch (ConfigException e) {
+      throw new ConfigException(name + ": " + e.getMessage());
+    }
+  }
+
+  private static AnalysisSpec analysis(Object o, String name) throws ConfigException {
+    try {
+      return AnalysisSection.parse(o);
     } catch (ConfigException e) {
       throw new ConfigException(name + ": " + e.getMessage());
     }

@@ -210,6 +210,7 @@ public final class ConfigReloader {
     check(out, "archive", a.archive(), b.archive());
     check(out, "alerts.alertmanager", a.alerts().alertmanager(), b.alerts().alertmanager());
     check(out, "alerts.external_url", a.alerts().externalUrl(), b.alerts().externalUrl());
+    check(out, "analysis", a.analysis(), b.analysis());
     return out;
   }
 

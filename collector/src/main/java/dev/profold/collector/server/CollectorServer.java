@@ -10,6 +10,8 @@ import dev.profold.collector.alert.AlertRule;
 import dev.profold.collector.alert.AlertsHttpHandler;
 import dev.profold.collector.analysis.DerivedValueSources;
 import dev.profold.collector.analysis.DerivedValues;
+import dev.profold.collector.analysis.RegionAnalysisExposition;
+import dev.profold.collector.analysis.RegionAnalysisValues;
 import dev.profold.collector.analysis.ThreadActivityValues;
 import dev.profold.collector.archive.ArchiveException;
 import dev.profold.collector.archive.IntervalArchive;
@@ -147,8 +149,11 @@ public final class CollectorServer {
     registry.register(new PrometheusExposition(worker));
     this.alertMetrics = new AlertMetrics(meters);
     // What alert rules see: the given source and the collector's own producers.
+    RegionAnalysisValues regionAnalysis = new RegionAnalysisValues(worker, config.analysis());
+    registry.register(new RegionAnalysisExposition(regionAnalysis));
     DerivedValues derivedValues =
-        DerivedValueSources.concat(List.of(derived, new ThreadActivityValues(worker)));
+        DerivedValueSources.concat(
+            List.of(derived, new ThreadActivityValues(worker), regionAnalysis));
     this.alerts =
         new AlertLoop(
             config.alerts().rules(),

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.profold.collector.alert.AlertsSpec;
+import dev.profold.collector.analysis.AnalysisSpec;
 import dev.profold.collector.scheme.SchemeDefinition;
 import java.io.StringReader;
 import java.nio.file.Path;
@@ -77,7 +78,8 @@ class ConfigLoaderTest {
                         500,
                         60)),
                 ArchiveSpec.off(),
-                AlertsSpec.none()));
+                AlertsSpec.none(),
+                AnalysisSpec.defaults()));
     // Settings a scheme leaves out follow the collector's.
     assertThat(c.schemeDefinitions().get(0).interval()).isEqualTo(Duration.ofMillis(500));
     assertThat(c.schemeDefinitions().get(0).cardinalityLimit()).isEqualTo(12);

@@ -1,0 +1,229 @@
+package dev.profold.collector.analysis;
+
+import dev.profold.collector.analysis.InstanceClusters.Cluster;
+import dev.profold.collector.analysis.RegionImbalance.NodeImbalance;
+import dev.profold.collector.analysis.ServiceProfile.Node;
+import dev.profold.collector.scheme.SchemeDefinition;
+import dev.profold.sinks.prometheus.MetricNames;
+import dev.profold.sinks.snapshot.CollectorSnapshot;
+import dev.profold.sinks.snapshot.SchemeSnapshot;
+import dev.profold.sinks.snapshot.SeriesSnapshot;
+import dev.profold.sinks.snapshot.SnapshotSource;
+import java.math.BigDecimal;
+import java.math.MathContext;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * Derived values from the built-in {@code region} scheme's last closed interval, per service with
+ * at least two live instances (docs/imbalance.md):
+ *
+ * <ul>
+ *   <li>{@code region_imbalance_seconds{service, path, kind}}: imb(N) across the instances, for the
+ *       {@code top_nodes} nodes with the most imbalance;
+ *   <li>{@code region_imbalance_ratio{service, path, kind}}: imb(N) / runtime, same nodes;
+ *   <li>{@code region_wait_seconds{service, path, kind}}: wait(N), for the {@code top_nodes} wait
+ *       and sync nodes with the most;
+ *   <li>{@code service_instance_clusters{service}}: the number of instance clusters;
+ *   <li>{@code instance_outlier{service, instance}}: 1 for each instance in an outlier cluster.
+ * </ul>
+ *
+ * Node values carry context {@code min}, {@code avg}, {@code max} (seconds), {@code
+ * slowest_instance}, {@code fastest_instance}, {@code significant} ({@code true}/{@code false}),
+ * {@code sum_imbalance} and {@code category}; clusters carry {@code cluster_sizes}; outliers {@code
+ * cluster_size} and {@code separating_paths}. See {@link RegionImbalance} and {@link
+ * InstanceClusters} for the definitions.
+ *
+ * <p>Computed from one snapshot once per closed interval of the scheme. Thread-safe.
+ */
+public final class RegionAnalysisValues implements DerivedValues {
+  public static final String IMBALANCE = "region_imbalance_seconds";
+  public static final String IMBALANCE_RATIO = "region_imbalance_ratio";
+  public static final String WAIT = "region_wait_seconds";
+  public static final String CLUSTERS = "service_instance_clusters";
+  public static final String OUTLIER = "instance_outlier";
+
+  private final SnapshotSource source;
+  private final AnalysisSpec spec;
+  private volatile Computed last = new Computed(-1, 0, "", List.of(), List.of());
+
+  /**
+   * What one computation produced.
+   *
+   * @param endNanos end of the scheme's last closed interval it was computed from (-1: none)
+   * @param series how many series that interval had
+   * @param query the scheme's query then
+   * @param values the derived values
+   * @param schemeFamilies base names of the schemes' measurement families ({@code
+   *     profold_<scheme>_<measurement>[_<unit>]}), which the exposition must not repeat
+   */
+  record Computed(
+      long endNanos,
+      int series,
+      String query,
+      List<DerivedValue> values,
+      List<String> schemeFamilies) {}
+
+  public RegionAnalysisValues(SnapshotSource source, AnalysisSpec spec) {
+    this.source = source;
+    this.spec = spec;
+  }
+
+  @Override
+  public List<DerivedValue> current() {
+    return computed().values();
+  }
+
+  /** The values of the last closed interval, recomputed when it changed. */
+  Computed computed() {
+    CollectorSnapshot snapshot = source.snapshot();
+    SchemeSnapshot region = null;
+    for (SchemeSnapshot s : snapshot.schemes()) {
+      if (s.scheme().equals(SchemeDefinition.BUILT_IN)) {
+        region = s;
+      }
+    }
+    Computed c = last;
+    if (region == null) {
+      return new Computed(-1, 0, "", List.of(), families(snapshot));
+    }
+    // A closed interval does not change (late data goes to cumulative state only): same end,
+    // size and query, same values.
+    if (c.endNanos() == region.lastIntervalEndUnixNanos()
+        && c.series() == region.lastInterval().size()
+        && c.query().equals(region.query())) {
+      // Scheme families can change with every delta (a new measurement): always current.
+      return new Computed(c.endNanos(), c.series(), c.query(), c.values(), families(snapshot));
+    }
+    List<DerivedValue> out = new ArrayList<>();
+    for (ServiceProfile p : ServiceProfile.fromRegionScheme(region).values()) {
+      if (p.instances().size() >= 2) {
+        analyse(p, out);
+      }
+    }
+    c =
+        new Computed(
+            region.lastIntervalEndUnixNanos(),
+            region.lastInterval().size(),
+            region.query(),
+            List.copyOf(out),
+            families(snapshot));
+    last = c;
+    return c;
+  }
+
+  private void analyse(ServiceProfile p, List<DerivedValue> out) {
+    String service = p.service();
+    RegionImbalance.Result r =
+        RegionImbalance.analyse(p, spec.imbalanceRuntimeShare(), spec.imbalanceLeafShare());
+    for (NodeImbalance n : top(r.nodes(), NodeImbalance::imbalance, false)) {
+      Map<String, String> labels = nodeLabels(service, n.node());
+      Map<String, String> context = context(n);
+      out.add(new DerivedValue(IMBALANCE, labels, n.imbalance(), context));
+      out.add(new DerivedValue(IMBALANCE_RATIO, labels, n.runtimeShare(), context));
+    }
+    for (NodeImbalance n : top(r.nodes(), NodeImbalance::waiting, true)) {
+      out.add(new DerivedValue(WAIT, nodeLabels(service, n.node()), n.waiting(), context(n)));
+    }
+    InstanceClusters clusters = InstanceClusters.of(p);
+    List<String> sizes = new ArrayList<>();
+    for (Cluster c : clusters.clusters()) {
+      sizes.add(Integer.toString(c.size()));
+    }
+    out.add(
+        new DerivedValue(
+            CLUSTERS,
+            Map.of("service", service),
+            clusters.clusters().size(),
+            Map.of("cluster_sizes", String.join(", ", sizes))));
+    for (Cluster c : clusters.outliers()) {
+      List<String> parts = new ArrayList<>();
+      for (InstanceClusters.Separation s : c.separating()) {
+        parts.add(s.toString());
+      }
+      for (String instance : c.instances()) {
+        out.add(
+            new DerivedValue(
+                OUTLIER,
+                Map.of("service", service, "instance", instance),
+                1,
+                Map.of(
+                    "cluster_size",
+                    Integer.toString(c.size()),
+                    "separating_paths",
+                    String.join("; ", parts))));
+      }
+    }
+  }
+
+  /**
+   * The {@code top_nodes} nodes with the largest {@code value} (equal up to rounding: deeper first,
+   * then by node); only those with a positive value when {@code positiveOnly}.
+   */
+  private List<NodeImbalance> top(
+      List<NodeImbalance> nodes, ToDoubleFunction<NodeImbalance> value, boolean positiveOnly) {
+    double largest = 0;
+    for (NodeImbalance n : nodes) {
+      largest = Math.max(largest, value.applyAsDouble(n));
+    }
+    double grain = largest > 0 ? largest * 1e-9 : 1;
+    List<NodeImbalance> sorted = new ArrayList<>();
+    for (NodeImbalance n : nodes) {
+      if (!positiveOnly || value.applyAsDouble(n) > 0) {
+        sorted.add(n);
+      }
+    }
+    sorted.sort(
+        Comparator.comparingLong((NodeImbalance n) -> -Math.round(value.applyAsDouble(n) / grain))
+            .thenComparing(n -> -n.node().depth())
+            .thenComparing(NodeImbalance::node));
+    return sorted.subList(0, Math.min(spec.topNodes(), sorted.size()));
+  }
+
+  private static Map<String, String> nodeLabels(String service, Node node) {
+    return Map.of("service", service, "path", node.path(), "kind", node.kind());
+  }
+
+  private static Map<String, String> context(NodeImbalance n) {
+    Map<String, String> c = new HashMap<>();
+    c.put("min", number(n.min()));
+    c.put("avg", number(n.avg()));
+    c.put("max", number(n.max()));
+    c.put("slowest_instance", n.slowest());
+    c.put("fastest_instance", n.fastest());
+    c.put("significant", Boolean.toString(n.significant()));
+    c.put("sum_imbalance", number(n.sumImbalance()));
+    c.put("category", n.category().name().toLowerCase(Locale.ROOT));
+    return c;
+  }
+
+  /** Six significant digits, no exponent, no trailing zeros. */
+  static String number(double v) {
+    return new BigDecimal(v).round(new MathContext(6)).stripTrailingZeros().toPlainString();
+  }
+
+  private static List<String> families(CollectorSnapshot snapshot) {
+    Set<String> out = new LinkedHashSet<>();
+    for (SchemeSnapshot s : snapshot.schemes()) {
+      for (SeriesSnapshot x : s.cumulative()) {
+        String name =
+            "profold_"
+                + MetricNames.sanitize(s.scheme())
+                + "_"
+                + MetricNames.sanitize(x.measure().name())
+                + (x.measure().unit().isEmpty()
+                    ? ""
+                    : "_" + MetricNames.sanitize(x.measure().unit()));
+        out.add(name);
+      }
+    }
+    return List.copyOf(out);
+  }
+}

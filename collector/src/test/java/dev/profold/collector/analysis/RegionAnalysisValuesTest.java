@@ -1,0 +1,291 @@
+package dev.profold.collector.analysis;
+
+import static dev.profold.proto.v1.AttributeKind.ATTRIBUTE_KIND_MEASUREMENT;
+import static dev.profold.proto.v1.RegionKind.REGION_KIND_COMPUTE;
+import static dev.profold.proto.v1.RegionKind.REGION_KIND_IO;
+import static dev.profold.proto.v1.RegionKind.REGION_KIND_WAIT;
+import static dev.profold.proto.v1.ValueType.VALUE_TYPE_DOUBLE;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import dev.profold.collector.dictionary.GlobalDictionary;
+import dev.profold.collector.fold.FoldConfig;
+import dev.profold.collector.fold.FoldEngine;
+import dev.profold.collector.telemetry.CollectorMetrics;
+import dev.profold.collector.testing.Deltas;
+import dev.profold.collector.testing.MutableClock;
+import dev.profold.proto.v1.Entry;
+import dev.profold.sinks.prometheus.PrometheusExposition;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.prometheus.metrics.model.snapshots.MetricSnapshots;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link RegionAnalysisValues} over the real fold: deltas of many instances into a {@link
+ * FoldEngine} on a {@link MutableClock}, values read after the window closes.
+ */
+class RegionAnalysisValuesTest {
+  static final long S = 1_000_000_000L;
+  static final long INTERVAL = 10 * S;
+  static final long T0 = 1_700_000_000L * S;
+
+  final MutableClock clock = MutableClock.atNanos(T0 + S);
+  final GlobalDictionary dictionary = new GlobalDictionary(100_000);
+  final FoldEngine engine =
+      new FoldEngine(
+          new FoldConfig(INTERVAL, 5, 100_000),
+          dictionary,
+          clock,
+          new CollectorMetrics(new SimpleMeterRegistry()));
+  RegionAnalysisValues values = new RegionAnalysisValues(engine::snapshot, AnalysisSpec.defaults());
+
+  static String name(int i) {
+    return String.format("checkout-%02d", i);
+  }
+
+  /**
+   * An instance of checkout in window {@code w}: handle (compute, inclusive: 0.5 s of its own plus
+   * its children), handle/db.io (io: four calls of {@code ioCall} s), handle/queue (wait, 0.125 s).
+   */
+  void checkout(String instance, long w, double ioCall) {
+    long start = T0 + w * INTERVAL;
+    double io = 4 * ioCall;
+    engine.apply(
+        Deltas.source("checkout", instance)
+            .incarnation(7)
+            .seq(w + 1)
+            .interval(start, start + INTERVAL)
+            .region(1, "handle", REGION_KIND_COMPUTE)
+            .region(2, 1, "db.io", REGION_KIND_IO)
+            .region(3, 1, "queue", REGION_KIND_WAIT)
+            .entry(1, 0.5 + io + 0.125)
+            .entry(2, ioCall, ioCall, ioCall, ioCall)
+            .entry(3, 0.125)
+            .decode(dictionary));
+  }
+
+  /** Closes window {@code w} (the clock passes its end plus one interval of lateness). */
+  void close(long w) {
+    clock.setNanos(T0 + (w + 2) * INTERVAL);
+    engine.advance();
+  }
+
+  static List<DerivedValue> named(List<DerivedValue> all, String name) {
+    return all.stream().filter(v -> v.name().equals(name)).toList();
+  }
+
+  static DerivedValue find(List<DerivedValue> all, String name, Map<String, String> labels) {
+    return all.stream()
+        .filter(v -> v.name().equals(name) && v.labels().equals(labels))
+        .findFirst()
+        .orElseThrow(() -> new AssertionError("no " + name + labels + " in " + all));
+  }
+
+  static Map<String, String> node(String path, String kind) {
+    return Map.of("service", "checkout", "path", path, "kind", kind);
+  }
+
+  @Test
+  void anInstanceThatSerialisesItsIoIsTheOutlierAndItsIoTheImbalance() {
+    for (int i = 0; i < 20; i++) {
+      // checkout-07's four I/O calls queue up behind each other: each takes 4x as long
+      checkout(name(i), 0, i == 7 ? 0.25 : 0.0625);
+    }
+    assertThat(values.current()).as("nothing before the window closes").isEmpty();
+    close(0);
+    List<DerivedValue> v = values.current();
+
+    // outlier: checkout-07 alone, separated by its db.io first
+    List<DerivedValue> outliers = named(v, RegionAnalysisValues.OUTLIER);
+    assertThat(outliers).hasSize(1);
+    DerivedValue o = outliers.get(0);
+    assertThat(o.labels()).isEqualTo(Map.of("service", "checkout", "instance", name(7)));
+    assertThat(o.value()).isEqualTo(1);
+    assertThat(o.context().get("cluster_size")).isEqualTo("1");
+    assertThat(o.context().get("separating_paths"))
+        .startsWith("handle/db.io (io): 1.000 s vs 0.250 s");
+    DerivedValue clusters = find(v, RegionAnalysisValues.CLUSTERS, Map.of("service", "checkout"));
+    assertThat(clusters.value()).isEqualTo(2);
+    assertThat(clusters.context().get("cluster_sizes")).isEqualTo("19, 1");
+
+    // imbalance of db.io: planted max - avg
+    double max = 1.0;
+    double avg = (19 * 0.25 + 1.0) / 20;
+    DerivedValue imb = find(v, RegionAnalysisValues.IMBALANCE, node("handle/db.io", "io"));
+    assertThat(imb.value()).isCloseTo(max - avg, within(0.01 * (max - avg)));
+    assertThat(imb.context())
+        .containsEntry("slowest_instance", name(7))
+        .containsEntry("fastest_instance", name(0))
+        .containsEntry("significant", "true")
+        .containsEntry("max", "1")
+        .containsEntry("min", "0.25")
+        .containsEntry("avg", "0.2875")
+        .containsEntry("category", "computation");
+    // runtime: the slowest instance's handle, 0.5 + 1.0 + 0.125
+    DerivedValue ratio = find(v, RegionAnalysisValues.IMBALANCE_RATIO, node("handle/db.io", "io"));
+    assertThat(ratio.value()).isCloseTo((max - avg) / 1.625, within(1e-12));
+    // the balanced queue: no imbalance, its whole time is waiting that every instance does
+    assertThat(find(v, RegionAnalysisValues.IMBALANCE, node("handle/queue", "wait")).value())
+        .isZero();
+    assertThat(find(v, RegionAnalysisValues.WAIT, node("handle/queue", "wait")).value())
+        .isEqualTo(0.125);
+    assertThat(find(v, RegionAnalysisValues.IMBALANCE, node("handle/queue", "wait")).context())
+        .containsEntry("significant", "false");
+    // computation nodes have no waiting to show
+    assertThat(named(v, RegionAnalysisValues.WAIT)).hasSize(1);
+    // the largest imbalance comes first, the deeper of two equal ones first
+    assertThat(named(v, RegionAnalysisValues.IMBALANCE).get(0).labels())
+        .isEqualTo(node("handle/db.io", "io"));
+  }
+
+  @Test
+  void theOutlierGoesWhenItsNextIntervalIsBalanced() {
+    for (int i = 0; i < 20; i++) {
+      checkout(name(i), 0, i == 7 ? 0.25 : 0.0625);
+    }
+    close(0);
+    assertThat(named(values.current(), RegionAnalysisValues.OUTLIER)).hasSize(1);
+    for (int i = 0; i < 20; i++) {
+      checkout(name(i), 1, 0.0625);
+    }
+    close(1);
+    List<DerivedValue> v = values.current();
+    assertThat(named(v, RegionAnalysisValues.OUTLIER)).isEmpty();
+    assertThat(find(v, RegionAnalysisValues.CLUSTERS, Map.of("service", "checkout")).value())
+        .isEqualTo(1);
+    assertThat(find(v, RegionAnalysisValues.IMBALANCE, node("handle/db.io", "io")).value())
+        .isZero();
+  }
+
+  @Test
+  void valuesAreComputedOncePerClosedInterval() {
+    for (int i = 0; i < 3; i++) {
+      checkout(name(i), 0, i == 0 ? 0.25 : 0.0625);
+    }
+    close(0);
+    List<DerivedValue> first = values.current();
+    assertThat(first).isNotEmpty();
+    // data of the open window changes the snapshot, not the closed interval
+    checkout(name(0), 1, 0.0625);
+    assertThat(values.current()).isSameAs(first);
+    checkout(name(1), 1, 0.0625);
+    close(1);
+    assertThat(values.current()).isNotSameAs(first);
+    assertThat(named(values.current(), RegionAnalysisValues.CLUSTERS)).hasSize(1);
+  }
+
+  @Test
+  void anInstanceMissingANodeCountsAsZeroThere() {
+    checkout(name(0), 0, 0.0625);
+    checkout(name(1), 0, 0.0625);
+    engine.apply(
+        Deltas.source("checkout", name(2))
+            .incarnation(7)
+            .interval(T0, T0 + INTERVAL)
+            .region(1, "handle", REGION_KIND_COMPUTE)
+            .entry(1, 0.625)
+            .decode(dictionary));
+    close(0);
+    DerivedValue io =
+        find(values.current(), RegionAnalysisValues.IMBALANCE, node("handle/db.io", "io"));
+    assertThat(io.context()).containsEntry("min", "0").containsEntry("fastest_instance", name(2));
+    assertThat(io.value()).isCloseTo(0.25 - 0.5 / 3, within(1e-12));
+  }
+
+  @Test
+  void aServiceWithOneInstanceHasNoValues() {
+    checkout(name(0), 0, 0.0625);
+    close(0);
+    assertThat(values.current()).isEmpty();
+  }
+
+  @Test
+  void onlyTheTopNodesAreExposed() {
+    values = new RegionAnalysisValues(engine::snapshot, new AnalysisSpec(0.001, 0.7, 2));
+    for (int i = 0; i < 3; i++) {
+      Deltas.Builder b =
+          Deltas.source("search", "s" + i).incarnation(1).interval(T0, T0 + INTERVAL);
+      for (int n = 1; n <= 30; n++) {
+        // node n: instance 0 takes n/8 s longer
+        b.region(n, "leaf" + n, REGION_KIND_WAIT).entry(n, 1 + (i == 0 ? n / 8.0 : 0));
+      }
+      engine.apply(b.decode(dictionary));
+    }
+    close(0);
+    List<DerivedValue> v = values.current();
+    assertThat(named(v, RegionAnalysisValues.IMBALANCE))
+        .extracting(x -> x.labels().get("path"))
+        .containsExactly("leaf30", "leaf29");
+    assertThat(named(v, RegionAnalysisValues.IMBALANCE_RATIO)).hasSize(2);
+    assertThat(named(v, RegionAnalysisValues.WAIT))
+        .extracting(x -> x.labels().get("path"))
+        .containsExactly("leaf30", "leaf29");
+  }
+
+  @Test
+  void theExpositionShowsTheValuesAsGauges() throws IOException {
+    for (int i = 0; i < 20; i++) {
+      checkout(name(i), 0, i == 7 ? 0.25 : 0.0625);
+    }
+    close(0);
+    String text = text(new RegionAnalysisExposition(values).collect());
+    assertThat(text)
+        .contains("# TYPE profold_region_imbalance_seconds gauge")
+        .contains(
+            "profold_region_imbalance_seconds{kind=\"io\",path=\"handle/db.io\",service=\"checkout\"} 0.7125")
+        .contains(
+            "profold_region_wait_seconds{kind=\"wait\",path=\"handle/queue\",service=\"checkout\"} 0.125")
+        .contains("profold_service_instance_clusters{service=\"checkout\"} 2")
+        .contains("profold_instance_outlier{instance=\"checkout-07\",service=\"checkout\"} 1")
+        .contains("profold_region_imbalance_ratio{");
+    assertThat(text.lines().filter(l -> l.startsWith("profold_instance_outlier{"))).hasSize(1);
+  }
+
+  @Test
+  void aSchemeMeasurementWithTheSameNameKeepsItsFamily() throws IOException {
+    // a client measures 'wait' in seconds: the region scheme exposes profold_region_wait_seconds
+    for (int i = 0; i < 2; i++) {
+      engine.apply(
+          Deltas.source("checkout", name(i))
+              .incarnation(7)
+              .interval(T0, T0 + INTERVAL)
+              .attribute(50, "wait", VALUE_TYPE_DOUBLE, ATTRIBUTE_KIND_MEASUREMENT, "seconds")
+              .region(1, "handle", REGION_KIND_WAIT)
+              .entry(
+                  Entry.newBuilder()
+                      .addKey(Deltas.regionKey(1))
+                      .addMeasurements(Deltas.time(1 + i))
+                      .addMeasurements(Deltas.measurement(50, 0.5)))
+              .decode(dictionary));
+    }
+    close(0);
+    // time 1 s and 2 s: the wait node's balanced waiting is the average
+    assertThat(find(values.current(), RegionAnalysisValues.WAIT, node("handle", "wait")).value())
+        .isEqualTo(1.5);
+    MetricSnapshots ours = new RegionAnalysisExposition(values).collect();
+    assertThat(ours.stream().map(s -> s.getMetadata().getPrometheusName()))
+        .doesNotContain("profold_region_wait_seconds")
+        .contains("profold_region_imbalance_seconds");
+    // both collectors in one registry scrape without a duplicate-name failure
+    PrometheusRegistry registry = new PrometheusRegistry();
+    registry.register(new PrometheusExposition(engine::snapshot));
+    registry.register(new RegionAnalysisExposition(values));
+    List<String> names =
+        registry.scrape().stream().map(s -> s.getMetadata().getPrometheusName()).toList();
+    assertThat(names).contains("profold_region_wait_seconds", "profold_region_imbalance_seconds");
+    assertThat(names).doesNotHaveDuplicates();
+  }
+
+  static String text(MetricSnapshots snapshots) throws IOException {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    PrometheusTextFormatWriter.create().write(out, snapshots);
+    return out.toString(StandardCharsets.UTF_8);
+  }
+}
