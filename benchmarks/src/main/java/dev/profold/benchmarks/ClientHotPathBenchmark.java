@@ -5,7 +5,6 @@ import dev.profold.client.Measure;
 import dev.profold.client.Profold;
 import dev.profold.client.ProfoldConfig;
 import dev.profold.client.Region;
-import dev.profold.client.RegionHandle;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -78,7 +77,6 @@ import org.openjdk.jmh.infra.Blackhole;
 public class ClientHotPathBenchmark {
   static final String REGION = "db.query";
   static final long CPU_TOKENS = 16;
-  static final RegionHandle QUERY = Profold.regionHandle(REGION, Kind.IO);
 
   // ---------------------------------------------------------------- states
 
@@ -272,32 +270,6 @@ public class ClientHotPathBenchmark {
   @Threads(4)
   public void regionPair4Threads(ProfoldState s) {
     regionPairOnce();
-  }
-
-  @SuppressWarnings("try")
-  private static void regionHandlePairOnce() {
-    try (Region r = QUERY.enter()) {}
-  }
-
-  /**
-   * The same region as {@link #regionPair}, entered through a {@link RegionHandle} resolved once:
-   * no name look-up.
-   */
-  @Benchmark
-  public void regionHandlePair(ProfoldState s) {
-    regionHandlePairOnce();
-  }
-
-  @Benchmark
-  @Threads(2)
-  public void regionHandlePair2Threads(ProfoldState s) {
-    regionHandlePairOnce();
-  }
-
-  @Benchmark
-  @Threads(4)
-  public void regionHandlePair4Threads(ProfoldState s) {
-    regionHandlePairOnce();
   }
 
   /** A scoped string attribute, opened and closed (records nothing). */

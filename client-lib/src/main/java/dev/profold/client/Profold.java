@@ -81,19 +81,6 @@ public final class Profold {
     return r == null ? NOOP : r.recorder().region(name, kind);
   }
 
-  /**
-   * A region handle, resolved once (faster than {@link #region(String, Kind)}): {@link
-   * RegionHandle#enter()} opens region {@code name} of {@code kind}. A bad name or kind is counted
-   * and replaced as {@link #region(String, Kind)} does, when the handle is first entered.
-   */
-  public static RegionHandle regionHandle(String name, Kind kind) {
-    return new RegionHandle(name, kind);
-  }
-
-  static Region noop() {
-    return NOOP;
-  }
-
   /** Scopes a string attribute on the calling thread until the scope closes. */
   public static Scope with(String key, String value) {
     ProfoldRuntime r = runtime;

@@ -102,40 +102,18 @@ public final class Recorder {
   /** Opens a region on the calling thread. */
   public Region region(String name, Kind kind) {
     if (name == null || kind == null || name.length() > MAX_REGION_NAME) {
-      badRegion(name, kind);
+      misuse(
+          Misuse.BAD_ARGUMENT,
+          "region(name, kind) needs a name of 1.."
+              + MAX_REGION_NAME
+              + " characters and a kind; got "
+              + (name == null ? "null" : name.length() + " characters")
+              + " and "
+              + kind);
       name = name == null ? "null" : name.substring(0, Math.min(name.length(), MAX_REGION_NAME));
       kind = kind == null ? Kind.COMPUTE : kind;
     }
     return state.get().enterRegion(name, kind);
-  }
-
-  /**
-   * The id of the event "enter region {@code name} of {@code kind}", for {@link #region(int)}; a
-   * bad name or kind is counted and replaced as {@link #region(String, Kind)} does. Interns.
-   */
-  public int regionEvent(String name, Kind kind) {
-    if (name == null || kind == null || name.length() > MAX_REGION_NAME) {
-      badRegion(name, kind);
-      name = name == null ? "null" : name.substring(0, Math.min(name.length(), MAX_REGION_NAME));
-      kind = kind == null ? Kind.COMPUTE : kind;
-    }
-    return contexts.regionEvent(name, kind);
-  }
-
-  /** Opens the region of {@code event} (from this recorder's {@link #regionEvent}). */
-  public Region region(int event) {
-    return state.get().enterRegion(event);
-  }
-
-  private void badRegion(String name, Kind kind) {
-    misuse(
-        Misuse.BAD_ARGUMENT,
-        "region(name, kind) needs a name of 1.."
-            + MAX_REGION_NAME
-            + " characters and a kind; got "
-            + (name == null ? "null" : name.length() + " characters")
-            + " and "
-            + kind);
   }
 
   /** Opens a scoped string attribute on the calling thread. */

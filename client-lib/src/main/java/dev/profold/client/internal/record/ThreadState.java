@@ -74,9 +74,6 @@ final class ThreadState {
   private final Kind[] cachedKind = new Kind[REGION_CACHE];
   private final int[] cachedParent = new int[REGION_CACHE];
   private final int[] cachedChild = new int[REGION_CACHE];
-  private final int[] handleEvent = new int[REGION_CACHE];
-  private final int[] handleParent = new int[REGION_CACHE];
-  private final int[] handleChild = new int[REGION_CACHE];
   private final LongIntMap childCache = new LongIntMap(64);
   private final Map<Kind, Map<String, Integer>> regionEvents = new java.util.EnumMap<>(Kind.class);
   private final Map<String, AttributeCache> attributeEvents = new HashMap<>();
@@ -126,7 +123,6 @@ final class ThreadState {
     for (Kind k : Kind.values()) {
       regionEvents.put(k, new HashMap<>());
     }
-    Arrays.fill(handleEvent, -1);
   }
 
   // ---- recording (owner thread) ----
@@ -151,22 +147,6 @@ final class ThreadState {
     cachedKind[h] = kind;
     cachedParent[h] = current;
     cachedChild[h] = child;
-    return pushChild(child, true);
-  }
-
-  /**
-   * Opens a region given its event id ({@link ContextTable#regionEvent}, resolved once by a region
-   * handle): one direct-mapped probe on (event, current context), no name look-up.
-   */
-  Region enterRegion(int event) {
-    int h = (event * 31 + current) & (REGION_CACHE - 1);
-    if (handleEvent[h] == event && handleParent[h] == current) {
-      return pushChild(handleChild[h], true);
-    }
-    int child = childOf(event);
-    handleEvent[h] = event;
-    handleParent[h] = current;
-    handleChild[h] = child;
     return pushChild(child, true);
   }
 
