@@ -38,6 +38,10 @@ public final class ExpHistogram {
   private static final int CELL_BITS = 10;
   private static final double[] BOUNDARY = new double[(1 << TABLE_SCALE) + 1]; // 2^(k/256)
   private static final short[] CELL_START = new short[1 << CELL_BITS];
+  // The 52 mantissa bits of BOUNDARY[k]: within one octave, comparing a value's mantissa bits
+  // with these is comparing the doubles.
+  private static final long[] BOUNDARY_MANTISSA = new long[BOUNDARY.length];
+  private static final long MANTISSA_MASK = 0x000FFFFFFFFFFFFFL;
 
   static {
     for (int k = 0; k < BOUNDARY.length; k++) {
@@ -56,6 +60,10 @@ public final class ExpHistogram {
       }
       CELL_START[c] = (short) j;
     }
+    for (int k = 0; k < BOUNDARY.length - 1; k++) {
+      BOUNDARY_MANTISSA[k] = Double.doubleToRawLongBits(BOUNDARY[k]) & MANTISSA_MASK;
+    }
+    BOUNDARY_MANTISSA[BOUNDARY.length - 1] = MANTISSA_MASK + 1; // 2.0: above every mantissa
   }
 
   private final int startScale;
@@ -120,6 +128,24 @@ public final class ExpHistogram {
     return (int) Math.ceil(Math.scalb(log2, scale)) - 1;
   }
 
+  /**
+   * {@link #indexOf} for a positive normal finite value given by its raw bits {@code bits}, at a
+   * scale in 1..{@link #TABLE_SCALE}: the same bucket, from integer operations and two table reads
+   * only (the recording hot path).
+   */
+  static int tableIndex(long bits, int scale) {
+    int exponent = (int) (bits >>> 52) - 1023;
+    long mantissa = bits & MANTISSA_MASK;
+    if (mantissa == 0) { // a power of two is the upper end of the bucket below
+      return (exponent << scale) - 1;
+    }
+    int j = CELL_START[(int) (mantissa >>> (52 - CELL_BITS))];
+    if (mantissa > BOUNDARY_MANTISSA[j + 1]) {
+      j++;
+    }
+    return ((exponent << TABLE_SCALE) + j) >> (TABLE_SCALE - scale);
+  }
+
   /** Bucket within its octave at {@link #TABLE_SCALE} of normal {@code v}, not a power of two. */
   private static int withinOctave(double v) {
     long bits = Double.doubleToRawLongBits(v) & 0x000FFFFFFFFFFFFFL;
@@ -145,6 +171,15 @@ public final class ExpHistogram {
 
   /** Records one occurrence of {@code value}; NaN and infinities are ignored. */
   public void record(double value) {
+    long bits = Double.doubleToRawLongBits(value);
+    // The common case first: a positive normal finite value (biased exponent 1..2046, sign bit
+    // clear) at a table scale, into a bucket already in range.
+    int biased = (int) (bits >>> 52);
+    if (biased != 0 && biased < 0x7FF && scale > 0 && scale <= TABLE_SCALE) {
+      if (positive.addIfOccupied(tableIndex(bits, scale), 1)) {
+        return;
+      }
+    }
     record(value, 1);
   }
 

@@ -67,9 +67,6 @@ final class ThreadState {
 
   private int current; // context id
   private int depth;
-  private int[] frameParent = new int[16];
-  private long[] frameStart = new long[16];
-  private boolean[] frameRegion = new boolean[16];
   private Frame[] frames = new Frame[16];
 
   private static final int REGION_CACHE = 64;
@@ -181,27 +178,23 @@ final class ThreadState {
 
   private Frame pushChild(int child, boolean region) {
     if (depth == frames.length) {
-      int n = depth * 2;
-      frameParent = Arrays.copyOf(frameParent, n);
-      frameStart = Arrays.copyOf(frameStart, n);
-      frameRegion = Arrays.copyOf(frameRegion, n);
-      frames = Arrays.copyOf(frames, n);
+      frames = Arrays.copyOf(frames, depth * 2);
     }
     Frame f = frames[depth];
     if (f == null) {
       f = new Frame(this, depth);
       frames[depth] = f;
     }
-    frameParent[depth] = current;
-    frameRegion[depth] = region;
-    frameStart[depth] = region ? System.nanoTime() : 0;
+    f.parent = current;
+    f.region = region;
     depth++;
     current = child;
+    f.start = region ? System.nanoTime() : 0;
     return f;
   }
 
-  /** Closes the frame at {@code at}, handling misuse; see {@link Frame}. */
-  void close(int at) {
+  /** Closes {@code frame} (one of this state's), handling misuse; see {@link Frame}. */
+  void close(Frame frame) {
     if (Thread.currentThread() != owner) {
       recorder.misuse(
           Misuse.CLOSED_ON_OTHER_THREAD,
@@ -212,32 +205,34 @@ final class ThreadState {
               + "\"; it is closed when its own thread closes an enclosing one");
       return;
     }
+    int at = frame.depth;
     if (depth <= at) {
       recorder.misuse(Misuse.CLOSED_TWICE, "a region or scope was closed twice");
       return;
     }
-    long now = System.nanoTime();
-    if (depth > at + 1) {
-      recorder.misuse(
-          Misuse.UNBALANCED,
-          "a region or scope was closed while regions or scopes opened inside it were still open;"
-              + " they were closed with it");
-      while (depth > at + 1) {
-        pop(now);
-      }
+    if (depth == at + 1) { // the usual case: the innermost frame
+      pop(frame, frame.region ? System.nanoTime() : 0);
+      return;
     }
-    pop(now);
+    long now = System.nanoTime();
+    recorder.misuse(
+        Misuse.UNBALANCED,
+        "a region or scope was closed while regions or scopes opened inside it were still open;"
+            + " they were closed with it");
+    while (depth > at) {
+      pop(frames[depth - 1], now);
+    }
   }
 
-  private void pop(long now) {
-    int d = --depth;
-    if (frameRegion[d]) {
+  private void pop(Frame f, long now) {
+    depth = f.depth;
+    if (f.region) {
       long e = (long) START.getOpaque(this) + 1;
       START.setVolatile(this, e);
-      active.recordTime(current, (now - frameStart[d]) * 1e-9);
+      active.recordTime(current, (now - f.start) * 1e-9);
       END.setRelease(this, e);
     }
-    current = frameParent[d];
+    current = f.parent;
   }
 
   /** Records {@code value} of {@code metric} in the current context. */

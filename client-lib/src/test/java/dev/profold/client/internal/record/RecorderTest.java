@@ -412,4 +412,26 @@ class RecorderTest {
         .containsEntry("outer/handle:COMPUTE", 1L)
         .hasSize(4);
   }
+
+  @Test
+  void anUnbalancedCloseReturnsToTheClosedRegionsParent() {
+    Region outer = recorder.region("outer", Kind.COMPUTE);
+    Region inner = recorder.region("inner", Kind.IO); // left open
+    try (Scope s = recorder.with("k", 1L)) { // left open too, inside inner
+      outer.close(); // closes the scope and inner with it
+    }
+    inner.close(); // already closed: counted, ignored
+    assertThat(recorder.misuseCounts())
+        .containsEntry("unbalanced", 1L)
+        .containsEntry("closed_twice", 2L); // the scope's close and inner's
+    try (Region after = recorder.region("inner", Kind.IO)) { // back at the root
+      assertThat(after).isNotSameAs(inner);
+    }
+    Map<String, Long> counts = countsByPath(recorder.collect(), recorder.timeMetric());
+    assertThat(counts)
+        .containsEntry("outer", 1L)
+        .containsEntry("outer/inner", 1L)
+        .containsEntry("inner", 1L)
+        .hasSize(3);
+  }
 }
