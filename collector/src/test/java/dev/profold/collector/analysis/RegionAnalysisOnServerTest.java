@@ -138,4 +138,51 @@ class RegionAnalysisOnServerTest {
         .containsExactlyInAnyOrder(
             "InstanceOutlier ", "RegionImbalance handle/db.io", "RegionImbalance handle");
   }
+
+  /** One instance of twenty is slow everywhere (a bad host): an outlier, found by its time. */
+  @Test
+  void aSlowInstanceEverywhereIsTheOutlier() throws Exception {
+    ManagedChannel channel =
+        NettyChannelBuilder.forAddress("127.0.0.1", server.grpcPort()).usePlaintext().build();
+    try {
+      IngestGrpc.IngestBlockingStub stub =
+          IngestGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
+      for (int i = 0; i < 20; i++) {
+        double slow = i == 11 ? 2.0 : 1.0;
+        assertThat(
+                stub.export(
+                        Deltas.source("checkout", "checkout-" + i)
+                            .region(1, "handle", REGION_KIND_COMPUTE)
+                            .region(2, 1, "db.io", REGION_KIND_IO)
+                            .entry(1, slow * 0.75)
+                            .entry(2, slow * 0.25)
+                            .build())
+                    .getResult())
+            .isEqualTo(AckResult.ACK_RESULT_APPLIED);
+      }
+    } finally {
+      channel.shutdownNow();
+    }
+    clock.setNanos(Deltas.DEFAULT_START + 20 * S);
+    server.alerts().tick();
+
+    String metrics = get("/metrics");
+    assertThat(metrics)
+        .contains("profold_instance_outlier{instance=\"checkout-11\",service=\"checkout\"} 1")
+        .contains("profold_service_instance_clusters{service=\"checkout\"} 2")
+        .doesNotContain("profold_instance_outlier{instance=\"checkout-1\",");
+    // planted: max - avg of handle = 1.5 - (19 * 0.75 + 1.5) / 20 = 0.7125
+    assertThat(metrics)
+        .contains(
+            "profold_region_imbalance_seconds{kind=\"compute\",path=\"handle\",service=\"checkout\"} 0.7125");
+    JsonNode alerts = new ObjectMapper().readTree(get("/api/v1/alerts")).get("alerts");
+    List<String> outliers = new ArrayList<>();
+    for (JsonNode a : alerts) {
+      if (a.get("alert").asText().equals("InstanceOutlier")) {
+        outliers.add(a.get("labels").get("instance").asText());
+        assertThat(a.get("annotations").get("paths").asText()).startsWith("handle");
+      }
+    }
+    assertThat(outliers).containsExactly("checkout-11");
+  }
 }
