@@ -81,28 +81,18 @@ public record CollectorConfig(
 
   /** This configuration with {@code schemes} instead of its own. */
   public CollectorConfig withSchemes(List<SchemeSpec> schemes) {
-    return with(listen, grpcPort, httpPort, interval, schemes);
+    return with(listen, grpcPort, httpPort, interval, schemes, alerts);
   }
 
   /** This configuration with alert rules {@code rules} instead of its own (reload). */
   public CollectorConfig withAlertRules(List<AlertRule> rules) {
-    return new CollectorConfig(
+    return with(
         listen,
         grpcPort,
         httpPort,
         interval,
-        sourceTtlIntervals,
-        cardinalityLimit,
-        histogramMaxScale,
-        maxMessageBytes,
-        maxPendingBytes,
-        dictionaryEntries,
-        retryDelay,
-        shutdownTimeout,
         schemes,
-        archive,
-        new AlertsSpec(alerts.alertmanager(), alerts.externalUrl(), rules),
-        analysis);
+        new AlertsSpec(alerts.alertmanager(), alerts.externalUrl(), rules));
   }
 
   /**
@@ -133,12 +123,18 @@ public record CollectorConfig(
         grpcPort != null ? grpcPort : this.grpcPort,
         httpPort != null ? httpPort : this.httpPort,
         interval != null ? interval : this.interval,
-        schemes);
+        schemes,
+        alerts);
   }
 
   /** A copy with the settings that can change after loading replaced. */
   private CollectorConfig with(
-      String listen, int grpcPort, int httpPort, Duration interval, List<SchemeSpec> schemes) {
+      String listen,
+      int grpcPort,
+      int httpPort,
+      Duration interval,
+      List<SchemeSpec> schemes,
+      AlertsSpec alerts) {
     return new CollectorConfig(
         listen,
         grpcPort,

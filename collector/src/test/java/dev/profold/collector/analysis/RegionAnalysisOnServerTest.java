@@ -78,22 +78,24 @@ class RegionAnalysisOnServerTest {
     return r.body();
   }
 
-  @Test
-  void theSlowInstanceIsInMetricsAndAlerts() throws Exception {
+  /**
+   * Pushes one delta per instance {@code checkout-<i>} over gRPC, with {@code times[i]} the time of
+   * {@code handle} and of {@code handle/db.io}, then closes the window and evaluates the rules.
+   */
+  private void pushAndClose(double[][] times) {
     ManagedChannel channel =
         NettyChannelBuilder.forAddress("127.0.0.1", server.grpcPort()).usePlaintext().build();
     try {
       IngestGrpc.IngestBlockingStub stub =
           IngestGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
-      for (int i = 0; i < 20; i++) {
-        double io = i == 4 ? 1.0 : 0.25;
+      for (int i = 0; i < times.length; i++) {
         assertThat(
                 stub.export(
                         Deltas.source("checkout", "checkout-" + i)
                             .region(1, "handle", REGION_KIND_COMPUTE)
                             .region(2, 1, "db.io", REGION_KIND_IO)
-                            .entry(1, 0.5 + io)
-                            .entry(2, io)
+                            .entry(1, times[i][0])
+                            .entry(2, times[i][1])
                             .build())
                     .getResult())
             .isEqualTo(AckResult.ACK_RESULT_APPLIED);
@@ -103,6 +105,16 @@ class RegionAnalysisOnServerTest {
     }
     clock.setNanos(Deltas.DEFAULT_START + 20 * S); // the window closes
     server.alerts().tick();
+  }
+
+  @Test
+  void theSlowInstanceIsInMetricsAndAlerts() throws Exception {
+    double[][] times = new double[20][];
+    for (int i = 0; i < 20; i++) {
+      double io = i == 4 ? 1.0 : 0.25;
+      times[i] = new double[] {0.5 + io, io};
+    }
+    pushAndClose(times);
 
     String metrics = get("/metrics");
     assertThat(metrics)
@@ -142,29 +154,12 @@ class RegionAnalysisOnServerTest {
   /** One instance of twenty is slow everywhere (a bad host): an outlier, found by its time. */
   @Test
   void aSlowInstanceEverywhereIsTheOutlier() throws Exception {
-    ManagedChannel channel =
-        NettyChannelBuilder.forAddress("127.0.0.1", server.grpcPort()).usePlaintext().build();
-    try {
-      IngestGrpc.IngestBlockingStub stub =
-          IngestGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
-      for (int i = 0; i < 20; i++) {
-        double slow = i == 11 ? 2.0 : 1.0;
-        assertThat(
-                stub.export(
-                        Deltas.source("checkout", "checkout-" + i)
-                            .region(1, "handle", REGION_KIND_COMPUTE)
-                            .region(2, 1, "db.io", REGION_KIND_IO)
-                            .entry(1, slow * 0.75)
-                            .entry(2, slow * 0.25)
-                            .build())
-                    .getResult())
-            .isEqualTo(AckResult.ACK_RESULT_APPLIED);
-      }
-    } finally {
-      channel.shutdownNow();
+    double[][] times = new double[20][];
+    for (int i = 0; i < 20; i++) {
+      double slow = i == 11 ? 2.0 : 1.0;
+      times[i] = new double[] {slow * 0.75, slow * 0.25};
     }
-    clock.setNanos(Deltas.DEFAULT_START + 20 * S);
-    server.alerts().tick();
+    pushAndClose(times);
 
     String metrics = get("/metrics");
     assertThat(metrics)
