@@ -13,6 +13,7 @@ import dev.profold.collector.analysis.DerivedValues;
 import dev.profold.collector.analysis.RegionAnalysisExposition;
 import dev.profold.collector.analysis.RegionAnalysisValues;
 import dev.profold.collector.analysis.ThreadActivityValues;
+import dev.profold.collector.analysis.ThreadRegionImbalanceValues;
 import dev.profold.collector.archive.ArchiveException;
 import dev.profold.collector.archive.IntervalArchive;
 import dev.profold.collector.config.CollectorConfig;
@@ -153,7 +154,11 @@ public final class CollectorServer {
     registry.register(new RegionAnalysisExposition(regionAnalysis));
     DerivedValues derivedValues =
         DerivedValueSources.concat(
-            List.of(derived, new ThreadActivityValues(worker), regionAnalysis));
+            List.of(
+                derived,
+                new ThreadActivityValues(worker),
+                regionAnalysis,
+                new ThreadRegionImbalanceValues(worker, config.analysis().topNodes())));
     this.alerts =
         new AlertLoop(
             config.alerts().rules(),
