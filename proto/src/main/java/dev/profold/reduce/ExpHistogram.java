@@ -198,9 +198,13 @@ public final class ExpHistogram {
       return;
     }
     int down = side.downscaleNeeded(index, index, 0, maxBuckets);
-    if (down > 0) {
+    while (down > 0) {
       downscale(down);
+      // At the new scale the value's index is its old index shifted, except where the index
+      // computation rounds differently at the two scales (values near the smallest normal
+      // double): then check again rather than overrun the bucket array.
       index = indexOf(value, scale);
+      down = side.downscaleNeeded(index, index, 0, maxBuckets);
     }
     side.add(index, count, maxBuckets);
   }

@@ -114,4 +114,18 @@ class ExpHistogramTableIndexTest {
     assertThat(fast).isEqualTo(general);
     assertThat(fast.totalCount()).isEqualTo(general.totalCount());
   }
+
+  /**
+   * Found by {@link #recordEqualsTheGeneralPath}: at scale 11 with 6 buckets, a value near the
+   * smallest normal double then one 64 times larger needed a downscale after which the index,
+   * computed anew, still did not fit, and the bucket array overran.
+   */
+  @org.junit.jupiter.api.Test
+  void aDownscaleThatStillDoesNotFitDownscalesAgain() {
+    ExpHistogram h = new ExpHistogram(6, 11);
+    h.record(2.225073858507389E-308);
+    h.record(-1.5);
+    h.record(1.4240472694446165E-306);
+    assertThat(h.totalCount()).isEqualTo(3);
+  }
 }
