@@ -6,7 +6,6 @@ import dev.profold.sinks.snapshot.OverheadClass;
 import dev.profold.sinks.snapshot.ThreadActivitySnapshot;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -82,9 +81,7 @@ final class ThreadTime {
   /** The groups, current ones by wall time (largest first), then the others by name. */
   List<ThreadActivitySnapshot> snapshot() {
     List<ThreadActivitySnapshot> out = new ArrayList<>(rows.size());
-    Iterator<Map.Entry<String, Row>> it = rows.entrySet().iterator();
-    while (it.hasNext()) {
-      Map.Entry<String, Row> e = it.next();
+    for (Map.Entry<String, Row> e : rows.entrySet()) {
       Row r = e.getValue();
       GroupActivity g = r.last;
       boolean current = r.sequence == latest;

@@ -58,29 +58,27 @@ final class ActivityReader {
     if (a.getThreads() <= 0) {
       throw new InvalidDeltaException(at + ".threads", "must be > 0 (leave out empty groups)");
     }
-    long[] v = {
+    long[] classes = {
       a.getComputeNanos(),
       a.getSyncNanos(),
       a.getWaitNanos(),
       a.getIoNanos(),
       a.getRuntimeNanos(),
       a.getThreadMgmtNanos(),
-      a.getIdleNanos(),
-      a.getWallNanos(),
-      a.getCpuMinNanos(),
-      a.getCpuSumNanos(),
-      a.getCpuMaxNanos()
+      a.getIdleNanos()
     };
+    long[] others = {a.getWallNanos(), a.getCpuMinNanos(), a.getCpuSumNanos(), a.getCpuMaxNanos()};
     long sum = 0;
-    for (int k = 0; k < v.length; k++) {
-      if (v[k] < 0) {
-        throw new InvalidDeltaException(at, "times must be below 2^63 nanoseconds");
+    for (long c : classes) {
+      sum += c;
+      if (c < 0 || sum < 0) {
+        throw new InvalidDeltaException(
+            at, "class times and their sum must be below 2^63 nanoseconds");
       }
-      if (k < 7) {
-        sum += v[k];
-        if (sum < 0) {
-          throw new InvalidDeltaException(at, "class times add up beyond 2^63 nanoseconds");
-        }
+    }
+    for (long o : others) {
+      if (o < 0) {
+        throw new InvalidDeltaException(at, "times must be below 2^63 nanoseconds");
       }
     }
     long wall = a.getWallNanos();
@@ -117,7 +115,7 @@ final class ActivityReader {
         g,
         a.getThreads(),
         wall,
-        ClassTimes.of(v[0], v[1], v[2], v[3], v[4], v[5], v[6]),
+        ClassTimes.of(classes),
         a.getCpuMinNanos(),
         a.getCpuSumNanos(),
         a.getCpuMaxNanos());

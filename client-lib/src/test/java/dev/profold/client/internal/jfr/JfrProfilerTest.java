@@ -176,6 +176,9 @@ class JfrProfilerTest {
   static final java.util.concurrent.atomic.AtomicLong BLOCKED =
       new java.util.concurrent.atomic.AtomicLong();
 
+  /** An estimated share, the measured truth, and whether the class led the others but idle. */
+  private record Share(double estimate, double truth, boolean leads) {}
+
   /**
    * The group's share of thread time in class {@code kind} over the next three intervals, the truth
    * over the same time ({@link #BLOCKED} over {@code threads} threads' wall time), and whether
@@ -184,8 +187,6 @@ class JfrProfilerTest {
    * not a fixed share, is the reference: on a loaded machine a runnable thread waiting for a CPU is
    * idle in the classes, and the planted waits shrink or grow with the load.
    */
-  private record Share(double estimate, double truth, boolean leads) {}
-
   private Share steadyShare(String group, Kind kind, int threads) throws InterruptedException {
     long blocked0 = BLOCKED.get();
     long t0 = System.nanoTime();
