@@ -123,13 +123,13 @@ public final class RegionAnalysisValues implements DerivedValues {
     String service = p.service();
     RegionImbalance.Result r =
         RegionImbalance.analyse(p, spec.imbalanceRuntimeShare(), spec.imbalanceLeafShare());
-    for (NodeImbalance n : top(r.nodes(), NodeImbalance::imbalance, false)) {
+    for (NodeImbalance n : top(r.nodes(), NodeImbalance::imbalance, false, spec.topNodes())) {
       Map<String, String> labels = nodeLabels(service, n.node());
       Map<String, String> context = context(n);
       out.add(new DerivedValue(IMBALANCE, labels, n.imbalance(), context));
       out.add(new DerivedValue(IMBALANCE_RATIO, labels, n.runtimeShare(), context));
     }
-    for (NodeImbalance n : top(r.nodes(), NodeImbalance::waiting, true)) {
+    for (NodeImbalance n : top(r.nodes(), NodeImbalance::waiting, true, spec.topNodes())) {
       out.add(new DerivedValue(WAIT, nodeLabels(service, n.node()), n.waiting(), context(n)));
     }
     InstanceClusters clusters = InstanceClusters.of(p);
@@ -164,11 +164,14 @@ public final class RegionAnalysisValues implements DerivedValues {
   }
 
   /**
-   * The {@code top_nodes} nodes with the largest {@code value} (equal up to rounding: deeper first,
+   * The {@code topNodes} nodes with the largest {@code value} (equal up to rounding: deeper first,
    * then by node); only those with a positive value when {@code positiveOnly}.
    */
-  private List<NodeImbalance> top(
-      List<NodeImbalance> nodes, ToDoubleFunction<NodeImbalance> value, boolean positiveOnly) {
+  static List<NodeImbalance> top(
+      List<NodeImbalance> nodes,
+      ToDoubleFunction<NodeImbalance> value,
+      boolean positiveOnly,
+      int topNodes) {
     double largest = 0;
     for (NodeImbalance n : nodes) {
       largest = Math.max(largest, value.applyAsDouble(n));
@@ -184,7 +187,7 @@ public final class RegionAnalysisValues implements DerivedValues {
         Comparator.comparingLong((NodeImbalance n) -> -Math.round(value.applyAsDouble(n) / grain))
             .thenComparing(n -> -n.node().depth())
             .thenComparing(NodeImbalance::node));
-    return sorted.subList(0, Math.min(spec.topNodes(), sorted.size()));
+    return sorted.subList(0, Math.min(topNodes, sorted.size()));
   }
 
   private static Map<String, String> nodeLabels(String service, Node node) {
@@ -209,7 +212,8 @@ public final class RegionAnalysisValues implements DerivedValues {
     return new BigDecimal(v).round(new MathContext(6)).stripTrailingZeros().toPlainString();
   }
 
-  private static List<String> families(CollectorSnapshot snapshot) {
+  /** Base names of the schemes' measurement families, which an exposition must not repeat. */
+  static List<String> families(CollectorSnapshot snapshot) {
     Set<String> out = new LinkedHashSet<>();
     for (SchemeSnapshot s : snapshot.schemes()) {
       for (SeriesSnapshot x : s.cumulative()) {

@@ -118,16 +118,26 @@ public final class RegionImbalance {
     }
   }
 
+  /**
+   * One node's time across the members (instances or threads) it is compared over, before the
+   * losses are derived from it.
+   *
+   * @param node the node
+   * @param min smallest member time (seconds)
+   * @param avg the mean over all members (seconds)
+   * @param max the largest (seconds)
+   * @param slowest the member with the most time at the node (empty when the data cannot tell)
+   * @param fastest the member with the least time (empty when the data cannot tell)
+   */
+  public record Spread(
+      Node node, double min, double avg, double max, String slowest, String fastest) {}
+
   /** Analyses {@code p} with the given significance thresholds. */
   public static Result analyse(ServiceProfile p, double runtimeShare, double leafShare) {
     List<Node> nodes = p.nodes();
     int m = p.instances().size();
-    double runtime = runtime(p);
-    double[] imb = new double[nodes.size()];
-    List<NodeImbalance> partial = new ArrayList<>();
+    List<Spread> spreads = new ArrayList<>(nodes.size());
     for (int n = 0; n < nodes.size(); n++) {
-      Node node = nodes.get(n);
-      Category c = Category.of(node.kind());
       int lo = 0;
       int hi = 0;
       double sum = 0;
@@ -139,44 +149,57 @@ public final class RegionImbalance {
       }
       double min = m == 0 ? 0 : p.seconds(n, lo);
       double max = m == 0 ? 0 : p.seconds(n, hi);
-      // Rounding can put the mean of equal values a hair outside them.
-      double avg = m == 0 ? 0 : Math.min(max, Math.max(min, sum / m));
-      imb[n] = c.imbalance(min, avg, max);
-      partial.add(
-          new NodeImbalance(
-              node,
-              c,
+      spreads.add(
+          new Spread(
+              nodes.get(n),
               min,
-              avg,
+              m == 0 ? 0 : sum / m,
               max,
-              imb[n],
-              c.waiting(min, avg, max),
-              0,
-              0,
-              false,
               m == 0 ? "" : p.instances().get(hi),
               m == 0 ? "" : p.instances().get(lo)));
+    }
+    return assess(spreads, runtime(p), runtimeShare, leafShare);
+  }
+
+  /**
+   * The losses and significance of each node from its spread (Table 1 and the two criteria), the
+   * shares taken of {@code runtime}.
+   *
+   * @param spreads one per node; their paths form the tree sumImb is taken over
+   */
+  public static Result assess(
+      List<Spread> spreads, double runtime, double runtimeShare, double leafShare) {
+    List<Node> nodes = new ArrayList<>(spreads.size());
+    double[] imb = new double[spreads.size()];
+    double[] avg = new double[spreads.size()];
+    for (int n = 0; n < spreads.size(); n++) {
+      Spread s = spreads.get(n);
+      nodes.add(s.node());
+      // Rounding can put the mean of equal values a hair outside them.
+      avg[n] = Math.min(s.max(), Math.max(s.min(), s.avg()));
+      imb[n] = Category.of(s.node().kind()).imbalance(s.min(), avg[n], s.max());
     }
     double[] sumImb = sumImbalance(nodes, imb);
     List<NodeImbalance> out = new ArrayList<>(nodes.size());
     for (int n = 0; n < nodes.size(); n++) {
-      NodeImbalance x = partial.get(n);
+      Spread s = spreads.get(n);
+      Category c = Category.of(s.node().kind());
       double share = runtime > 0 ? imb[n] / runtime : 0;
       boolean originates = sumImb[n] > 0 ? imb[n] / sumImb[n] > leafShare : imb[n] > 0;
       out.add(
           new NodeImbalance(
-              x.node(),
-              x.category(),
-              x.min(),
-              x.avg(),
-              x.max(),
-              x.imbalance(),
-              x.waiting(),
+              s.node(),
+              c,
+              s.min(),
+              avg[n],
+              s.max(),
+              imb[n],
+              c.waiting(s.min(), avg[n], s.max()),
               sumImb[n],
               share,
               share > runtimeShare && originates,
-              x.slowest(),
-              x.fastest()));
+              s.slowest(),
+              s.fastest()));
     }
     return new Result(runtime, out);
   }
@@ -213,26 +236,49 @@ public final class RegionImbalance {
     for (int i = 0; i < p.instances().size(); i++) {
       Map<String, Double> self = new HashMap<>();
       for (int n = 0; n < nodes.size(); n++) {
-        String path = nodes.get(n).path();
-        self.merge(path, p.seconds(n, i), Double::sum);
-        forEachAncestor(path, a -> self.merge(a, 0.0, Double::sum));
+        self.merge(nodes.get(n).path(), p.seconds(n, i), Double::sum);
       }
-      List<String> deepestFirst = new ArrayList<>(self.keySet());
-      deepestFirst.sort(Comparator.comparingInt(RegionImbalance::slashes).reversed());
-      Map<String, Double> children = new HashMap<>();
-      double total = 0;
-      for (String path : deepestFirst) {
-        double t = Math.max(self.get(path), children.getOrDefault(path, 0.0));
-        int slash = path.lastIndexOf('/');
-        if (slash < 0) {
-          total += t;
-        } else {
-          children.merge(path.substring(0, slash), t, Double::sum);
-        }
-      }
-      best = Math.max(best, total);
+      best = Math.max(best, total(self));
     }
     return best;
+  }
+
+  /**
+   * An upper bound of the largest member total when only each node's spread is known: the total (as
+   * in {@link #runtime}) of a member that had every node's max. Exact when one member is the
+   * slowest everywhere.
+   */
+  public static double runtimeBound(List<Spread> spreads) {
+    Map<String, Double> self = new HashMap<>();
+    for (Spread s : spreads) {
+      self.merge(s.node().path(), s.max(), Double::sum);
+    }
+    return total(self);
+  }
+
+  /**
+   * Sum over top-level paths of {@code T(p) = max(t(p), sum of T(c) over p's child paths)}, given
+   * {@code t} by path (paths missing in between count as 0).
+   */
+  private static double total(Map<String, Double> timeAtPath) {
+    Map<String, Double> self = new HashMap<>(timeAtPath);
+    for (String path : timeAtPath.keySet()) {
+      forEachAncestor(path, a -> self.merge(a, 0.0, Double::sum));
+    }
+    List<String> deepestFirst = new ArrayList<>(self.keySet());
+    deepestFirst.sort(Comparator.comparingInt(RegionImbalance::slashes).reversed());
+    Map<String, Double> children = new HashMap<>();
+    double total = 0;
+    for (String path : deepestFirst) {
+      double t = Math.max(self.get(path), children.getOrDefault(path, 0.0));
+      int slash = path.lastIndexOf('/');
+      if (slash < 0) {
+        total += t;
+      } else {
+        children.merge(path.substring(0, slash), t, Double::sum);
+      }
+    }
+    return total;
   }
 
   private static int slashes(String path) {

@@ -1,131 +1,110 @@
 package dev.profold.collector.analysis;
 
+import dev.profold.collector.analysis.RegionImbalance.NodeImbalance;
 import dev.profold.sinks.snapshot.CollectorSnapshot;
-import dev.profold.sinks.snapshot.SchemeSnapshot;
-import dev.profold.sinks.snapshot.SeriesSnapshot;
 import dev.profold.sinks.snapshot.SnapshotSource;
-import dev.profold.sinks.snapshot.SourceSnapshot;
-import dev.profold.sinks.snapshot.StateSnapshot;
-import dev.profold.sinks.snapshot.ThreadActivitySnapshot;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 
 /**
- * Imbalance and waiting across the threads of a thread group, per call-path node (HPCToolkit's
- * Table 1 over threads instead of instances), from clients that send the {@code SET} thread
- * aggregation: its {@value #MEASURE} measurement holds, per group and node, one value per visiting
- * thread (its total), so the state's count, min, max and sum describe the spread across threads.
+ * Imbalance and waiting across the threads of a thread group, per region node: HPCToolkit's Table 1
+ * and its two significance criteria ({@link RegionImbalance}) over the threads of one group of one
+ * instance instead of over instances, from the thread detail the client's thread aggregation sends
+ * ({@code NONE}, {@code SET} or {@code KEY}; see {@link ThreadGroupSpreads} for what each gives and
+ * how exact it is). The runtime the shares are taken of is the group's largest thread total.
  *
- * <p>Read from any scheme grouping by {@code service}, {@code instance}, {@code thread.group},
- * {@code path} and {@code kind} that aggregates {@value #MEASURE} (docs/analysis.md has the one to
- * configure), from its last closed interval. A thread that did not visit the node counts as 0: the
- * group's thread count comes from the source's thread activity when it reports the group (else the
- * visiting threads are all there is). Then, by the node's kind, imb and wait as in {@link
- * RegionImbalance.Category}. Values, for the {@code topNodes} nodes with the most imbalance per
- * thread group: {@code thread_region_imbalance_seconds{service, instance, thread_group, path,
- * kind}}, with context {@code min}, {@code avg}, {@code max}, {@code threads} and {@code wait}.
+ * <p>Values, per thread group, labels {@code service, instance, thread_group, path, kind}:
+ *
+ * <ul>
+ *   <li>{@value #IMBALANCE}: imb(N), for the {@code top_nodes} nodes with the most;
+ *   <li>{@value #IMBALANCE_RATIO}: imb(N) / runtime, same nodes;
+ *   <li>{@value #WAIT}: wait(N), for the {@code top_nodes} nodes with the most (positive only).
+ * </ul>
+ *
+ * Context: {@code min}, {@code avg}, {@code max} (seconds per thread), {@code threads}, {@code
+ * wait}, {@code sum_imbalance}, {@code runtime}, {@code significant}, {@code category}, {@code
+ * slowest_thread}, {@code fastest_thread} (a thread name for NONE, a role for KEY, empty for SET),
+ * {@code source} ({@code none}, {@code set}, {@code key}) and {@code estimate} ({@code exact}, or
+ * {@code lower bound} for KEY's imb).
  *
  * <p>Computed on each call from one snapshot; thread-safe as its source is.
  */
 public final class ThreadRegionImbalanceValues implements DerivedValues {
   /** The per-thread measurement of the SET thread aggregation. */
-  public static final String MEASURE = "time.per_thread";
+  public static final String MEASURE = ThreadGroupSpreads.PER_THREAD;
 
-  private static final List<String> LABELS =
-      List.of("service", "instance", "thread_group", "path", "kind");
+  public static final String IMBALANCE = "thread_region_imbalance_seconds";
+  public static final String IMBALANCE_RATIO = "thread_region_imbalance_ratio";
+  public static final String WAIT = "thread_region_wait_seconds";
 
   private final SnapshotSource source;
-  private final int topNodes;
+  private final AnalysisSpec spec;
 
-  public ThreadRegionImbalanceValues(SnapshotSource source, int topNodes) {
+  public ThreadRegionImbalanceValues(SnapshotSource source, AnalysisSpec spec) {
     this.source = source;
-    this.topNodes = topNodes;
-  }
-
-  private record Node(String path, String kind, double min, double avg, double max, int threads) {
-    RegionImbalance.Category category() {
-      return RegionImbalance.Category.of(kind);
-    }
-
-    double imbalance() {
-      return category().imbalance(min, avg, max);
-    }
-
-    double waiting() {
-      return category().waiting(min, avg, max);
-    }
+    this.spec = spec;
   }
 
   @Override
   public List<DerivedValue> current() {
+    return values(source.snapshot());
+  }
+
+  /** The values and the schemes' family names, from one snapshot (for /metrics). */
+  AnalysisExposition.Exposed exposed() {
     CollectorSnapshot snapshot = source.snapshot();
-    Map<List<String>, Integer> groupThreads = new HashMap<>();
-    for (SourceSnapshot s : snapshot.sources()) {
-      for (ThreadActivitySnapshot a : s.threadActivity()) {
-        if (a.current()) {
-          groupThreads.put(List.of(s.service(), s.instance(), a.group()), a.threads());
-        }
-      }
-    }
-    Map<List<String>, List<Node>> byGroup = new LinkedHashMap<>();
-    for (SchemeSnapshot scheme : snapshot.schemes()) {
-      int[] at = new int[LABELS.size()];
-      boolean usable = true;
-      for (int k = 0; k < at.length; k++) {
-        at[k] = scheme.labelNames().indexOf(LABELS.get(k));
-        usable &= at[k] >= 0;
-      }
-      if (!usable) {
-        continue;
-      }
-      for (SeriesSnapshot x : scheme.lastInterval()) {
-        StateSnapshot st = x.state();
-        if (!x.measure().name().equals(MEASURE) || st.count() == 0) {
-          continue;
-        }
-        List<String> v = x.labelValues();
-        List<String> group = List.of(v.get(at[0]), v.get(at[1]), v.get(at[2]));
-        int visitors = (int) Math.min(Integer.MAX_VALUE, st.count());
-        int threads = Math.max(visitors, groupThreads.getOrDefault(group, visitors));
-        double min = visitors < threads ? 0 : st.min();
-        byGroup
-            .computeIfAbsent(group, g -> new ArrayList<>())
-            .add(new Node(v.get(at[3]), v.get(at[4]), min, st.sum() / threads, st.max(), threads));
-      }
-    }
+    return new AnalysisExposition.Exposed(
+        values(snapshot), RegionAnalysisValues.families(snapshot));
+  }
+
+  private List<DerivedValue> values(CollectorSnapshot snapshot) {
     List<DerivedValue> out = new ArrayList<>();
-    for (Map.Entry<List<String>, List<Node>> e : byGroup.entrySet()) {
-      List<Node> nodes = e.getValue();
-      nodes.sort(Comparator.comparingDouble(Node::imbalance).reversed().thenComparing(Node::path));
-      for (Node n : nodes.subList(0, Math.min(topNodes, nodes.size()))) {
-        List<String> g = e.getKey();
-        out.add(
-            new DerivedValue(
-                "thread_region_imbalance_seconds",
-                Map.of(
-                    "service", g.get(0),
-                    "instance", g.get(1),
-                    "thread_group", g.get(2),
-                    "path", n.path(),
-                    "kind", n.kind()),
-                n.imbalance(),
-                Map.of(
-                    "min", seconds(n.min()),
-                    "avg", seconds(n.avg()),
-                    "max", seconds(n.max()),
-                    "threads", Integer.toString(n.threads()),
-                    "wait", seconds(n.waiting()))));
+    for (ThreadGroupSpreads.Group g : ThreadGroupSpreads.of(snapshot)) {
+      RegionImbalance.Result r =
+          RegionImbalance.assess(
+              g.spreads(), g.runtime(), spec.imbalanceRuntimeShare(), spec.imbalanceLeafShare());
+      for (NodeImbalance n :
+          RegionAnalysisValues.top(r.nodes(), NodeImbalance::imbalance, false, spec.topNodes())) {
+        Map<String, String> labels = labels(g, n);
+        Map<String, String> context = context(g, r, n);
+        out.add(new DerivedValue(IMBALANCE, labels, n.imbalance(), context));
+        out.add(new DerivedValue(IMBALANCE_RATIO, labels, n.runtimeShare(), context));
+      }
+      for (NodeImbalance n :
+          RegionAnalysisValues.top(r.nodes(), NodeImbalance::waiting, true, spec.topNodes())) {
+        out.add(new DerivedValue(WAIT, labels(g, n), n.waiting(), context(g, r, n)));
       }
     }
     return List.copyOf(out);
   }
 
-  private static String seconds(double s) {
-    return String.format(Locale.ROOT, "%.3f s", s);
+  private static Map<String, String> labels(ThreadGroupSpreads.Group g, NodeImbalance n) {
+    return Map.of(
+        "service", g.service(),
+        "instance", g.instance(),
+        "thread_group", g.group(),
+        "path", n.node().path(),
+        "kind", n.node().kind());
+  }
+
+  private static Map<String, String> context(
+      ThreadGroupSpreads.Group g, RegionImbalance.Result r, NodeImbalance n) {
+    Map<String, String> c = new HashMap<>();
+    c.put("min", RegionAnalysisValues.number(n.min()));
+    c.put("avg", RegionAnalysisValues.number(n.avg()));
+    c.put("max", RegionAnalysisValues.number(n.max()));
+    c.put("threads", Integer.toString(g.threads()));
+    c.put("wait", RegionAnalysisValues.number(n.waiting()));
+    c.put("sum_imbalance", RegionAnalysisValues.number(n.sumImbalance()));
+    c.put("runtime", RegionAnalysisValues.number(r.runtime()));
+    c.put("significant", Boolean.toString(n.significant()));
+    c.put("category", n.category().name().toLowerCase(java.util.Locale.ROOT));
+    c.put("slowest_thread", n.slowest());
+    c.put("fastest_thread", n.fastest());
+    c.put("source", g.source().label());
+    c.put("estimate", g.source() == ThreadGroupSpreads.Source.KEY ? "lower bound" : "exact");
+    return c;
   }
 }

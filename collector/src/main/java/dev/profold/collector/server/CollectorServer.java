@@ -8,9 +8,9 @@ import dev.profold.collector.alert.AlertMetrics;
 import dev.profold.collector.alert.AlertNotifier;
 import dev.profold.collector.alert.AlertRule;
 import dev.profold.collector.alert.AlertsHttpHandler;
+import dev.profold.collector.analysis.AnalysisExposition;
 import dev.profold.collector.analysis.DerivedValueSources;
 import dev.profold.collector.analysis.DerivedValues;
-import dev.profold.collector.analysis.RegionAnalysisExposition;
 import dev.profold.collector.analysis.RegionAnalysisValues;
 import dev.profold.collector.analysis.ThreadActivityValues;
 import dev.profold.collector.analysis.ThreadRegionImbalanceValues;
@@ -151,14 +151,13 @@ public final class CollectorServer {
     this.alertMetrics = new AlertMetrics(meters);
     // What alert rules see: the given source and the collector's own producers.
     RegionAnalysisValues regionAnalysis = new RegionAnalysisValues(worker, config.analysis());
-    registry.register(new RegionAnalysisExposition(regionAnalysis));
+    registry.register(AnalysisExposition.regions(regionAnalysis));
+    ThreadRegionImbalanceValues threadImbalance =
+        new ThreadRegionImbalanceValues(worker, config.analysis());
+    registry.register(AnalysisExposition.threads(threadImbalance));
     DerivedValues derivedValues =
         DerivedValueSources.concat(
-            List.of(
-                derived,
-                new ThreadActivityValues(worker),
-                regionAnalysis,
-                new ThreadRegionImbalanceValues(worker, config.analysis().topNodes())));
+            List.of(derived, new ThreadActivityValues(worker), regionAnalysis, threadImbalance));
     this.alerts =
         new AlertLoop(
             config.alerts().rules(),

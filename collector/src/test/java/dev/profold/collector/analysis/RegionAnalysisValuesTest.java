@@ -235,7 +235,7 @@ class RegionAnalysisValuesTest {
       checkout(name(i), 0, i == 7 ? 0.25 : 0.0625);
     }
     close(0);
-    String text = text(new RegionAnalysisExposition(values).collect());
+    String text = text(AnalysisExposition.regions(values).collect());
     assertThat(text)
         .contains("# TYPE profold_region_imbalance_seconds gauge")
         .contains(
@@ -269,14 +269,14 @@ class RegionAnalysisValuesTest {
     // time 1 s and 2 s: the wait node's balanced waiting is the average
     assertThat(find(values.current(), RegionAnalysisValues.WAIT, node("handle", "wait")).value())
         .isEqualTo(1.5);
-    MetricSnapshots ours = new RegionAnalysisExposition(values).collect();
+    MetricSnapshots ours = AnalysisExposition.regions(values).collect();
     assertThat(ours.stream().map(s -> s.getMetadata().getPrometheusName()))
         .doesNotContain("profold_region_wait_seconds")
         .contains("profold_region_imbalance_seconds");
     // both collectors in one registry scrape without a duplicate-name failure
     PrometheusRegistry registry = new PrometheusRegistry();
     registry.register(new PrometheusExposition(engine::snapshot));
-    registry.register(new RegionAnalysisExposition(values));
+    registry.register(AnalysisExposition.regions(values));
     List<String> names =
         registry.scrape().stream().map(s -> s.getMetadata().getPrometheusName()).toList();
     assertThat(names).contains("profold_region_wait_seconds", "profold_region_imbalance_seconds");
