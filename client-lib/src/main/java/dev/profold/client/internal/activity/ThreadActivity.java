@@ -19,8 +19,12 @@ import java.util.Map;
  *
  * <ul>
  *   <li>{@code cpu}: its CPU time in the interval ({@link LiveThreads}), at most {@code wall};
- *       {@code thread_mgmt} takes the part reported by {@link #onCpu} (CPU samples in thread and
- *       executor management code), {@code compute} the rest;
+ *       {@code thread_mgmt} takes the share of the thread's CPU samples ({@link #onCpuSample}) that
+ *       were in thread and executor management code, {@code compute} the rest. A share, not the
+ *       samples times their period: a sampler reaches a thread less often than its period says (JFR
+ *       samples a few threads per tick, and only those running Java code), so counting periods
+ *       understates, while the share of the samples it did take does not depend on how many it
+ *       took;
  *   <li>off-CPU classes ({@link #offCpu}: sync, wait, io, runtime and thread_mgmt from blocking
  *       events above their thresholds; {@link #pause}: stop-the-world pauses, runtime for every
  *       thread) fill {@code wall - cpu}; when they report more than that (an event reported late, a
@@ -51,11 +55,13 @@ public final class ThreadActivity {
   private static final int THREAD_MGMT = 5;
   private static final int IDLE = 6;
   private static final int CLASSES = 7;
+  private static final long[] NO_SAMPLES = new long[2];
 
   private final LiveThreads threads;
   private final Map<Long, long[]> offCpu = new HashMap<>();
   private final Map<Long, long[]> carried = new HashMap<>();
-  private final Map<Long, Long> onCpuMgmt = new HashMap<>();
+  private final Map<Long, long[]> samples = new HashMap<>(); // {all, in management}
+  private final Map<Long, long[]> lastSamples = new HashMap<>(); // the interval before
   private final Map<Long, Long> lastCpu = new HashMap<>();
   private long pauses;
   private boolean first = true;
@@ -72,10 +78,14 @@ public final class ThreadActivity {
     offCpu.computeIfAbsent(threadId, k -> new long[CLASSES])[index(kind)] += nanos;
   }
 
-  /** Of thread {@code threadId}'s CPU time, about {@code nanos} went to thread management. */
-  public synchronized void onCpu(long threadId, long nanos) {
-    if (nanos > 0) {
-      onCpuMgmt.merge(threadId, nanos, Long::sum);
+  /**
+   * Thread {@code threadId} was sampled running, in thread management code when {@code management}.
+   */
+  public synchronized void onCpuSample(long threadId, boolean management) {
+    long[] n = samples.computeIfAbsent(threadId, k -> new long[2]);
+    n[0]++;
+    if (management) {
+      n[1]++;
     }
   }
 
@@ -124,7 +134,13 @@ public final class ThreadActivity {
       }
     }
     carried.clear();
-    onCpuMgmt.clear();
+    lastSamples.clear();
+    for (Map.Entry<Long, long[]> e : samples.entrySet()) {
+      if (cpuNow.containsKey(e.getKey())) {
+        lastSamples.put(e.getKey(), e.getValue());
+      }
+    }
+    samples.clear();
     pauses = 0;
     first = false;
     return encode(groups);
@@ -134,7 +150,10 @@ public final class ThreadActivity {
   private long[] split(long wall, long cpuNanos, long threadId) {
     long[] c = new long[CLASSES];
     long cpu = Math.min(cpuNanos, wall);
-    long mgmt = Math.min(onCpuMgmt.getOrDefault(threadId, 0L), cpu);
+    long[] now = samples.getOrDefault(threadId, NO_SAMPLES);
+    long[] before = lastSamples.getOrDefault(threadId, NO_SAMPLES);
+    long all = now[0] + before[0];
+    long mgmt = all == 0 ? 0 : Math.round(cpu * ((double) (now[1] + before[1]) / all));
     c[COMPUTE] = cpu - mgmt;
     c[THREAD_MGMT] = mgmt;
     long[] reported = offCpu.get(threadId);

@@ -6,19 +6,18 @@ import dev.profold.client.internal.activity.ThreadActivity;
 /**
  * Reports what JFR events say about thread time to a {@link ThreadActivity}: blocking events (above
  * their thresholds) as off-CPU time of their class, except a pool thread waiting for work (that
- * stays idle, see {@link EventMapper#waitingForWork}); CPU samples in thread management code as
- * management CPU time; GC pauses and safepoint synchronisation as pauses of every thread. CPU time
- * itself comes from the thread CPU clocks, not from samples.
+ * stays idle, see {@link EventMapper#waitingForWork}); CPU samples, so that the share of them in
+ * thread management code becomes that share of the thread's CPU time; GC pauses and safepoint
+ * synchronisation as pauses of every thread. CPU time itself comes from the thread CPU clocks, not
+ * from samples.
  *
  * <p>Stateless; thread-safe as {@link ThreadActivity} is.
  */
 final class ActivityFeed {
   private final ThreadActivity activity;
-  private final long samplePeriodNanos;
 
-  ActivityFeed(ThreadActivity activity, JfrSettings settings) {
+  ActivityFeed(ThreadActivity activity) {
     this.activity = activity;
-    this.samplePeriodNanos = settings.samplePeriod().toNanos();
   }
 
   /** Reports event {@code e}, which was mapped to {@code o} (not null). */
@@ -31,9 +30,7 @@ final class ActivityFeed {
       return;
     }
     if (EventMapper.EXECUTION_SAMPLE.equals(e.type())) {
-      if (o.kind() == Kind.THREAD_MGMT) {
-        activity.onCpu(o.threadId(), samplePeriodNanos);
-      }
+      activity.onCpuSample(o.threadId(), o.kind() == Kind.THREAD_MGMT);
       return;
     }
     if (e.durationNanos() > 0 && !EventMapper.waitingForWork(e.frames())) {

@@ -1,8 +1,10 @@
 package dev.profold.client.internal.jfr;
 
+import com.sun.management.HotSpotDiagnosticMXBean;
 import dev.profold.client.internal.activity.ThreadActivity;
 import dev.profold.client.internal.record.Recorder;
 import java.lang.System.Logger.Level;
+import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -40,7 +42,7 @@ public final class JfrProfiler implements AutoCloseable {
       throw new IllegalStateException("JDK Flight Recorder is not available in this JVM");
     }
     this.sink = new JfrSink(recorder);
-    this.activity = new ActivityFeed(activity, settings);
+    this.activity = new ActivityFeed(activity);
     this.mapper = new EventMapper(settings);
     this.reader = new RecordedEvents(settings.maxDepth());
     this.stream = new RecordingStream();
@@ -62,7 +64,31 @@ public final class JfrProfiler implements AutoCloseable {
       Recorder recorder, ThreadActivity activity, JfrSettings settings) {
     JfrProfiler p = new JfrProfiler(recorder, activity, settings);
     p.thread.start();
+    if (settings.cpu() && !exactSampleAttribution()) {
+      LOG.log(
+          Level.INFO,
+          "Profold agent: CPU samples in inlined code are attributed to the nearest point the JIT"
+              + " recorded, often the calling frame; for exact call paths and thread_mgmt time"
+              + " start the JVM with -XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints"
+              + " (docs/agent.md)");
+    }
     return p;
+  }
+
+  /**
+   * True when the JIT records where every instruction of compiled code came from ({@code
+   * DebugNonSafepoints}), so that a sample inside inlined code names its own method, not the
+   * nearest safepoint's; false when it does not, or when that cannot be read.
+   */
+  static boolean exactSampleAttribution() {
+    try {
+      return Boolean.parseBoolean(
+          ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class)
+              .getVMOption("DebugNonSafepoints")
+              .getValue());
+    } catch (RuntimeException | LinkageError e) {
+      return false; // not unlocked (the option is then not visible), or not a HotSpot JVM
+    }
   }
 
   private void configure(JfrSettings s) {

@@ -55,7 +55,8 @@ class ThreadActivityTest {
     activity.offCpu(1, Kind.SYNC, 3 * S);
     activity.offCpu(2, Kind.IO, 2 * S);
     activity.offCpu(2, Kind.WAIT, 1 * S);
-    activity.onCpu(2, S / 2);
+    activity.onCpuSample(2, true); // half of its samples in management code
+    activity.onCpuSample(2, false);
     activity.pause(S / 10);
 
     ThreadGroupActivity w = group(activity.close(0, 10 * S), "worker-*");
@@ -73,6 +74,25 @@ class ThreadActivityTest {
     assertThat(w.getCpuMinNanos()).isEqualTo(S);
     assertThat(w.getCpuMaxNanos()).isEqualTo(4 * S);
     assertThat(w.getCpuSumNanos()).isEqualTo(5 * S);
+  }
+
+  @Test
+  void managementIsTheSampleShareOverThisAndThePreviousInterval() {
+    threads.set(new LiveThread(1, "ingest", 0));
+    activity.close(0, 0); // baseline
+    threads.set(new LiveThread(1, "ingest", S));
+    activity.onCpuSample(1, true); // JFR's batch for the first interval: 3 of 4 in management
+    activity.onCpuSample(1, true);
+    activity.onCpuSample(1, true);
+    activity.onCpuSample(1, false);
+    assertThat(group(activity.close(0, 2 * S), "ingest").getThreadMgmtNanos()).isEqualTo(3 * S / 4);
+    threads.set(new LiveThread(1, "ingest", 3 * S));
+    // no batch arrived in this interval: the previous one's share still stands
+    assertThat(group(activity.close(2 * S, 4 * S), "ingest").getThreadMgmtNanos())
+        .isEqualTo(3 * (2 * S) / 4);
+    threads.set(new LiveThread(1, "ingest", 5 * S));
+    // two intervals without samples: nothing is known to be management
+    assertThat(group(activity.close(4 * S, 6 * S), "ingest").getThreadMgmtNanos()).isZero();
   }
 
   @Test
@@ -168,12 +188,22 @@ class ThreadActivityTest {
         .isEqualTo(ThreadActivity.MAX_GROUPS + 10);
   }
 
+  private static void sample(ThreadActivity a, long thread, int mgmt, int other) {
+    for (int k = 0; k < mgmt; k++) {
+      a.onCpuSample(thread, true);
+    }
+    for (int k = 0; k < other; k++) {
+      a.onCpuSample(thread, false);
+    }
+  }
+
   @Property
   void classesAlwaysAddUpToTheWallTimeAndNoneIsNegative(
       @ForAll @LongRange(min = 0, max = 20_000_000_000L) long cpu,
       @ForAll @LongRange(min = 0, max = 20_000_000_000L) long sync,
       @ForAll @LongRange(min = 0, max = 20_000_000_000L) long io,
-      @ForAll @LongRange(min = 0, max = 20_000_000_000L) long mgmt,
+      @ForAll @IntRange(min = 0, max = 20) int mgmtSamples,
+      @ForAll @IntRange(min = 0, max = 20) int otherSamples,
       @ForAll @LongRange(min = 0, max = 5_000_000_000L) long pause,
       @ForAll @IntRange(min = 1, max = 4) int n) {
     FakeThreads fake = new FakeThreads();
@@ -185,14 +215,14 @@ class ThreadActivityTest {
       later.add(new LiveThread(i, "p-" + i, cpu / (i + 1)));
       a.offCpu(i, Kind.SYNC, sync);
       a.offCpu(i, Kind.IO, io / (i + 1));
-      a.onCpu(i, mgmt);
+      sample(a, i, mgmtSamples, otherSamples);
     }
     fake.live = zero;
     a.close(0, 0);
     for (int i = 0; i < n; i++) {
       a.offCpu(i, Kind.SYNC, sync);
       a.offCpu(i, Kind.IO, io / (i + 1));
-      a.onCpu(i, mgmt);
+      sample(a, i, mgmtSamples, otherSamples);
     }
     a.pause(pause);
     fake.live = later;
@@ -213,5 +243,12 @@ class ThreadActivityTest {
     assertThat(g.getCpuMaxNanos()).isLessThanOrEqualTo(Math.min(cpu, length));
     assertThat(g.getComputeNanos() + g.getThreadMgmtNanos())
         .isGreaterThanOrEqualTo(g.getCpuSumNanos()); // mgmt holds also off-CPU management
+    long expectedMgmt = 0; // no off-CPU management here: the samples' share of each CPU time
+    for (int i = 0; i < n; i++) {
+      long threadCpu = Math.min(cpu / (i + 1), length);
+      int all = mgmtSamples + otherSamples;
+      expectedMgmt += all == 0 ? 0 : Math.round(threadCpu * ((double) mgmtSamples / all));
+    }
+    assertThat(g.getThreadMgmtNanos()).isEqualTo(expectedMgmt);
   }
 }

@@ -13,7 +13,7 @@ class ActivityFeedTest {
   private final ThreadActivity activity =
       new ThreadActivity(() -> List.of(new LiveThread(12, "http-exec-3", 0)));
   private final EventMapper mapper = new EventMapper(JfrSettings.defaults());
-  private final ActivityFeed feed = new ActivityFeed(activity, JfrSettings.defaults());
+  private final ActivityFeed feed = new ActivityFeed(activity);
 
   private void feed(String type, long nanos, String detail, long amount, String... frames) {
     JfrEvent e =
@@ -53,5 +53,39 @@ class ActivityFeedTest {
     assertThat(a.getRuntimeNanos()).isEqualTo(50 * MS);
     assertThat(a.getIdleNanos()).isEqualTo(450 * MS);
     assertThat(a.getThreadMgmtNanos()).isZero(); // no CPU time to take it from (clock says 0)
+  }
+
+  @Test
+  void managementTakesTheShareOfTheSamplesNotTheirCountTimesThePeriod() {
+    long[] cpu = {0};
+    ThreadActivity busy =
+        new ThreadActivity(() -> List.of(new LiveThread(12, "http-exec-3", cpu[0])));
+    ActivityFeed f = new ActivityFeed(busy);
+    busy.close(0, 0);
+    cpu[0] = 800 * MS;
+    // four samples, one in executor code: a quarter of the 800 ms, however few samples JFR took
+    String[][] stacks = {
+      {"java.util.concurrent.ThreadPoolExecutor.execute", "app.Ingest.submit"},
+      {"app.Ingest.parse"},
+      {"app.Ingest.parse"},
+      {"app.Ingest.store"}
+    };
+    for (String[] frames : stacks) {
+      JfrEvent e =
+          new JfrEvent(
+              EventMapper.EXECUTION_SAMPLE,
+              12,
+              "http-exec-3",
+              false,
+              List.of(frames),
+              false,
+              0,
+              null,
+              0);
+      f.accept(e, mapper.map(e));
+    }
+    ThreadGroupActivity a = busy.close(0, 1000 * MS).get(0);
+    assertThat(a.getThreadMgmtNanos()).isEqualTo(200 * MS);
+    assertThat(a.getComputeNanos()).isEqualTo(600 * MS);
   }
 }

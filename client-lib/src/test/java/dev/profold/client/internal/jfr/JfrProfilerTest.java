@@ -229,6 +229,15 @@ class JfrProfilerTest {
   }
 
   @Test
+  void exactSampleAttributionIsWhatTheJvmWasStartedWith() {
+    boolean flag =
+        java.lang.management.ManagementFactory.getRuntimeMXBean()
+            .getInputArguments()
+            .contains("-XX:+DebugNonSafepoints");
+    assertThat(JfrProfiler.exactSampleAttribution()).isEqualTo(flag);
+  }
+
+  @Test
   void lockContentionOnOneMonitorIsSyncAtTheContendedMethod() throws Exception {
     for (int i = 0; i < 4; i++) {
       spawn("contended-" + i, JfrProfilerTest::contendedMethod);
