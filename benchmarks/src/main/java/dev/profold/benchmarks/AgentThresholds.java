@@ -37,10 +37,10 @@ import java.util.concurrent.locks.LockSupport;
  * </ul>
  *
  * Reported per threshold and workload: captured share of the true blocked time, JFR events the
- * agent recorded per second, CPU time of the agent's consumer thread per second, and the
- * workload's own throughput (operations per second) as a proxy for what the events cost the
- * application. A plain {@code main}: {@code java -cp benchmarks.jar
- * dev.profold.benchmarks.AgentThresholds [seconds per run]}.
+ * agent recorded per second, CPU time of the agent's consumer thread per second, and the workload's
+ * own throughput (operations per second) as a proxy for what the events cost the application. A
+ * plain {@code main}: {@code java -cp benchmarks.jar dev.profold.benchmarks.AgentThresholds
+ * [seconds per run]}.
  */
 public final class AgentThresholds {
   private static final Object LOCK = new Object();
@@ -107,7 +107,11 @@ public final class AgentThresholds {
   static Run run(String workload, Duration threshold, int seconds) throws Exception {
     DeltaEncoder encoder =
         new DeltaEncoder(
-            SourceIdentity.newBuilder().setService("b").setInstance("b").setIncarnationId(1).build());
+            SourceIdentity.newBuilder()
+                .setService("b")
+                .setInstance("b")
+                .setIncarnationId(1)
+                .build());
     Recorder recorder = new Recorder(encoder, 1 << 16);
     ThreadActivity activity = new ThreadActivity(new JvmThreads());
     JfrProfiler profiler =
@@ -186,14 +190,7 @@ public final class AgentThresholds {
       }
     }
     return new Run(
-        workload,
-        threshold,
-        truth,
-        reported,
-        events,
-        consumer,
-        operations.get(),
-        seconds);
+        workload, threshold, truth, reported, events, consumer, operations.get(), seconds);
   }
 
   private static long consumerCpu() {
@@ -223,8 +220,7 @@ public final class AgentThresholds {
     ops.incrementAndGet();
   }
 
-  private static void take(
-      LinkedBlockingQueue<Integer> queue, AtomicLong blocked, AtomicLong ops) {
+  private static void take(LinkedBlockingQueue<Integer> queue, AtomicLong blocked, AtomicLong ops) {
     long before = System.nanoTime();
     try {
       queue.take();

@@ -19,9 +19,9 @@ import org.openjdk.jmh.annotations.Warmup;
  * One value into a client histogram (start scale {@link ExpHistogram#TABLE_SCALE}, the scale
  * regions record at): the fast path {@link ExpHistogram#record(double)} against the general {@link
  * ExpHistogram#record(double, long)}, which every value took before, in the same run. The values
- * are 1,024 region durations in seconds, 20 ns to 2 µs apart by a few buckets each (what a
- * nanoTime difference times 1e-9 gives), recorded in turn so that bucket choice is not predictable
- * from the last value alone.
+ * are 1,024 region durations in seconds, 20 ns to 2 µs apart by a few buckets each (what a nanoTime
+ * difference times 1e-9 gives), recorded in turn so that bucket choice is not predictable from the
+ * last value alone.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
