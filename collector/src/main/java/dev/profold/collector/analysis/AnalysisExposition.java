@@ -38,6 +38,9 @@ public final class AnalysisExposition implements MultiCollector {
         RegionAnalysisValues.IMBALANCE_RATIO,
         "The node's imbalance over the service's runtime (largest instance total region time).");
     REGION_HELP.put(
+        RegionAnalysisValues.SIGNIFICANT_IMBALANCE_RATIO,
+        "region_imbalance_ratio of the significant nodes only (both HPCToolkit criteria).");
+    REGION_HELP.put(
         RegionAnalysisValues.WAIT,
         "Balanced waiting of a wait (avg) or sync (min) node across the service's instances,"
             + " seconds; top nodes per service.");
@@ -55,6 +58,9 @@ public final class AnalysisExposition implements MultiCollector {
     THREAD_HELP.put(
         ThreadRegionImbalanceValues.IMBALANCE_RATIO,
         "The node's imbalance across threads over the group's largest thread total.");
+    THREAD_HELP.put(
+        ThreadRegionImbalanceValues.SIGNIFICANT_IMBALANCE_RATIO,
+        "thread_region_imbalance_ratio of the significant nodes only (both HPCToolkit criteria).");
     THREAD_HELP.put(
         ThreadRegionImbalanceValues.WAIT,
         "Balanced waiting of a wait (avg) or sync (min) node across the threads of a thread"

@@ -29,6 +29,9 @@ import java.util.function.ToDoubleFunction;
  *   <li>{@code region_imbalance_seconds{service, path, kind}}: imb(N) across the instances, for the
  *       {@code top_nodes} nodes with the most imbalance;
  *   <li>{@code region_imbalance_ratio{service, path, kind}}: imb(N) / runtime, same nodes;
+ *   <li>{@code region_significant_imbalance_ratio{service, path, kind}}: the same ratio for the
+ *       {@code top_nodes} significant nodes with the most imbalance only (so that a rule can say
+ *       "any significant node above 10% of runtime");
  *   <li>{@code region_wait_seconds{service, path, kind}}: wait(N), for the {@code top_nodes} wait
  *       and sync nodes with the most;
  *   <li>{@code service_instance_clusters{service}}: the number of instance clusters;
@@ -46,6 +49,7 @@ import java.util.function.ToDoubleFunction;
 public final class RegionAnalysisValues implements DerivedValues {
   public static final String IMBALANCE = "region_imbalance_seconds";
   public static final String IMBALANCE_RATIO = "region_imbalance_ratio";
+  public static final String SIGNIFICANT_IMBALANCE_RATIO = "region_significant_imbalance_ratio";
   public static final String WAIT = "region_wait_seconds";
   public static final String CLUSTERS = "service_instance_clusters";
   public static final String OUTLIER = "instance_outlier";
@@ -129,6 +133,15 @@ public final class RegionAnalysisValues implements DerivedValues {
       out.add(new DerivedValue(IMBALANCE, labels, n.imbalance(), context));
       out.add(new DerivedValue(IMBALANCE_RATIO, labels, n.runtimeShare(), context));
     }
+    for (NodeImbalance n :
+        top(significant(r.nodes()), NodeImbalance::imbalance, false, spec.topNodes())) {
+      out.add(
+          new DerivedValue(
+              SIGNIFICANT_IMBALANCE_RATIO,
+              nodeLabels(service, n.node()),
+              n.runtimeShare(),
+              context(n)));
+    }
     for (NodeImbalance n : top(r.nodes(), NodeImbalance::waiting, true, spec.topNodes())) {
       out.add(new DerivedValue(WAIT, nodeLabels(service, n.node()), n.waiting(), context(n)));
     }
@@ -161,6 +174,17 @@ public final class RegionAnalysisValues implements DerivedValues {
                     String.join("; ", parts))));
       }
     }
+  }
+
+  /** The nodes that pass both significance criteria. */
+  static List<NodeImbalance> significant(List<NodeImbalance> nodes) {
+    List<NodeImbalance> out = new ArrayList<>();
+    for (NodeImbalance n : nodes) {
+      if (n.significant()) {
+        out.add(n);
+      }
+    }
+    return out;
   }
 
   /**

@@ -20,6 +20,8 @@ import java.util.Map;
  * <ul>
  *   <li>{@value #IMBALANCE}: imb(N), for the {@code top_nodes} nodes with the most;
  *   <li>{@value #IMBALANCE_RATIO}: imb(N) / runtime, same nodes;
+ *   <li>{@value #SIGNIFICANT_IMBALANCE_RATIO}: the same, for the {@code top_nodes} significant
+ *       nodes with the most imbalance only;
  *   <li>{@value #WAIT}: wait(N), for the {@code top_nodes} nodes with the most (positive only).
  * </ul>
  *
@@ -37,6 +39,8 @@ public final class ThreadRegionImbalanceValues implements DerivedValues {
 
   public static final String IMBALANCE = "thread_region_imbalance_seconds";
   public static final String IMBALANCE_RATIO = "thread_region_imbalance_ratio";
+  public static final String SIGNIFICANT_IMBALANCE_RATIO =
+      "thread_region_significant_imbalance_ratio";
   public static final String WAIT = "thread_region_wait_seconds";
 
   private final SnapshotSource source;
@@ -71,6 +75,16 @@ public final class ThreadRegionImbalanceValues implements DerivedValues {
         Map<String, String> context = context(g, r, n);
         out.add(new DerivedValue(IMBALANCE, labels, n.imbalance(), context));
         out.add(new DerivedValue(IMBALANCE_RATIO, labels, n.runtimeShare(), context));
+      }
+      for (NodeImbalance n :
+          RegionAnalysisValues.top(
+              RegionAnalysisValues.significant(r.nodes()),
+              NodeImbalance::imbalance,
+              false,
+              spec.topNodes())) {
+        out.add(
+            new DerivedValue(
+                SIGNIFICANT_IMBALANCE_RATIO, labels(g, n), n.runtimeShare(), context(g, r, n)));
       }
       for (NodeImbalance n :
           RegionAnalysisValues.top(r.nodes(), NodeImbalance::waiting, true, spec.topNodes())) {

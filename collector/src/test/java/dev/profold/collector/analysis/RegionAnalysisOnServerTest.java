@@ -47,7 +47,7 @@ class RegionAnalysisOnServerTest {
             annotations:
               paths: "{{ $context.separating_paths }}"
           - name: RegionImbalance
-            expr: region_imbalance_ratio{service="checkout"} > 0.1
+            expr: region_significant_imbalance_ratio{service="checkout"} > 0.1
             annotations:
               slowest: "{{ $context.slowest_instance }}"
       """;

@@ -138,6 +138,14 @@ class RegionAnalysisValuesTest {
         .isEqualTo(0.125);
     assertThat(find(v, RegionAnalysisValues.IMBALANCE, node("handle/queue", "wait")).context())
         .containsEntry("significant", "false");
+    // only significant nodes have the significant ratio
+    assertThat(
+            find(v, RegionAnalysisValues.SIGNIFICANT_IMBALANCE_RATIO, node("handle/db.io", "io"))
+                .value())
+        .isEqualTo(ratio.value());
+    assertThat(named(v, RegionAnalysisValues.SIGNIFICANT_IMBALANCE_RATIO))
+        .allMatch(x -> x.context().get("significant").equals("true"))
+        .noneMatch(x -> x.labels().get("path").equals("handle/queue"));
     // computation nodes have no waiting to show
     assertThat(named(v, RegionAnalysisValues.WAIT)).hasSize(1);
     // the largest imbalance comes first, the deeper of two equal ones first

@@ -292,6 +292,10 @@ class ThreadRegionImbalanceValuesTest {
     DerivedValue b = imbalance(all, "work/b");
     assertThat(b.value()).isZero();
     assertThat(b.context()).containsEntry("significant", "false");
+    assertThat(all)
+        .filteredOn(v -> v.name().equals(ThreadRegionImbalanceValues.SIGNIFICANT_IMBALANCE_RATIO))
+        .extracting(v -> v.labels().get("path"))
+        .containsExactlyInAnyOrder("work", "work/a");
     // runtime: an upper bound from each node's max, 4 s here (work's own time covers its leaves)
     assertThat(Double.parseDouble(a.context().get("runtime"))).isCloseTo(4.0, within(1e-9));
   }
