@@ -299,11 +299,12 @@ report() {
     !/service="agent-overhead"/ || $0 !~ ("instance=\"round-" round "\"") { if (!/^profold_deltas_applied_total/) next }
     /^profold_client_cpu_seconds_total\{/ { cpu = $NF }
     /^profold_region_time_seconds_count\{/ { series++ }
+    /^profold_threads\{/ { groups++ }
     /^profold_deltas_applied_total/ { applied = $NF }
     END {
-      if (!series) { printf "- round %d: NOTHING from this run reached the collector\n", round; exit }
-      printf "- round %d: %d region-time series; agent CPU %s s; deltas applied by the collector so far: %s\n",
-        round, series, cpu == "" ? "n/a" : cpu, applied
+      if (!series && !groups) { printf "- round %d: NOTHING from this run reached the collector\n", round; exit }
+      printf "- round %d: %d region-time series, %d thread groups; agent CPU %s s; deltas applied by the collector so far: %s\n",
+        round, series, groups, cpu == "" ? "n/a" : cpu, applied
     }' "$out/r$r-profold-metrics.txt"
   done
 }
