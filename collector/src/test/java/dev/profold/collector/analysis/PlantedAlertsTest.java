@@ -317,7 +317,15 @@ class PlantedAlertsTest {
     if (x == 42) {
       sink = x;
     }
+    if (Thread.currentThread() == countedThread) { // the truth's count, part of the task
+      countedRuns.setOpaque(countedRuns.getPlain() + 1);
+    }
   }
+
+  /** The thread whose runs of {@link #tinyTask} are counted in {@link #countedRuns}. */
+  static volatile Thread countedThread;
+
+  static final AtomicLong countedRuns = new AtomicLong(); // written by countedThread only
 
   /**
    * CPU nanoseconds one run of {@code task} takes inline, called in a loop on this thread the way
@@ -352,7 +360,6 @@ class PlantedAlertsTest {
     double cost = inlineCost(task);
     profile("ingest");
     List<Thread> poolThreads = new java.util.concurrent.CopyOnWriteArrayList<>();
-    AtomicLong ranBySubmitter = new AtomicLong(); // written by the submitter only
     java.util.concurrent.ThreadPoolExecutor pool =
         new java.util.concurrent.ThreadPoolExecutor(
             2,
@@ -366,14 +373,20 @@ class PlantedAlertsTest {
               poolThreads.add(t);
               return t;
             },
-            (r, executor) -> { // CallerRunsPolicy, counted
-              ranBySubmitter.setOpaque(ranBySubmitter.getPlain() + 1);
-              if (!executor.isShutdown()) {
-                r.run();
+            new java.util.concurrent.ThreadPoolExecutor.CallerRunsPolicy());
+    // Its own loop, not spawn's: nothing but the hand-over runs on this thread.
+    Thread submitter =
+        new Thread(
+            () -> {
+              while (!stop.get()) {
+                pool.execute(task);
               }
-            });
-    spawn("submitter", () -> pool.execute(task));
-    Thread submitter = workload.get(workload.size() - 1);
+            },
+            "submitter");
+    submitter.setDaemon(true);
+    workload.add(submitter);
+    countedThread = submitter;
+    submitter.start();
     try {
       Alert a = awaitFiring("ThreadManagement", Map.of("thread_group", "submitter"));
       assertThat(a.labels()).containsEntry("service", "ingest");
@@ -390,11 +403,11 @@ class PlantedAlertsTest {
               () -> {
                 at[0] = System.nanoTime();
                 at[1] = MX.getThreadCpuTime(submitter.getId());
-                at[2] = ranBySubmitter.get();
+                at[2] = countedRuns.get();
               });
       long wall = System.nanoTime() - at[0];
       long cpu = MX.getThreadCpuTime(submitter.getId()) - at[1];
-      long ranItself = ranBySubmitter.get() - at[2];
+      long ranItself = countedRuns.get() - at[2];
       double truth = (cpu - ranItself * cost) / wall;
       System.out.printf(
           java.util.Locale.ROOT,
