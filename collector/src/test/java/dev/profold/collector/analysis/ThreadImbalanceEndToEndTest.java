@@ -38,10 +38,10 @@ import org.junit.jupiter.api.Test;
  * collector that keeps their thread detail in one scheme and alerts on the imbalance across each
  * pool's threads.
  *
- * <p>The planted problem, per round: worker 0 works 8 ms, workers 1-3 work 2 ms and wait at a
- * barrier for worker 0. At {@code round/work} the per-thread max is 8 ms and the average 3.5 ms, so
- * imb / max = 0.5625; at {@code round/barrier} three threads wait 6 ms, so wait (the average) / max
- * = 0.75. Both ratios hold for any number of rounds in an interval. Work is timed sleeping to a
+ * <p>The planted problem, per round: worker 0 works 40 ms, workers 1-3 work 10 ms and wait at a
+ * barrier for worker 0. At {@code round/work} the per-thread max is 40 ms and the average 17.5 ms,
+ * so imb / max = 0.5625; at {@code round/barrier} three threads wait 30 ms, so wait (the average) /
+ * max = 0.75. Both ratios hold for any number of rounds in an interval. Work is timed sleeping to a
  * deadline, so the planted times hold however busy the machine is.
  */
 class ThreadImbalanceEndToEndTest {
@@ -120,7 +120,7 @@ class ThreadImbalanceEndToEndTest {
     Recorder r = runtime.recorder();
     CyclicBarrier barrier = new CyclicBarrier(4);
     for (int k = 0; k < 4; k++) {
-      long work = k == 0 ? 8_000_000 : 2_000_000;
+      long work = k == 0 ? 40_000_000 : 10_000_000;
       Thread t =
           new Thread(
               () -> {
