@@ -137,7 +137,7 @@ public final class AlertEvaluator {
         continue;
       }
       if (i == null) {
-        i = new Instance(alertLabels(v.labels(), rule.labels()), now);
+        i = new Instance(alertLabels(v, rule.labels()), now);
         s.instances.put(v.labels(), i);
       }
       i.held++;
@@ -160,19 +160,20 @@ public final class AlertEvaluator {
     }
   }
 
-  private static Map<String, String> alertLabels(
-      Map<String, String> valueLabels, Map<String, String> ruleLabels) {
+  /** The value's labels (those Alertmanager takes) and the rule's, rendered for {@code v}. */
+  private static Map<String, String> alertLabels(DerivedValue v, Map<String, Template> ruleLabels) {
     Map<String, String> out = new TreeMap<>();
-    valueLabels.forEach(
-        (k, v) -> {
-          // Alertmanager refuses a whole batch over one invalid label name: leave such labels out.
-          if (!AlertRule.RESERVED_LABELS.contains(k)
-              && LABEL_NAME.matcher(k).matches()
-              && !k.startsWith("__")) {
-            out.put(k, v);
-          }
-        });
-    out.putAll(ruleLabels);
+    for (Map.Entry<String, String> e : v.labels().entrySet()) {
+      String k = e.getKey();
+      // Alertmanager refuses a whole batch over one invalid label name: leave such labels out.
+      if (!AlertRule.RESERVED_LABELS.contains(k)
+          && LABEL_NAME.matcher(k).matches()
+          && !k.startsWith("__")) {
+        out.put(k, e.getValue());
+      }
+    }
+    Template.Data data = new Template.Data(v.value(), Map.copyOf(out), v.context());
+    ruleLabels.forEach((k, t) -> out.put(k, t.render(data)));
     return out;
   }
 

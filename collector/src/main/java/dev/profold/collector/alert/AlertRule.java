@@ -14,14 +14,15 @@ import java.util.TreeMap;
  * @param name the alert name ({@code alertname} at Alertmanager, {@code alert} in /metrics)
  * @param expression the condition
  * @param forEvaluations consecutive evaluations the condition must hold before firing (>= 1)
- * @param labels extra labels of every alert of this rule (they win over the value's labels)
+ * @param labels extra labels of every alert of this rule, as templates rendered once when the alert
+ *     becomes pending (they win over the value's labels)
  * @param annotations annotation templates by name, in config order
  */
 public record AlertRule(
     String name,
     RuleExpression expression,
     int forEvaluations,
-    Map<String, String> labels,
+    Map<String, Template> labels,
     Map<String, Template> annotations) {
 
   /** Label names an alert reserves for itself. */

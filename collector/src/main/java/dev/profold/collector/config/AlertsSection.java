@@ -167,7 +167,7 @@ final class AlertsSection {
       }
       forN = k;
     }
-    Map<String, String> labels = new LinkedHashMap<>();
+    Map<String, Template> labels = new LinkedHashMap<>();
     if (m.get("labels") != null) {
       for (Map.Entry<String, Object> l : map(m.get("labels"), at + ".labels").entrySet()) {
         String k = l.getKey();
@@ -183,7 +183,12 @@ final class AlertsSection {
           throw new ConfigException(
               at + ".labels." + k + " must be a string (quote it), was " + l.getValue());
         }
-        labels.put(k, v);
+        try {
+          labels.put(k, Template.parse(v));
+        } catch (RuleException x) {
+          throw new ConfigException(
+              at + ".labels." + k + " at column " + x.column() + ": " + x.getMessage());
+        }
       }
     }
     Map<String, Template> annotations = new LinkedHashMap<>();

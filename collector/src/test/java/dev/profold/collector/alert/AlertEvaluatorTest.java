@@ -104,6 +104,25 @@ class AlertEvaluatorTest {
   }
 
   @Test
+  void ruleLabelsAreTemplatesRenderedOnceWhenTheAlertBecomesPending() {
+    AlertEvaluator ev =
+        new AlertEvaluator(
+            List.of(
+                rule(
+                    "LockContention",
+                    "thread_class_ratio > 0.2",
+                    2,
+                    Map.of(
+                        "team", "{{ $labels.service }}-oncall", "first", "{{ $value | percent }}"),
+                    Map.of())));
+    ev.evaluate(at(0), List.of(sync("checkout", 0.25)));
+    Alert firing = ev.evaluate(at(1), List.of(sync("checkout", 0.5))).firing().get(0);
+    assertThat(firing.labels()).containsEntry("team", "checkout-oncall");
+    // Rendered when pending began: the label set of one alert does not change while it lasts.
+    assertThat(firing.labels()).containsEntry("first", "25%");
+  }
+
+  @Test
   void oneAlertPerLabelSetAndForOneFiresAtOnce() {
     AlertEvaluator ev = new AlertEvaluator(List.of(rule("Sync", "thread_class_ratio > 0.2", 1)));
     AlertEvaluator.Evaluation e =

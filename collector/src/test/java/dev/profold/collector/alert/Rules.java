@@ -22,7 +22,11 @@ final class Rules {
       for (Map.Entry<String, String> e : annotations.entrySet()) {
         t.put(e.getKey(), Template.parse(e.getValue()));
       }
-      return new AlertRule(name, RuleExpression.parse(expr), forN, labels, t);
+      Map<String, Template> l = new LinkedHashMap<>();
+      for (Map.Entry<String, String> e : labels.entrySet()) {
+        l.put(e.getKey(), Template.parse(e.getValue()));
+      }
+      return new AlertRule(name, RuleExpression.parse(expr), forN, l, t);
     } catch (RuleException e) {
       throw new IllegalArgumentException(e);
     }

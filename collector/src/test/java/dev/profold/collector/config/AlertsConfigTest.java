@@ -71,7 +71,9 @@ class AlertsConfigTest {
     assertThat(lock.expression().matchers()).hasSize(2);
     assertThat(lock.expression().comparison()).isEqualTo(Comparison.GREATER);
     assertThat(lock.forEvaluations()).isEqualTo(3);
-    assertThat(lock.labels()).containsExactlyEntriesOf(Map.of("severity", "page"));
+    assertThat(lock.labels()).containsOnlyKeys("severity");
+    assertThat(lock.labels().get("severity").render(new Template.Data(0, Map.of(), Map.of())))
+        .isEqualTo("page");
     assertThat(lock.annotations()).containsOnlyKeys("summary", "paths");
     assertThat(
             lock.annotations()
@@ -110,6 +112,7 @@ class AlertsConfigTest {
         "alerts: {rules: [{name: A, expr: 'x > 1', labels: {alertname: B}}]} ~> collector.yaml: alerts.rules[0].labels: 'alertname' is set by the collector (the rule's name); remove it",
         "alerts: {rules: [{name: A, expr: 'x > 1', labels: {Severity: page}}]} ~> collector.yaml: alerts.rules[0].labels: 'Severity' is not a label name ([a-z_][a-z0-9_]*, not starting __)",
         "alerts: {rules: [{name: A, expr: 'x > 1', labels: {tier: 1}}]} ~> collector.yaml: alerts.rules[0].labels.tier must be a string (quote it), was 1",
+        "alerts: {rules: [{name: A, expr: 'x > 1', labels: {team: 'at {{ $labels.x'}}]} ~> collector.yaml: alerts.rules[0].labels.team at column 4: '{{' is not closed with '}}'",
         "alerts: {rules: [{name: A, expr: 'x > 1', annotations: {summary: '{{ $value | pct }}'}}]} ~> collector.yaml: alerts.rules[0].annotations.summary at column 13: unknown function 'pct'; functions: duration, humanize, percent",
         "alerts: {rules: [{name: A, expr: 'x > 1', annotations: {summary: 'at {{ $labels.x'}}]} ~> collector.yaml: alerts.rules[0].annotations.summary at column 4: '{{' is not closed with '}}'",
         "alerts: {alertmanager: {timeout: 1s}} ~> collector.yaml: alerts.alertmanager.url is required (e.g. http://127.0.0.1:9093); leave out 'alertmanager' to expose alerts as metrics only",
