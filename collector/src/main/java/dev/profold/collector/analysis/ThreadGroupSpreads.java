@@ -48,6 +48,9 @@ final class ThreadGroupSpreads {
 
   private static final List<String> KEYS = List.of("service", "instance", "thread_group");
 
+  /** The KEY role of the merged threads (the client's {@code thread.role} value). */
+  private static final String REST = "rest";
+
   /** Which thread aggregation a group's data came from. */
   enum Source {
     NONE,
@@ -240,8 +243,6 @@ final class ThreadGroupSpreads {
         RegionImbalance.runtimeBound(spreads),
         spreads);
   }
-
-  private static final String REST = "rest";
 
   private static Group key(
       List<String> k, Map<Node, Map<String, StateSnapshot>> nodes, int activeThreads) {
