@@ -219,12 +219,21 @@ public final class RegionAnalysisValues implements DerivedValues {
   }
 
   private static Map<String, String> context(NodeImbalance n) {
+    Map<String, String> c = nodeContext(n);
+    c.put("slowest_instance", n.slowest());
+    c.put("fastest_instance", n.fastest());
+    return c;
+  }
+
+  /**
+   * The context every node value carries, whatever it compares: min, avg, max, significant,
+   * sum_imbalance and category (a mutable map, for the caller's own keys).
+   */
+  static Map<String, String> nodeContext(NodeImbalance n) {
     Map<String, String> c = new HashMap<>();
     c.put("min", number(n.min()));
     c.put("avg", number(n.avg()));
     c.put("max", number(n.max()));
-    c.put("slowest_instance", n.slowest());
-    c.put("fastest_instance", n.fastest());
     c.put("significant", Boolean.toString(n.significant()));
     c.put("sum_imbalance", number(n.sumImbalance()));
     c.put("category", n.category().name().toLowerCase(Locale.ROOT));

@@ -134,9 +134,19 @@ public final class RegionImbalance {
 
   /** Analyses {@code p} with the given significance thresholds. */
   public static Result analyse(ServiceProfile p, double runtimeShare, double leafShare) {
+    return assess(spreads(p, 0, ""), runtime(p), runtimeShare, leafShare);
+  }
+
+  /**
+   * Each node's spread over {@code p}'s members and {@code silent} more members that have no time
+   * anywhere (all of them named {@code silentName} where one is the fastest). Ties go to the first
+   * member by name.
+   */
+  static List<Spread> spreads(ServiceProfile p, int silent, String silentName) {
     List<Node> nodes = p.nodes();
     int m = p.instances().size();
-    List<Spread> spreads = new ArrayList<>(nodes.size());
+    int all = m + silent;
+    List<Spread> out = new ArrayList<>(nodes.size());
     for (int n = 0; n < nodes.size(); n++) {
       int lo = 0;
       int hi = 0;
@@ -147,18 +157,17 @@ public final class RegionImbalance {
         lo = t < p.seconds(n, lo) ? i : lo;
         hi = t > p.seconds(n, hi) ? i : hi;
       }
-      double min = m == 0 ? 0 : p.seconds(n, lo);
-      double max = m == 0 ? 0 : p.seconds(n, hi);
-      spreads.add(
+      boolean silentLowest = silent > 0 && (m == 0 || p.seconds(n, lo) > 0);
+      out.add(
           new Spread(
               nodes.get(n),
-              min,
-              m == 0 ? 0 : sum / m,
-              max,
+              silentLowest || m == 0 ? 0 : p.seconds(n, lo),
+              all == 0 ? 0 : sum / all,
+              m == 0 ? 0 : p.seconds(n, hi),
               m == 0 ? "" : p.instances().get(hi),
-              m == 0 ? "" : p.instances().get(lo)));
+              silentLowest ? silentName : m == 0 ? "" : p.instances().get(lo)));
     }
-    return assess(spreads, runtime(p), runtimeShare, leafShare);
+    return out;
   }
 
   /**

@@ -190,27 +190,8 @@ final class ThreadGroupSpreads {
     ServiceProfile profile = new ServiceProfile(k.get(2), threads, order, seconds);
     int total = Math.max(activeThreads, threads.size());
     int silent = total - threads.size(); // threads of the group that recorded nothing: 0 everywhere
-    List<Spread> spreads = new ArrayList<>();
-    for (int n = 0; n < order.size(); n++) {
-      int lo = 0;
-      int hi = 0;
-      double sum = 0;
-      for (int i = 0; i < threads.size(); i++) {
-        double t = seconds[n][i];
-        sum += t;
-        lo = t < seconds[n][lo] ? i : lo;
-        hi = t > seconds[n][hi] ? i : hi;
-      }
-      boolean silentLowest = silent > 0 && seconds[n][lo] > 0;
-      spreads.add(
-          new Spread(
-              order.get(n),
-              silentLowest ? 0 : seconds[n][lo],
-              sum / total,
-              seconds[n][hi],
-              threads.get(hi),
-              silentLowest ? silent + " threads without records" : threads.get(lo)));
-    }
+    List<Spread> spreads =
+        RegionImbalance.spreads(profile, silent, silent + " threads without records");
     return new Group(
         k.get(0),
         k.get(1),

@@ -4,7 +4,6 @@ import dev.profold.collector.analysis.RegionImbalance.NodeImbalance;
 import dev.profold.sinks.snapshot.CollectorSnapshot;
 import dev.profold.sinks.snapshot.SnapshotSource;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -31,7 +30,8 @@ import java.util.Map;
  * {@code source} ({@code none}, {@code set}, {@code key}) and {@code estimate} ({@code exact}, or
  * {@code lower bound} for KEY's imb).
  *
- * <p>Computed on each call from one snapshot; thread-safe as its source is.
+ * <p>Computed from one snapshot, again only when the source hands out another; thread-safe as its
+ * source is.
  */
 public final class ThreadRegionImbalanceValues implements DerivedValues {
   /** The per-thread measurement of the SET thread aggregation. */
@@ -45,6 +45,11 @@ public final class ThreadRegionImbalanceValues implements DerivedValues {
 
   private final SnapshotSource source;
   private final AnalysisSpec spec;
+  // The values of the last snapshot seen: the source hands out the same snapshot until something
+  // changes, and a scrape and an alert evaluation per interval ask for the same.
+  private volatile Computed last = new Computed(null, List.of());
+
+  private record Computed(CollectorSnapshot snapshot, List<DerivedValue> values) {}
 
   public ThreadRegionImbalanceValues(SnapshotSource source, AnalysisSpec spec) {
     this.source = source;
@@ -63,7 +68,17 @@ public final class ThreadRegionImbalanceValues implements DerivedValues {
         values(snapshot), RegionAnalysisValues.families(snapshot));
   }
 
+  @SuppressWarnings("ReferenceEquality") // the same snapshot object, not an equal one, is the point
   private List<DerivedValue> values(CollectorSnapshot snapshot) {
+    Computed c = last;
+    if (c.snapshot() != snapshot) {
+      c = new Computed(snapshot, compute(snapshot));
+      last = c;
+    }
+    return c.values();
+  }
+
+  private List<DerivedValue> compute(CollectorSnapshot snapshot) {
     List<DerivedValue> out = new ArrayList<>();
     for (ThreadGroupSpreads.Group g : ThreadGroupSpreads.of(snapshot)) {
       RegionImbalance.Result r =
@@ -105,16 +120,10 @@ public final class ThreadRegionImbalanceValues implements DerivedValues {
 
   private static Map<String, String> context(
       ThreadGroupSpreads.Group g, RegionImbalance.Result r, NodeImbalance n) {
-    Map<String, String> c = new HashMap<>();
-    c.put("min", RegionAnalysisValues.number(n.min()));
-    c.put("avg", RegionAnalysisValues.number(n.avg()));
-    c.put("max", RegionAnalysisValues.number(n.max()));
+    Map<String, String> c = RegionAnalysisValues.nodeContext(n);
     c.put("threads", Integer.toString(g.threads()));
     c.put("wait", RegionAnalysisValues.number(n.waiting()));
-    c.put("sum_imbalance", RegionAnalysisValues.number(n.sumImbalance()));
     c.put("runtime", RegionAnalysisValues.number(r.runtime()));
-    c.put("significant", Boolean.toString(n.significant()));
-    c.put("category", n.category().name().toLowerCase(java.util.Locale.ROOT));
     c.put("slowest_thread", n.slowest());
     c.put("fastest_thread", n.fastest());
     c.put("source", g.source().label());
