@@ -7,6 +7,7 @@ import dev.profold.collector.server.CollectorServer;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /** The demo workload against a real collector: regions and thread activity reach /metrics. */
@@ -21,22 +22,28 @@ class DemoWorkloadTest {
     try (DemoWorkload demo =
         new DemoWorkload("127.0.0.1", server.grpcPort(), Duration.ofSeconds(1))) {
       demo.start();
+      // Wait for exactly what is asserted: instances report in any order, so another
+      // instance's regions may reach /metrics before checkout-0's.
+      Pattern regions =
+          Pattern.compile("profold_region_time_seconds_sum\\{instance=\"checkout-0\"");
+      Pattern sync =
+          Pattern.compile(
+              "profold_thread_class_ratio\\{class=\"sync\",instance=\"checkout-0\","
+                  + "service=\"checkout\",thread_group=\"checkout-\\*-worker-\\*\"\\} 0\\.[0-9]*[1-9]");
+      Pattern cpu =
+          Pattern.compile(
+              "profold_thread_cpu_seconds\\{instance=\"checkout-0\",service=\"checkout\","
+                  + "stat=\"max\",thread_group=\"checkout-\\*-worker-\\*\"\\} 0\\.[0-9]*[1-9]");
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
       String metrics = "";
       while (System.nanoTime() < deadline
-          && !(metrics.contains("profold_thread_class_ratio{class=\"sync\"")
-              && metrics.contains("profold_region_time_seconds_sum"))) {
+          && !(regions.matcher(metrics).find()
+              && sync.matcher(metrics).find()
+              && cpu.matcher(metrics).find())) {
         TimeUnit.MILLISECONDS.sleep(200); // a poll tick
         metrics = server.meters().scrape();
       }
-      assertThat(metrics)
-          .contains("profold_region_time_seconds_sum{instance=\"checkout-0\"")
-          .containsPattern(
-              "profold_thread_class_ratio\\{class=\"sync\",instance=\"checkout-0\","
-                  + "service=\"checkout\",thread_group=\"checkout-\\*-worker-\\*\"\\} 0\\.[0-9]*[1-9]")
-          .containsPattern(
-              "profold_thread_cpu_seconds\\{instance=\"checkout-0\",service=\"checkout\","
-                  + "stat=\"max\",thread_group=\"checkout-\\*-worker-\\*\"\\} 0\\.[0-9]*[1-9]");
+      assertThat(metrics).containsPattern(regions).containsPattern(sync).containsPattern(cpu);
     } finally {
       server.stop();
     }
