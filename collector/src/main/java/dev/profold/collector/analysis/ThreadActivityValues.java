@@ -29,9 +29,11 @@ import java.util.Map;
  * </ul>
  *
  * Context, for alert annotations: {@code top_paths} (the call paths of that class with the most
- * time in the built-in {@code region} scheme's newest closed interval with data, for the instance
- * or the service), {@code top_instances} (service values: the instances with the largest share) and
- * {@code cpu_spread} (imbalance values: per-thread CPU min / avg / max).
+ * time in the newest closed interval with data, for the thread group of the instance or of the
+ * service, from a scheme that groups by thread_group, path and kind when there is one, else from
+ * the built-in {@code region} scheme for all thread groups, marked so; see {@link RegionTimes}),
+ * {@code top_instances} (service values: the instances with the largest share) and {@code
+ * cpu_spread} (imbalance values: per-thread CPU min / avg / max).
  *
  * <p>Computed on each call from one snapshot; thread-safe as its source is.
  */
@@ -66,7 +68,8 @@ public final class ThreadActivityValues implements DerivedValues {
                       "thread_group", a.group(),
                       "class", c.label()),
                   a.share(c),
-                  Map.of("top_paths", regions.top(s.service(), s.instance(), c.label()))));
+                  Map.of(
+                      "top_paths", regions.top(s.service(), s.instance(), a.group(), c.label()))));
           services
               .computeIfAbsent(List.of(s.service(), a.group(), c.label()), k -> new ServiceShare())
               .add(s.instance(), a.last(c), a.lastWallNanos());
@@ -96,7 +99,7 @@ public final class ThreadActivityValues implements DerivedValues {
               Map.of("service", service, "thread_group", e.getKey().get(1), "class", cls),
               e.getValue().share(),
               Map.of(
-                  "top_paths", regions.top(service, null, cls),
+                  "top_paths", regions.top(service, null, e.getKey().get(1), cls),
                   "top_instances", e.getValue().topInstances())));
     }
     return List.copyOf(out);
@@ -132,23 +135,37 @@ public final class ThreadActivityValues implements DerivedValues {
     }
   }
 
-  /** Time per (service, instance, kind, path) in the built-in scheme's last interval. */
+  /**
+   * Time per (service, instance, thread group, kind, path) in the newest closed interval with data,
+   * from the first scheme that groups by service, instance, thread_group, path and kind (other
+   * labels, such as a thread's, are summed over); and per (service, instance, kind, path) from the
+   * built-in scheme, for thread groups no such scheme covers.
+   */
   private static final class RegionTimes {
+    private static final List<String> BY_GROUP =
+        List.of("service", "instance", "thread_group", "path", SchemeDefinition.KIND);
+
+    private final Map<List<String>, Map<String, Double>> byGroup = new HashMap<>();
     private final Map<List<String>, Map<String, Double>> byKey = new HashMap<>();
 
     static RegionTimes of(CollectorSnapshot snapshot) {
       RegionTimes r = new RegionTimes();
+      boolean grouped = false;
       for (SchemeSnapshot s : snapshot.schemes()) {
         if (s.scheme().equals(SchemeDefinition.BUILT_IN)) {
-          r.read(s);
+          r.read(s, false);
+        } else if (!grouped && s.labelNames().containsAll(BY_GROUP)) {
+          r.read(s, true);
+          grouped = true;
         }
       }
       return r;
     }
 
-    private void read(SchemeSnapshot s) {
+    private void read(SchemeSnapshot s, boolean withGroup) {
       int service = s.labelNames().indexOf("service");
       int instance = s.labelNames().indexOf("instance");
+      int group = s.labelNames().indexOf("thread_group");
       int path = s.labelNames().indexOf("path");
       int kind = s.labelNames().indexOf(SchemeDefinition.KIND);
       if (service < 0 || instance < 0 || path < 0 || kind < 0) {
@@ -161,8 +178,13 @@ public final class ThreadActivityValues implements DerivedValues {
         List<String> v = x.labelValues();
         double t = x.state().sum();
         String p = v.get(path);
-        add(List.of(v.get(service), v.get(instance), v.get(kind)), p, t);
-        add(List.of(v.get(service), "", v.get(kind)), p, t);
+        if (withGroup) {
+          add(byGroup, List.of(v.get(service), v.get(instance), v.get(group), v.get(kind)), p, t);
+          add(byGroup, List.of(v.get(service), "", v.get(group), v.get(kind)), p, t);
+        } else {
+          add(byKey, List.of(v.get(service), v.get(instance), v.get(kind)), p, t);
+          add(byKey, List.of(v.get(service), "", v.get(kind)), p, t);
+        }
       }
     }
 
@@ -184,14 +206,25 @@ public final class ThreadActivityValues implements DerivedValues {
       return List.of();
     }
 
-    private void add(List<String> key, String path, double seconds) {
-      byKey.computeIfAbsent(key, k -> new HashMap<>()).merge(path, seconds, Double::sum);
+    private static void add(
+        Map<List<String>, Map<String, Double>> to, List<String> key, String path, double seconds) {
+      to.computeIfAbsent(key, k -> new HashMap<>()).merge(path, seconds, Double::sum);
     }
 
-    /** The top paths of {@code kind} for the instance (or, when null, the whole service). */
-    String top(String service, String instance, String kind) {
-      Map<String, Double> paths =
-          byKey.getOrDefault(List.of(service, instance == null ? "" : instance, kind), Map.of());
+    /**
+     * The top paths of {@code kind} for the thread group of the instance (or, when {@code instance}
+     * is null, of the whole service). Without a scheme that keeps thread groups, or without data of
+     * the group in it, the top paths of all the instance's (or service's) thread groups, and the
+     * text says so.
+     */
+    String top(String service, String instance, String group, String kind) {
+      String in = instance == null ? "" : instance;
+      Map<String, Double> paths = byGroup.getOrDefault(List.of(service, in, group, kind), Map.of());
+      String prefix = "";
+      if (paths.isEmpty()) {
+        paths = byKey.getOrDefault(List.of(service, in, kind), Map.of());
+        prefix = "(all thread groups) ";
+      }
       if (paths.isEmpty()) {
         return "(no " + kind + " regions in the last intervals)";
       }
@@ -204,7 +237,7 @@ public final class ThreadActivityValues implements DerivedValues {
       for (Map.Entry<String, Double> e : sorted.subList(0, Math.min(TOP, sorted.size()))) {
         parts.add(String.format(Locale.ROOT, "%s (%.3f s)", e.getKey(), e.getValue()));
       }
-      return String.join("; ", parts);
+      return prefix + String.join("; ", parts);
     }
   }
 }

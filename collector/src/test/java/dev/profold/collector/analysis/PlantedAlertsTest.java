@@ -17,12 +17,16 @@ import java.lang.management.ThreadMXBean;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.regex.Matcher;
@@ -48,6 +52,14 @@ class PlantedAlertsTest {
       grpc_port: 0
       http_port: 0
       interval: 1s
+      schemes:
+        - name: region
+        # Keeps the thread group, so that an alert's top paths are its thread group's own.
+        - name: threads
+          query: >-
+            SELECT service, instance, thread.group, thread, thread.role, path, kind,
+            sum(time), sum(time.per_thread)
+            GROUP BY service, instance, thread.group, thread, thread.role, path, kind
       alerts:
         rules:
           - name: LockContention
@@ -262,6 +274,24 @@ class PlantedAlertsTest {
     }
   }
 
+  private static final Pattern CLASS_SECONDS =
+      Pattern.compile(
+          "profold_thread_seconds_total\\{class=\"([a-z_]+)\",instance=\"[^\"]*\","
+              + "service=\"([^\"]*)\",thread_group=\"([^\"]*)\"\\} (\\S+)");
+
+  /** Seconds per class the collector has counted for a thread group of a service, from /metrics. */
+  private Map<String, Double> classSeconds(String service, String group) {
+    Map<String, Double> out = new HashMap<>();
+    Matcher m = CLASS_SECONDS.matcher(server.meters().scrape());
+    while (m.find()) {
+      if (m.group(2).equals(service) && m.group(3).equals(group)) {
+        out.merge(m.group(1), Double.parseDouble(m.group(4)), Double::sum);
+      }
+    }
+    assertThat(out).as("thread seconds of %s in %s", group, service).containsKey("thread_mgmt");
+    return out;
+  }
+
   private static final Pattern CPU =
       Pattern.compile(
           "profold_thread_cpu_seconds\\{instance=\"reports-1\",service=\"reports\","
@@ -310,99 +340,53 @@ class PlantedAlertsTest {
    * runs it.
    */
   static void tinyTask() {
-    tinyRun(seed);
-  }
-
-  /** One run of {@link #tinyTask} from input {@code x}; returns its result. */
-  static long tinyRun(long x) {
+    long x = seed;
     for (int i = 0; i < 4; i++) {
       x = x * 6364136223846793005L + 1442695040888963407L;
     }
     if (x == 42) {
       sink = x;
     }
-    if (Thread.currentThread() == countedThread) { // the truth's count, part of the task
-      countedRuns.setOpaque(countedRuns.getPlain() + 1);
-    }
-    return x;
-  }
-
-  /** The thread whose runs of {@link #tinyTask} are counted in {@link #countedRuns}. */
-  static volatile Thread countedThread;
-
-  static final AtomicLong countedRuns = new AtomicLong(); // written by countedThread only
-
-  /**
-   * CPU nanoseconds one run of {@link #tinyTask} takes on this thread, counted like the submitter's
-   * runs.
-   *
-   * <p>The runs are chained, each one's input the previous one's result, so that each costs its
-   * full latency. Called back to back from independent inputs, the CPU would overlap one run's
-   * multiply chain with the next (measured: 1.5-1.9 ns a run against 4.4-4.5 chained). On the
-   * submitter the executor's code (atomics, the queue's lock, branches on shared counters) runs
-   * between two runs, which keeps them from overlapping as in a bare loop.
-   */
-  private static double taskCost() {
-    Thread counted = countedThread;
-    countedThread = Thread.currentThread();
-    long x = seed;
-    long n = 0;
-    long cpu0 = 0;
-    long started = System.nanoTime();
-    for (long now = started; now - started < 600_000_000L; now = System.nanoTime()) {
-      if (cpu0 == 0 && now - started > 300_000_000L) { // the first half warms up
-        cpu0 = MX.getCurrentThreadCpuTime();
-        n = 0;
-      }
-      for (int i = 0; i < 10_000; i++) {
-        x = tinyRun(x);
-      }
-      n += 10_000;
-    }
-    double cost = (MX.getCurrentThreadCpuTime() - cpu0) / (double) n;
-    sink = x;
-    countedThread = counted;
-    return cost;
   }
 
   /**
-   * A thread submits tasks of a few nanoseconds, one by one, to a pool of two that runs them itself
-   * when its queue is full: every hand-over ({@code execute}, queueing, contending for the queue's
-   * lock, waking a worker) costs several times the task. The truth: the submitter's CPU time minus
-   * the tasks it ran times their cost ({@link #taskCost}) is what went to thread management.
+   * A thread submits tasks of a few nanoseconds, one by one, to a fixed pool of two: every
+   * hand-over ({@code execute}, queueing, contending for the queue's lock, waking a worker) costs
+   * many times the task. The submitter runs no task itself, so the truth is plain: all of its CPU
+   * time goes to handing tasks over. When the queue holds more than 10,000 tasks it sleeps a
+   * millisecond (off CPU), so the queue's memory stays bounded.
    */
   @Test
   void tasksTooSmallForTheirExecutorFireAsThreadManagement() throws Exception {
-    Runnable task = PlantedAlertsTest::tinyTask;
-    double cost = taskCost();
     profile("ingest");
-    List<Thread> poolThreads = new java.util.concurrent.CopyOnWriteArrayList<>();
-    java.util.concurrent.ThreadPoolExecutor pool =
-        new java.util.concurrent.ThreadPoolExecutor(
+    AtomicInteger workers = new AtomicInteger();
+    ThreadPoolExecutor pool =
+        new ThreadPoolExecutor(
             2,
             2,
             1,
             TimeUnit.MINUTES,
-            new java.util.concurrent.LinkedBlockingQueue<>(10_000),
+            new LinkedBlockingQueue<>(),
             r -> {
-              Thread t = new Thread(r, "tiny-" + (poolThreads.size() + 1));
+              Thread t = new Thread(r, "tiny-" + workers.incrementAndGet());
               t.setDaemon(true);
-              poolThreads.add(t);
               return t;
-            },
-            new java.util.concurrent.ThreadPoolExecutor.CallerRunsPolicy());
-    // Its own loop, not spawn's: nothing but the hand-over runs on this thread.
+            });
+    Runnable task = PlantedAlertsTest::tinyTask;
     Thread submitter =
         new Thread(
             () -> {
+              long n = 0;
               while (!stop.get()) {
                 pool.execute(task);
+                if (++n % 1024 == 0 && pool.getQueue().size() > 10_000) {
+                  LockSupport.parkNanos(1_000_000); // back-pressure: the queue's memory
+                }
               }
             },
             "submitter");
     submitter.setDaemon(true);
     workload.add(submitter);
-    countedThread = submitter;
     submitter.start();
     try {
       Alert a = awaitFiring("ThreadManagement", Map.of("thread_group", "submitter"));
@@ -410,35 +394,40 @@ class PlantedAlertsTest {
       assertThat(a.annotations().get("paths"))
           .as("the top call paths")
           .contains("java.util.concurrent.ThreadPoolExecutor.execute");
-      // The estimate over the next six intervals (a share of some 600 samples) against the truth
-      // over the same
-      // time.
-      long[] at = new long[3]; // wall, CPU, tasks the submitter ran
-      double estimate =
+      // The estimate over the next six intervals against the truth over the same time. Read from
+      // the counters, not the alert's values: when the machine is loaded, a client's interval can
+      // arrive late and be replaced before any evaluation sees it, so the values an alert saw are
+      // not a fair sample of the window; the counters miss nothing.
+      long[] at = new long[2]; // wall, CPU
+      Map<String, Double> before = new HashMap<>();
+      double alertMean =
           valuesAfterBoundary(
               "ThreadManagement",
               Map.of("thread_group", "submitter"),
-              3,
+              6,
               () -> {
                 at[0] = System.nanoTime();
                 at[1] = MX.getThreadCpuTime(submitter.getId());
-                at[2] = countedRuns.get();
+                before.putAll(classSeconds("ingest", "submitter"));
               });
       long wall = System.nanoTime() - at[0];
-      long cpu = MX.getThreadCpuTime(submitter.getId()) - at[1];
-      long ranItself = countedRuns.get() - at[2];
-      double truth = (cpu - ranItself * cost) / wall;
+      double truth = (MX.getThreadCpuTime(submitter.getId()) - at[1]) / (double) wall;
+      Map<String, Double> after = classSeconds("ingest", "submitter");
+      double accounted = 0;
+      for (Map.Entry<String, Double> e : after.entrySet()) {
+        accounted += e.getValue() - before.getOrDefault(e.getKey(), 0.0);
+      }
+      double estimate =
+          (after.get("thread_mgmt") - before.getOrDefault("thread_mgmt", 0.0)) / accounted;
       System.out.printf(
           java.util.Locale.ROOT,
-          "planted thread management: submitter's thread_mgmt share %.3f, measured %.3f"
-              + " (CPU %.3f of wall, ran %d tasks itself at %.1f ns)%n",
+          "planted thread management: submitter's thread_mgmt share %.3f (alert values %.3f),"
+              + " its CPU share %.3f%n",
           estimate,
-          truth,
-          cpu / (double) wall,
-          ranItself,
-          cost);
+          alertMean,
+          truth);
       assertThat(estimate)
-          .as("thread_mgmt share of the submitter's time (measured: %.3f); %s", truth, a)
+          .as("thread_mgmt share of the submitter's time (its CPU share: %.3f); %s", truth, a)
           .isBetween(truth * 0.8, truth * 1.2);
     } finally {
       stop.set(true);

@@ -1,16 +1,23 @@
 package dev.profold.collector.analysis;
 
+import static dev.profold.proto.v1.AttributeKind.ATTRIBUTE_KIND_DIMENSION;
 import static dev.profold.proto.v1.RegionKind.REGION_KIND_COMPUTE;
 import static dev.profold.proto.v1.RegionKind.REGION_KIND_SYNC;
+import static dev.profold.proto.v1.RegionKind.REGION_KIND_THREAD_MGMT;
+import static dev.profold.proto.v1.ValueType.VALUE_TYPE_STRING;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.profold.collector.dictionary.GlobalDictionary;
 import dev.profold.collector.fold.FoldConfig;
 import dev.profold.collector.fold.FoldEngine;
+import dev.profold.collector.scheme.SchemeDefinition;
 import dev.profold.collector.telemetry.CollectorMetrics;
 import dev.profold.collector.testing.Deltas;
 import dev.profold.collector.testing.MutableClock;
+import dev.profold.proto.v1.AttributeValue;
+import dev.profold.proto.v1.Entry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -83,7 +90,8 @@ class ThreadActivityValuesTest {
                 "sync"));
     assertThat(i1.value()).isEqualTo(0.5);
     assertThat(i1.context().get("top_paths"))
-        .isEqualTo("handle/Cache.lock (4.000 s); handle/Stats.lock (1.000 s)");
+        .as("no scheme keeps thread groups: the paths of all the instance's groups, marked so")
+        .isEqualTo("(all thread groups) handle/Cache.lock (4.000 s); handle/Stats.lock (1.000 s)");
 
     DerivedValue service =
         find(
@@ -92,7 +100,8 @@ class ThreadActivityValuesTest {
             Map.of("service", "checkout", "thread_group", "pool-*", "class", "sync"));
     assertThat(service.value()).isEqualTo(12.0 / 40);
     assertThat(service.context().get("top_instances")).isEqualTo("i-1 (50%), i-2 (10%)");
-    assertThat(service.context().get("top_paths")).startsWith("handle/Cache.lock (5.000 s)");
+    assertThat(service.context().get("top_paths"))
+        .startsWith("(all thread groups) handle/Cache.lock (5.000 s)");
 
     DerivedValue imbalance =
         find(
@@ -105,6 +114,78 @@ class ThreadActivityValuesTest {
     assertThat(all.stream().filter(v -> v.name().equals("thread_class_ratio")))
         .as("7 classes x 2 instances")
         .hasSize(14);
+  }
+
+  @Test
+  void topPathsAreTheThreadGroupsOwnWhenASchemeKeepsThreadGroups() throws Exception {
+    FoldEngine grouped =
+        new FoldEngine(
+            new FoldConfig(
+                INTERVAL,
+                5,
+                1000,
+                20,
+                List.of(
+                    SchemeDefinition.builtIn(Duration.ofNanos(INTERVAL), 1000),
+                    SchemeDefinition.compile(
+                        "by_group",
+                        "SELECT service, instance, thread.group, path, kind, sum(time)"
+                            + " GROUP BY service, instance, thread.group, path, kind",
+                        Duration.ofNanos(INTERVAL),
+                        1000,
+                        10))),
+            dictionary,
+            clock,
+            new CollectorMetrics(new SimpleMeterRegistry()));
+    int group = 3;
+    int submitter = Deltas.FREE_STRING_IDS;
+    int pool = submitter + 1;
+    grouped.apply(
+        Deltas.source("ingest", "i-1")
+            .incarnation(7)
+            .seq(1)
+            .interval(T0, T0 + INTERVAL)
+            .attribute(group, "thread.group", VALUE_TYPE_STRING, ATTRIBUTE_KIND_DIMENSION, "")
+            .string(submitter, "submitter")
+            .string(pool, "pool-*")
+            .region(1, "ThreadPoolExecutor.execute", REGION_KIND_THREAD_MGMT)
+            .region(2, "LinkedBlockingQueue.take", REGION_KIND_THREAD_MGMT)
+            .entry(inGroup(1, group, submitter, 2.0))
+            .entry(inGroup(2, group, pool, 6.0))
+            .threads("submitter", 1, new long[] {0, 0, 0, 0, 0, 2 * S}, 2 * S, 2 * S, 2 * S)
+            .threads("pool-*", 2, new long[] {0, 0, 0, 0, 0, 6 * S}, 3 * S, 6 * S, 3 * S)
+            .threads("other", 1, new long[] {S, 0, 0, 0, 0, 0}, S, S, S)
+            .decode(dictionary));
+    clock.setNanos(T0 + 2 * INTERVAL);
+    grouped.advance();
+
+    List<DerivedValue> all = new ThreadActivityValues(grouped::snapshot).current();
+    assertThat(topPaths(all, "submitter"))
+        .as("the submitter's paths only, though the pool's have more time")
+        .isEqualTo("ThreadPoolExecutor.execute (2.000 s)");
+    assertThat(topPaths(all, "pool-*")).isEqualTo("LinkedBlockingQueue.take (6.000 s)");
+    assertThat(topPaths(all, "other"))
+        .as("a group the scheme has no data of: all groups' paths, marked so")
+        .isEqualTo(
+            "(all thread groups) LinkedBlockingQueue.take (6.000 s);"
+                + " ThreadPoolExecutor.execute (2.000 s)");
+  }
+
+  private static Entry inGroup(int region, int attr, int group, double seconds) {
+    return Entry.newBuilder()
+        .addKey(Deltas.regionKey(region))
+        .addKey(AttributeValue.newBuilder().setAttributeId(attr).setStringId(group))
+        .addMeasurements(Deltas.time(seconds))
+        .build();
+  }
+
+  private static String topPaths(List<DerivedValue> all, String group) {
+    return find(
+            all,
+            "service_thread_class_ratio",
+            Map.of("service", "ingest", "thread_group", group, "class", "thread_mgmt"))
+        .context()
+        .get("top_paths");
   }
 
   @Test
