@@ -47,8 +47,16 @@ class AgentJarIT {
                     + agent
                     + "=service=planted,instance=planted-1,interval=1s,endpoint=127.0.0.1:"
                     + collector.grpcPort,
+                // Only the planted program: the test class path also holds the client library's
+                // unshaded classes, which would shadow the agent jar's.
                 "-cp",
-                System.getProperty("java.class.path"),
+                Path.of(
+                        PlantedContention.class
+                            .getProtectionDomain()
+                            .getCodeSource()
+                            .getLocation()
+                            .toURI())
+                    .toString(),
                 PlantedContention.class.getName())
             .redirectError(appErr.toFile())
             .start();

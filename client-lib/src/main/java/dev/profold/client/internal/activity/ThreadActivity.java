@@ -20,11 +20,12 @@ import java.util.Map;
  * <ul>
  *   <li>{@code cpu}: its CPU time in the interval ({@link LiveThreads}), at most {@code wall};
  *       {@code thread_mgmt} takes the share of the thread's CPU samples ({@link #onCpuSample}) that
- *       were in thread and executor management code, {@code compute} the rest. A share, not the
- *       samples times their period: a sampler reaches a thread less often than its period says (JFR
- *       samples a few threads per tick, and only those running Java code), so counting periods
- *       understates, while the share of the samples it did take does not depend on how many it
- *       took;
+ *       were in thread and executor management code, {@code compute} the rest; CPU time measured in
+ *       thread management ({@link #managementCpu}) is thread_mgmt first, and only the rest is split
+ *       by the samples. A share, not the samples times their period: a sampler reaches a thread
+ *       less often than its period says (JFR samples a few threads per tick, and only those running
+ *       Java code), so counting periods understates, while the share of the samples it did take
+ *       does not depend on how many it took;
  *   <li>off-CPU classes ({@link #offCpu}: sync, wait, io, runtime and thread_mgmt from blocking
  *       events above their thresholds; {@link #pause}: stop-the-world pauses, runtime for every
  *       thread) fill {@code wall - cpu}; when they report more than that (an event reported late, a
@@ -62,6 +63,7 @@ public final class ThreadActivity {
   private final Map<Long, long[]> carried = new HashMap<>();
   private final Map<Long, long[]> samples = new HashMap<>(); // {all, in management}
   private final Map<Long, long[]> lastSamples = new HashMap<>(); // the interval before
+  private final Map<Long, Long> managementCpu = new HashMap<>(); // measured, not sampled
   private final Map<Long, Long> lastCpu = new HashMap<>();
   private long pauses;
   private boolean first = true;
@@ -86,6 +88,17 @@ public final class ThreadActivity {
     n[0]++;
     if (management) {
       n[1]++;
+    }
+  }
+
+  /**
+   * Thread {@code threadId} spent {@code cpuNanos} of CPU time in thread management, measured (a
+   * timed {@code Thread.start}, much of which runs in the JVM, where samples do not reach): it
+   * counts as thread_mgmt, and only the rest of the thread's CPU time is split by its samples.
+   */
+  public synchronized void managementCpu(long threadId, long cpuNanos) {
+    if (cpuNanos > 0) {
+      managementCpu.merge(threadId, cpuNanos, Long::sum);
     }
   }
 
@@ -141,6 +154,7 @@ public final class ThreadActivity {
       }
     }
     samples.clear();
+    managementCpu.clear();
     pauses = 0;
     first = false;
     return encode(groups);
@@ -153,7 +167,10 @@ public final class ThreadActivity {
     long[] now = samples.getOrDefault(threadId, NO_SAMPLES);
     long[] before = lastSamples.getOrDefault(threadId, NO_SAMPLES);
     long all = now[0] + before[0];
-    long mgmt = all == 0 ? 0 : Math.round(cpu * ((double) (now[1] + before[1]) / all));
+    long measured = Math.min(cpu, managementCpu.getOrDefault(threadId, 0L));
+    long sampled = cpu - measured;
+    long mgmt =
+        measured + (all == 0 ? 0 : Math.round(sampled * ((double) (now[1] + before[1]) / all)));
     c[COMPUTE] = cpu - mgmt;
     c[THREAD_MGMT] = mgmt;
     long[] reported = offCpu.get(threadId);

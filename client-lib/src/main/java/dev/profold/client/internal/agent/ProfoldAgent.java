@@ -2,6 +2,7 @@ package dev.profold.client.internal.agent;
 
 import dev.profold.client.Profold;
 import dev.profold.client.internal.jfr.JfrProfiler;
+import dev.profold.client.internal.jfr.ThreadStarts;
 import dev.profold.client.internal.runtime.ProfoldRuntime;
 import java.lang.System.Logger.Level;
 import java.lang.instrument.Instrumentation;
@@ -25,17 +26,17 @@ public final class ProfoldAgent {
 
   /** Called by the JVM for {@code -javaagent:profold-agent.jar[=options]}. */
   public static void premain(String agentArgs, Instrumentation inst) {
-    launch(agentArgs);
+    launch(agentArgs, inst);
   }
 
   /** Called when the agent is loaded into a running JVM (attach API). */
   public static void agentmain(String agentArgs, Instrumentation inst) {
-    launch(agentArgs);
+    launch(agentArgs, inst);
   }
 
-  private static void launch(String agentArgs) {
+  private static void launch(String agentArgs, Instrumentation inst) {
     try {
-      Thread t = new Thread(() -> start(agentArgs), "profold-agent-start");
+      Thread t = new Thread(() -> start(agentArgs, inst), "profold-agent-start");
       t.setDaemon(true);
       t.start();
     } catch (Throwable e) { // never into the JVM's agent loading
@@ -51,7 +52,15 @@ public final class ProfoldAgent {
    *
    * @return the running JFR profiler, or null when JFR streaming did not start
    */
-  public static synchronized JfrProfiler start(String options) {
+  public static JfrProfiler start(String options) {
+    return start(options, null);
+  }
+
+  /**
+   * As {@link #start(String)}; with {@code inst} (null: none) thread starts are also timed ({@link
+   * ThreadStartTiming}).
+   */
+  static synchronized JfrProfiler start(String options, Instrumentation inst) {
     if (profiler != null) {
       LOG.log(Level.WARNING, "Profold agent is already started; start ignored");
       return profiler;
@@ -79,7 +88,11 @@ public final class ProfoldAgent {
       }
       JfrProfiler p;
       try {
-        p = JfrProfiler.start(runtime.recorder(), runtime.activity(), opts.jfr());
+        ThreadStarts starts =
+            inst != null && opts.jfr().threads()
+                ? ThreadStartTiming.install(inst, runtime.activity())
+                : ThreadStarts.NONE;
+        p = JfrProfiler.start(runtime.recorder(), runtime.activity(), opts.jfr(), starts);
       } catch (RuntimeException | LinkageError e) {
         LOG.log(
             Level.WARNING,

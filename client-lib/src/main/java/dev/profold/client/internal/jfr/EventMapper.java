@@ -20,7 +20,9 @@ import java.util.regex.Pattern;
  *   <tr><td>jdk.SocketRead/Write, jdk.FileRead/Write</td><td>IO</td><td>duration</td></tr>
  *   <tr><td>jdk.GarbageCollection</td><td>RUNTIME</td><td>sum of pauses</td></tr>
  *   <tr><td>jdk.SafepointBegin</td><td>RUNTIME</td><td>duration (time to safepoint)</td></tr>
- *   <tr><td>jdk.ThreadStart, jdk.ThreadEnd</td><td>THREAD_MGMT</td><td>0 (counts)</td></tr>
+ *   <tr><td>jdk.ThreadStart</td><td>THREAD_MGMT</td><td>the start's duration when {@code Thread.start} is
+ *       timed ({@link ThreadStarts}), else 0 (counts)</td></tr>
+ *   <tr><td>jdk.ThreadEnd</td><td>THREAD_MGMT</td><td>0 (counts)</td></tr>
  *   <tr><td>jdk.ObjectAllocationSample</td><td>COMPUTE</td><td>bytes (sample weight)</td></tr>
  * </table>
  *
@@ -60,6 +62,9 @@ public final class EventMapper {
   /** Threads whose events are ignored: the agent's own. */
   public static final String OWN_THREAD_PREFIX = "profold-";
 
+  /** Frames of the agent's own internals, which its hooks run inside application threads. */
+  static final String OWN_CLASSES = "dev.profold.client.internal.";
+
   private static final Pattern HIDDEN_SUFFIX =
       Pattern.compile("(/0x[0-9a-fA-F]+|\\+0x[0-9a-fA-F]+(\\.\\d+)?)$");
   private static final Pattern LAMBDA_NUMBER = Pattern.compile("\\$\\$Lambda\\$\\d+");
@@ -80,10 +85,17 @@ public final class EventMapper {
           "java.util.concurrent.Executors$");
 
   private final JfrSettings settings;
+  private final ThreadStarts starts;
   private final double sampleSeconds;
 
   public EventMapper(JfrSettings settings) {
+    this(settings, ThreadStarts.NONE);
+  }
+
+  /** Maps with thread starts timed in {@code starts} (their records get the durations). */
+  public EventMapper(JfrSettings settings, ThreadStarts starts) {
     this.settings = settings;
+    this.starts = starts;
     this.sampleSeconds = settings.samplePeriod().toNanos() * 1e-9;
   }
 
@@ -130,10 +142,14 @@ public final class EventMapper {
    * code is met before any application frame. So time in {@code ThreadPoolExecutor.execute}
    * queueing a task, in {@code getTask} taking one, in {@code Thread.start} or in {@code
    * ForkJoinPool} scanning is management; time in the task's own code, even under {@code
-   * runWorker}, is not.
+   * runWorker}, is not. Frames of the agent's own internals are passed over, so its hook timing
+   * {@code Thread.start} counts as part of the start.
    */
   public static boolean inThreadManagement(List<String> frames) {
     for (String f : frames) {
+      if (f.startsWith(OWN_CLASSES)) {
+        continue; // the agent's own hooks (timing Thread.start) inside the JDK's code
+      }
       if (!(f.startsWith("java.") || f.startsWith("jdk.") || f.startsWith("sun."))) {
         return false;
       }
@@ -186,7 +202,9 @@ public final class EventMapper {
       case SAFEPOINT_BEGIN ->
           settings.runtime() ? jvm(e, "Safepoint synchronization", e.durationNanos()) : null;
       case THREAD_START ->
-          settings.threads() ? onThread(e, Kind.THREAD_MGMT, false, 0, "Thread.start") : null;
+          settings.threads()
+              ? onThread(e, Kind.THREAD_MGMT, false, starts.take(e.amount()) * 1e-9, "Thread.start")
+              : null;
       case THREAD_END ->
           settings.threads() ? onThread(e, Kind.THREAD_MGMT, false, 0, "Thread.exit") : null;
       case ALLOCATION_SAMPLE ->

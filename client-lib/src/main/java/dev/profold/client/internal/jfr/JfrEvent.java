@@ -19,8 +19,9 @@ import java.util.List;
  * @param durationNanos the event's duration (0 for instant events)
  * @param detail the class parked on ({@code jdk.ThreadPark}) or the collector name ({@code
  *     jdk.GarbageCollection}); null otherwise
- * @param amount bytes ({@code jdk.ObjectAllocationSample} weight) or nanoseconds paused ({@code
- *     jdk.GarbageCollection} sum of pauses); 0 otherwise
+ * @param amount bytes ({@code jdk.ObjectAllocationSample} weight), nanoseconds paused ({@code
+ *     jdk.GarbageCollection} sum of pauses) or the started thread's {@link Thread#getId()} ({@code
+ *     jdk.ThreadStart}, -1 when unknown); 0 otherwise
  */
 public record JfrEvent(
     String type,

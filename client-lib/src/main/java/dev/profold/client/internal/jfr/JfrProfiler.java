@@ -37,13 +37,14 @@ public final class JfrProfiler implements AutoCloseable {
   private final AtomicLong events = new AtomicLong();
   private final AtomicLong failures = new AtomicLong();
 
-  private JfrProfiler(Recorder recorder, ThreadActivity activity, JfrSettings settings) {
+  private JfrProfiler(
+      Recorder recorder, ThreadActivity activity, JfrSettings settings, ThreadStarts starts) {
     if (!FlightRecorder.isAvailable()) {
       throw new IllegalStateException("JDK Flight Recorder is not available in this JVM");
     }
     this.sink = new JfrSink(recorder);
     this.activity = new ActivityFeed(activity);
-    this.mapper = new EventMapper(settings);
+    this.mapper = new EventMapper(settings, starts);
     this.reader = new RecordedEvents(settings.maxDepth());
     this.stream = new RecordingStream();
     configure(settings);
@@ -62,7 +63,17 @@ public final class JfrProfiler implements AutoCloseable {
    */
   public static JfrProfiler start(
       Recorder recorder, ThreadActivity activity, JfrSettings settings) {
-    JfrProfiler p = new JfrProfiler(recorder, activity, settings);
+    return start(recorder, activity, settings, ThreadStarts.NONE);
+  }
+
+  /**
+   * As {@link #start(Recorder, ThreadActivity, JfrSettings)}, with thread starts timed into {@code
+   * starts} (by {@code Thread.start} instrumentation), which become the durations of the {@code
+   * Thread.start} records.
+   */
+  public static JfrProfiler start(
+      Recorder recorder, ThreadActivity activity, JfrSettings settings, ThreadStarts starts) {
+    JfrProfiler p = new JfrProfiler(recorder, activity, settings, starts);
     p.thread.start();
     if (settings.cpu() && !exactSampleAttribution()) {
       LOG.log(

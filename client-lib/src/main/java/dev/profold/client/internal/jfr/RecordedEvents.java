@@ -68,6 +68,10 @@ final class RecordedEvents {
         amount = e.getDuration("sumOfPauses").toNanos();
       }
       case EventMapper.ALLOCATION_SAMPLE -> amount = e.getLong("weight");
+      case EventMapper.THREAD_START -> {
+        RecordedThread started = e.getThread("thread");
+        amount = started == null ? -1 : started.getJavaThreadId();
+      }
       default -> {}
     }
     return new JfrEvent(

@@ -77,6 +77,37 @@ class ThreadActivityTest {
   }
 
   @Test
+  void measuredManagementCpuComesFirstAndOnlyTheRestIsSplitBySamples() {
+    threads.set(new LiveThread(1, "spawner", 0));
+    activity.close(0, 0); // baseline
+    threads.set(new LiveThread(1, "spawner", 4 * S));
+    activity.managementCpu(1, 3 * S); // timed thread starts, on CPU in the JVM
+    activity.offCpu(1, Kind.THREAD_MGMT, 2 * S); // and off CPU
+    activity.onCpuSample(1, true); // a quarter of the samples of the other 1 s in management
+    activity.onCpuSample(1, false);
+    activity.onCpuSample(1, false);
+    activity.onCpuSample(1, false);
+
+    ThreadGroupActivity g = group(activity.close(0, 10 * S), "spawner");
+
+    assertThat(g.getThreadMgmtNanos()).isEqualTo(3 * S + S / 4 + 2 * S);
+    assertThat(g.getComputeNanos()).isEqualTo(S - S / 4);
+    assertThat(g.getIdleNanos()).isEqualTo(10 * S - 4 * S - 2 * S);
+
+    threads.set(new LiveThread(1, "spawner", 5 * S));
+    activity.managementCpu(1, 3 * S); // more than the thread's CPU in the interval: capped
+    ThreadGroupActivity next = group(activity.close(10 * S, 20 * S), "spawner");
+    assertThat(next.getThreadMgmtNanos()).isEqualTo(S);
+    assertThat(next.getComputeNanos()).isZero();
+
+    threads.set(new LiveThread(1, "spawner", 6 * S));
+    ThreadGroupActivity after = group(activity.close(20 * S, 30 * S), "spawner");
+    assertThat(after.getThreadMgmtNanos())
+        .as("measured CPU is for one interval; the samples' share carries over one")
+        .isEqualTo(0);
+  }
+
+  @Test
   void managementIsTheSampleShareOverThisAndThePreviousInterval() {
     threads.set(new LiveThread(1, "ingest", 0));
     activity.close(0, 0); // baseline

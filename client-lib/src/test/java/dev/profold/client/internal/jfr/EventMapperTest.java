@@ -58,6 +58,50 @@ class EventMapperTest {
     assertThat(EventMapper.inThreadManagement(List.of("java.lang.Thread.start", "app.Main.main")))
         .isTrue();
     assertThat(EventMapper.inThreadManagement(List.of())).isFalse();
+    assertThat(
+            EventMapper.inThreadManagement(
+                List.of(
+                    "dev.profold.client.internal.activity.ThreadActivity.offCpu",
+                    "dev.profold.client.internal.boot.ThreadStartTimes.exit",
+                    "java.lang.Thread.start",
+                    "app.Main.main")))
+        .as("the agent's hook inside Thread.start is part of the start")
+        .isTrue();
+  }
+
+  @Test
+  void aThreadStartRecordTakesItsTimedDuration() {
+    ThreadStarts starts = new ThreadStarts();
+    starts.started(42, 70_000);
+    EventMapper timed = new EventMapper(JfrSettings.defaults(), starts);
+    Observation o =
+        timed.map(
+            new JfrEvent(
+                EventMapper.THREAD_START,
+                7,
+                "spawner",
+                false,
+                List.of("app.Main.spawn"),
+                false,
+                0,
+                null,
+                42));
+    assertThat(o.kind()).isEqualTo(Kind.THREAD_MGMT);
+    assertThat(o.value()).isCloseTo(70e-6, org.assertj.core.api.Assertions.within(1e-15));
+    assertThat(o.path()).containsExactly("app.Main.spawn");
+    Observation again =
+        timed.map(
+            new JfrEvent(
+                EventMapper.THREAD_START,
+                7,
+                "spawner",
+                false,
+                List.of("app.Main.spawn"),
+                false,
+                0,
+                null,
+                42));
+    assertThat(again.value()).as("a duration is taken once").isZero();
   }
 
   @Test

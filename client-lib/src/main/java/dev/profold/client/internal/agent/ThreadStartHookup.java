@@ -1,0 +1,79 @@
+package dev.profold.client.internal.agent;
+
+import dev.profold.client.Kind;
+import dev.profold.client.internal.activity.ThreadActivity;
+import dev.profold.client.internal.boot.ThreadStartTimes;
+import dev.profold.client.internal.jfr.EventMapper;
+import dev.profold.client.internal.jfr.ThreadStarts;
+import java.lang.instrument.Instrumentation;
+import java.lang.instrument.UnmodifiableClassException;
+import java.lang.management.ThreadMXBean;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The listener of timed thread starts, and the hook-up behind {@link ThreadStartTiming#install}:
+ * loaded only once the hook classes are on the bootstrap class path. Thread-safe.
+ */
+final class ThreadStartHookup implements ThreadStartTimes.Listener {
+  private static final System.Logger LOG = System.getLogger("dev.profold.client");
+
+  private final ThreadMXBean mx;
+  private final ThreadActivity activity;
+  private final ThreadStarts starts = new ThreadStarts();
+
+  private ThreadStartHookup(ThreadMXBean mx, ThreadActivity activity) {
+    this.mx = mx;
+    this.activity = activity;
+  }
+
+  /**
+   * Lets {@code java.base} read the hook, rewrites {@code java.lang.Thread} and starts listening.
+   *
+   * @throws ClassNotFoundException when the hook is not on the bootstrap class path
+   * @throws UnmodifiableClassException when {@code java.lang.Thread} cannot be rewritten
+   * @throws IllegalStateException when the hook was loaded by another class loader first, or the
+   *     rewrite failed
+   */
+  static ThreadStarts hookUp(Instrumentation inst, ThreadMXBean mx, ThreadActivity activity)
+      throws ClassNotFoundException, UnmodifiableClassException {
+    Class<?> hook = Class.forName(ThreadStartTiming.HOOK.replace('/', '.'), true, null);
+    if (hook != ThreadStartTimes.class) {
+      throw new IllegalStateException(
+          "the hook class was loaded before the agent ran (is the agent jar on the class path?)");
+    }
+    inst.redefineModule(
+        Thread.class.getModule(), Set.of(hook.getModule()), Map.of(), Map.of(), Set.of(), Map.of());
+    ThreadStartTransformer transformer = new ThreadStartTransformer();
+    // Stays registered, so that another agent retransforming Thread keeps the timing.
+    inst.addTransformer(transformer, true);
+    inst.retransformClasses(Thread.class);
+    if (!transformer.applied()) {
+      inst.removeTransformer(transformer);
+      throw new IllegalStateException(
+          "rewriting java.lang.Thread failed: " + transformer.failure());
+    }
+    ThreadStartHookup listener = new ThreadStartHookup(mx, activity);
+    ThreadStartTimes.listen(listener);
+    LOG.log(
+        System.Logger.Level.INFO,
+        "Profold agent: timing Thread.start (thread starts count as thread_mgmt time)");
+    return listener.starts;
+  }
+
+  @Override
+  public long cpuNow() {
+    return mx.getCurrentThreadCpuTime();
+  }
+
+  @Override
+  public void started(Thread started, long wallNanos, long cpuNanos) {
+    Thread me = Thread.currentThread();
+    if (me.getName().startsWith(EventMapper.OWN_THREAD_PREFIX)) {
+      return;
+    }
+    activity.managementCpu(me.getId(), cpuNanos);
+    activity.offCpu(me.getId(), Kind.THREAD_MGMT, wallNanos - cpuNanos);
+    starts.started(started.getId(), wallNanos);
+  }
+}

@@ -1,0 +1,125 @@
+package dev.profold.client.internal.agent;
+
+import dev.profold.client.internal.boot.ThreadStartTimes;
+import java.lang.instrument.ClassFileTransformer;
+import java.security.ProtectionDomain;
+import org.objectweb.asm.ClassReader;
+import org.objectweb.asm.ClassVisitor;
+import org.objectweb.asm.ClassWriter;
+import org.objectweb.asm.MethodVisitor;
+import org.objectweb.asm.Opcodes;
+import org.objectweb.asm.Type;
+import org.objectweb.asm.commons.AdviceAdapter;
+import org.objectweb.asm.commons.Method;
+
+/**
+ * Times {@code Thread.start()}: rewrites the method of {@code java.lang.Thread} so that it calls
+ * {@link ThreadStartTimes#wallAtEntry} and {@link ThreadStartTimes#cpuAtEntry} on entry and {@link
+ * ThreadStartTimes#exit} on a normal return (a start that throws, such as starting a thread twice,
+ * is not timed). Only the body of that one method changes: no field, method or signature is added,
+ * as retransformation requires.
+ *
+ * <p>No JFR event times a start, and most of it is spent off CPU (the JVM creates the native thread
+ * and waits for it), where samples cannot see it. Thread-safe.
+ */
+final class ThreadStartTransformer implements ClassFileTransformer {
+  static final String THREAD = "java/lang/Thread";
+
+  private static final Type HOOK = Type.getType(ThreadStartTimes.class);
+  private static final Method WALL = new Method("wallAtEntry", "()J");
+  private static final Method CPU = new Method("cpuAtEntry", "()J");
+  private static final Method EXIT = new Method("exit", "(Ljava/lang/Thread;JJ)V");
+
+  private volatile Throwable failure;
+  private volatile boolean applied;
+
+  @Override
+  public byte[] transform(
+      Module module,
+      ClassLoader loader,
+      String className,
+      Class<?> redefined,
+      ProtectionDomain domain,
+      byte[] bytes) {
+    if (!THREAD.equals(className)) {
+      return null;
+    }
+    try {
+      byte[] out = instrument(bytes);
+      applied = out != null;
+      return out;
+    } catch (RuntimeException | LinkageError e) { // the class stays as it was
+      failure = e;
+      return null;
+    }
+  }
+
+  /** True once {@code java.lang.Thread} was rewritten. */
+  boolean applied() {
+    return applied;
+  }
+
+  /** Why rewriting failed, or null. */
+  Throwable failure() {
+    return failure;
+  }
+
+  /**
+   * The class {@code bytes} with its instance method {@code start()V} timed, or null when it has
+   * none. Any class with such a method (tests use their own).
+   */
+  static byte[] instrument(byte[] bytes) {
+    ClassReader reader = new ClassReader(bytes);
+    ClassWriter writer = new ClassWriter(reader, ClassWriter.COMPUTE_MAXS);
+    boolean[] found = new boolean[1];
+    reader.accept(
+        new ClassVisitor(Opcodes.ASM9, writer) {
+          @Override
+          public MethodVisitor visitMethod(
+              int access, String name, String descriptor, String signature, String[] exceptions) {
+            MethodVisitor mv = super.visitMethod(access, name, descriptor, signature, exceptions);
+            if (!"start".equals(name)
+                || !"()V".equals(descriptor)
+                || (access & (Opcodes.ACC_STATIC | Opcodes.ACC_ABSTRACT | Opcodes.ACC_NATIVE))
+                    != 0) {
+              return mv;
+            }
+            found[0] = true;
+            return new Timed(mv, access, name, descriptor);
+          }
+        },
+        ClassReader.EXPAND_FRAMES);
+    return found[0] ? writer.toByteArray() : null;
+  }
+
+  /** The advice around one {@code start()V}. */
+  private static final class Timed extends AdviceAdapter {
+    private int wall;
+    private int cpu;
+
+    Timed(MethodVisitor mv, int access, String name, String descriptor) {
+      super(Opcodes.ASM9, mv, access, name, descriptor);
+    }
+
+    @Override
+    protected void onMethodEnter() {
+      invokeStatic(HOOK, WALL);
+      wall = newLocal(Type.LONG_TYPE);
+      storeLocal(wall);
+      invokeStatic(HOOK, CPU);
+      cpu = newLocal(Type.LONG_TYPE);
+      storeLocal(cpu);
+    }
+
+    @Override
+    protected void onMethodExit(int opcode) {
+      if (opcode == Opcodes.ATHROW) {
+        return;
+      }
+      loadThis();
+      loadLocal(wall);
+      loadLocal(cpu);
+      invokeStatic(HOOK, EXIT);
+    }
+  }
+}

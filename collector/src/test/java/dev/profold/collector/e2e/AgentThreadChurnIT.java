@@ -1,0 +1,171 @@
+package dev.profold.collector.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * Thread churn through the shaded agent jar ({@link PlantedThreadChurn} in a separate JVM, pushing
+ * to the collector jar): the agent times {@code Thread.start} by rewriting {@code
+ * java.lang.Thread}, so the spawner's time, most of it off CPU inside {@code start()}, shows as
+ * thread_mgmt rather than idle, within 20% of the share the program measured itself, and the starts
+ * carry their durations at the calling method.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class AgentThreadChurnIT {
+  private static final String SPAWNER = "churn-spawner";
+  private static final Pattern CLASS_SECONDS =
+      Pattern.compile(
+          "profold_thread_seconds_total\\{class=\"([a-z_]+)\",instance=\"churn-1\","
+              + "service=\"churn\",thread_group=\""
+              + SPAWNER
+              + "\"\\} ([0-9.eE+-]+)");
+  private static final Pattern START_RECORDS =
+      Pattern.compile(
+          "profold_region_time_seconds_sum\\{instance=\"churn-1\",kind=\"thread_mgmt\","
+              + "path=\"[^\"]*PlantedThreadChurn\\.spawn\",service=\"churn\"\\} ([0-9.eE+-]+)");
+  private static final Pattern CHURN = Pattern.compile("churn (\\d+) (\\d+)");
+
+  private JarDaemon collector;
+  private Process app;
+  private Path appErr;
+  private final AtomicReference<long[]> measured = new AtomicReference<>();
+
+  @BeforeAll
+  void start() throws Exception {
+    collector = JarDaemon.start("--interval", "1s");
+    Path agent =
+        Path.of(System.getProperty("profold.agent.jar", "../client-lib/target/profold-agent.jar"));
+    assertThat(agent).as("the agent jar is built before integration tests").exists();
+    appErr = Files.createTempFile("profold-churn", ".log");
+    app =
+        new ProcessBuilder(
+                JarDaemon.javaBin(),
+                "-XX:+UnlockDiagnosticVMOptions",
+                "-XX:+DebugNonSafepoints",
+                "-javaagent:"
+                    + agent
+                    + "=service=churn,instance=churn-1,interval=1s,endpoint=127.0.0.1:"
+                    + collector.grpcPort,
+                // Only the planted program: the test class path also holds the client library's
+                // unshaded classes, which would shadow the agent jar's.
+                "-cp",
+                Path.of(
+                        PlantedThreadChurn.class
+                            .getProtectionDomain()
+                            .getCodeSource()
+                            .getLocation()
+                            .toURI())
+                    .toString(),
+                PlantedThreadChurn.class.getName())
+            .redirectError(appErr.toFile())
+            .start();
+    BufferedReader out =
+        new BufferedReader(new InputStreamReader(app.getInputStream(), StandardCharsets.UTF_8));
+    assertThat(out.readLine())
+        .as("planted program's stderr: %s", Files.readString(appErr))
+        .isEqualTo("planted thread churn running");
+    Thread reader =
+        new Thread(
+            () -> {
+              try {
+                for (String line = out.readLine(); line != null; line = out.readLine()) {
+                  Matcher m = CHURN.matcher(line);
+                  if (m.matches()) {
+                    measured.set(
+                        new long[] {Long.parseLong(m.group(1)), Long.parseLong(m.group(2))});
+                  }
+                }
+              } catch (IOException e) {
+                // the program ended: the assertions say what is missing
+              }
+            },
+            "churn-output");
+    reader.setDaemon(true);
+    reader.start();
+  }
+
+  @AfterAll
+  void stop() {
+    if (app != null) {
+      app.destroyForcibly();
+    }
+    if (collector != null) {
+      collector.kill();
+    }
+  }
+
+  @Test
+  void threadStartsAreThreadManagementTimeAsTheProgramMeasuredIt() throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    Map<String, Double> from = Map.of();
+    while (System.nanoTime() < deadline && from.getOrDefault("thread_mgmt", 0.0) < 2.0) {
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(250)); // a poll tick
+      from = classSeconds();
+    }
+    long[] measuredFrom = measured.get();
+    assertThat(measuredFrom)
+        .as(
+            "the spawner's thread_mgmt seconds (%s) and the program's own line; stderr:%n%s",
+            from, Files.readString(appErr))
+        .isNotNull();
+    assertThat(from.getOrDefault("thread_mgmt", 0.0))
+        .as("the spawner's thread_mgmt seconds; agent's log:%n%s", Files.readString(appErr))
+        .isGreaterThanOrEqualTo(2.0);
+
+    LockSupport.parkNanos(TimeUnit.SECONDS.toNanos(6)); // the window compared
+    Map<String, Double> to = classSeconds();
+    long[] measuredTo = measured.get();
+
+    double accounted = 0;
+    for (Map.Entry<String, Double> e : to.entrySet()) {
+      accounted += e.getValue() - from.getOrDefault(e.getKey(), 0.0);
+    }
+    double estimate = (to.get("thread_mgmt") - from.get("thread_mgmt")) / accounted;
+    double idle = (to.get("idle") - from.getOrDefault("idle", 0.0)) / accounted;
+    double truth = (measuredTo[0] - measuredFrom[0]) / (double) (measuredTo[1] - measuredFrom[1]);
+    System.out.printf(
+        java.util.Locale.ROOT,
+        "planted thread churn: spawner's thread_mgmt share %.3f (idle %.3f), measured in"
+            + " new Thread + start() %.3f%n",
+        estimate,
+        idle,
+        truth);
+    assertThat(estimate)
+        .as("thread_mgmt share of %s (measured %.3f); classes %s -> %s", SPAWNER, truth, from, to)
+        .isBetween(truth * 0.8, truth * 1.2);
+    assertThat(idle).as("the starts' time off CPU is no longer idle").isLessThan(0.2);
+
+    Matcher m = START_RECORDS.matcher(collector.scrape());
+    assertThat(m.find()).as("thread_mgmt records at PlantedThreadChurn.spawn").isTrue();
+    assertThat(Double.parseDouble(m.group(1)))
+        .as("the starts' durations at the calling method, seconds")
+        .isGreaterThan(1.0);
+  }
+
+  /** Seconds per class the collector has counted for the spawner. */
+  private Map<String, Double> classSeconds() throws Exception {
+    Map<String, Double> out = new HashMap<>();
+    Matcher m = CLASS_SECONDS.matcher(collector.scrape());
+    while (m.find()) {
+      out.put(m.group(1), Double.parseDouble(m.group(2)));
+    }
+    return out;
+  }
+}
