@@ -17,8 +17,14 @@
 # The server's class path comes from benchmarks/agent-overhead/pom.xml (Maven resolves
 # io.netty:netty-example once; set MVN_ARGS=-o to stay offline when it is already there).
 #
+# LOAD=open replaces wrk's measured run by a fixed-rate (open-loop) load of RATE requests per second
+# (OpenLoopLoad.java, next to this script): every mode then serves the same requests, and the
+# server's CPU time per request, not its throughput, shows what an agent costs. Keep RATE well
+# under the server's capacity without an agent (wrk's req/s in a LOAD=wrk run).
+#
 # Environment (defaults in brackets):
-#   ROUNDS [5]  DURATION [30] measured seconds per run  WARMUP [30] seconds per run
+#   ROUNDS [5]  DURATION [30] measured seconds per run  WARMUP [30] seconds per run (always wrk)
+#   LOAD [wrk] wrk or open  RATE [40000] requests per second (LOAD=open)
 #   CONNECTIONS [50]  THREADS [1] (wrk)  SERVER_CPU [1]  CLIENT_CPU [0] (wrk and the collector)
 #   SERVER_PORT [first free port from 8080]  SERVER_JVM_OPTS [] (all three modes)
 #   JFR_OPTS [settings=default,disk=true,maxsize=64m]  AGENT_OPTS [] (appended to the agent's)
@@ -29,6 +35,8 @@ rounds=${ROUNDS:-5}
 duration=${DURATION:-30}
 warmup=${WARMUP:-30}
 connections=${CONNECTIONS:-50}
+load_kind=${LOAD:-wrk}
+rate=${RATE:-40000}
 threads=${THREADS:-1}
 server_cpu=${SERVER_CPU:-1}
 client_cpu=${CLIENT_CPU:-0}
@@ -50,7 +58,8 @@ die() {
   exit 2
 }
 
-for n in rounds duration warmup connections threads; do
+[[ $load_kind =~ ^(wrk|open)$ ]] || die "LOAD must be wrk or open, was '$load_kind'"
+for n in rounds duration warmup connections threads rate; do
   [[ ${!n} =~ ^[1-9][0-9]*$ ]] || die "${n^^} must be a positive integer, was '${!n}'"
 done
 [ -f "$workload_pom" ] || die "run from the repository root ($workload_pom not found)"
@@ -163,7 +172,22 @@ to_ms() { # wrk duration (12.3us, 4.5ms, 1.2s, 1.1m) -> milliseconds
 
 clk_tck=$(getconf CLK_TCK)
 runs=$out/runs.tsv
-printf 'round\tmode\treq_per_s\tp50_ms\tp99_ms\trequests\terrors\tserver_jvm\tothers\tserver_idle\tclient_idle\tload1\n' >"$runs"
+printf 'round\tmode\treq_per_s\tp50_ms\tp99_ms\trequests\terrors\tserver_jvm\tothers\tserver_idle\tclient_idle\tload1\tserver_cpu_s\n' >"$runs"
+
+if [ "$load_kind" = open ]; then # compiled once, so no run pays for it
+  mkdir -p "$out/load"
+  javac=$(dirname "$(command -v "$java")")/javac
+  "$javac" -d "$out/load" benchmarks/agent-overhead/OpenLoopLoad.java ||
+    die "could not compile benchmarks/agent-overhead/OpenLoopLoad.java (a JDK's javac is needed)"
+fi
+measure() { # tag: the measured run, its output in $out/$tag-wrk.txt or $out/$tag-load.txt
+  if [ "$load_kind" = open ]; then
+    "${client_pin[@]}" "$java" -cp "$out/load" OpenLoopLoad 127.0.0.1 "$server_port" "$rate" \
+      "$duration" "$connections" >"$out/$1-load.txt"
+  else
+    "${client_pin[@]}" wrk "${wrk_args[@]}" -d "${duration}s" "$url" >"$out/$1-wrk.txt"
+  fi
+}
 
 # --- interleaved runs --------------------------------------------------------------------------
 for round in $(seq "$rounds"); do
@@ -180,7 +204,7 @@ for round in $(seq "$rounds"); do
     t0=$(cpu_ticks "$server_pid")
     read -r sb0 si0 < <(cpu_stat "$server_cpu")
     read -r cb0 ci0 < <(cpu_stat "$client_cpu")
-    "${client_pin[@]}" wrk "${wrk_args[@]}" -d "${duration}s" "$url" >"$out/$tag-wrk.txt"
+    measure "$tag"
     t1=$(cpu_ticks "$server_pid")
     read -r sb1 si1 < <(cpu_stat "$server_cpu")
     read -r cb1 ci1 < <(cpu_stat "$client_cpu")
@@ -192,13 +216,23 @@ for round in $(seq "$rounds"); do
         die "could not read the collector's /metrics"
     fi
 
-    f=$out/$tag-wrk.txt
-    rps=$(awk '/^Requests\/sec:/ { print $2 }' "$f")
-    p50=$(to_ms "$(awk '$1 == "50%" { print $2 }' "$f")")
-    p99=$(to_ms "$(awk '$1 == "99%" { print $2 }' "$f")")
-    requests=$(awk '/requests in/ { print $1 }' "$f")
-    errors=$(awk '/Socket errors:/ { gsub(/,/, ""); e += $4 + $6 + $8 + $10 }
-                  /Non-2xx/ { e += $NF } END { print e + 0 }' "$f")
+    if [ "$load_kind" = open ]; then
+      f=$out/$tag-load.txt
+      field() { tr ' ' '\n' <"$f" | awk -F= -v k="$1" '$1 == k { print $2 }'; }
+      rps=$(field rate)
+      p50=$(field p50_ms)
+      p99=$(field p99_ms)
+      requests=$(field ok)
+      errors=$(field errors)
+    else
+      f=$out/$tag-wrk.txt
+      rps=$(awk '/^Requests\/sec:/ { print $2 }' "$f")
+      p50=$(to_ms "$(awk '$1 == "50%" { print $2 }' "$f")")
+      p99=$(to_ms "$(awk '$1 == "99%" { print $2 }' "$f")")
+      requests=$(awk '/requests in/ { print $1 }' "$f")
+      errors=$(awk '/Socket errors:/ { gsub(/,/, ""); e += $4 + $6 + $8 + $10 }
+                    /Non-2xx/ { e += $NF } END { print e + 0 }' "$f")
+    fi
     [ -n "$rps" ] || die "no Requests/sec in $f"
     # Shares of the measured run's time (pinned): of the server's CPU, the server JVM, everything
     # else that kept it busy (other processes, interrupts not charged to the server) and idle; the
@@ -207,8 +241,9 @@ for round in $(seq "$rounds"); do
       -v cb=$((cb1 - cb0)) -v ci=$((ci1 - ci0)) -v hz="$clk_tck" -v d="$duration" -v pinned="$pinned" 'BEGIN {
         if (sb + si == 0 || cb + ci == 0) { printf "%.3f n/a n/a n/a\n", t / (hz * d); exit }
         f = sb + si; printf "%.3f %.3f %.3f %.3f\n", t / f, (sb - t) / f, si / f, ci / (cb + ci) }')
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$mode" "$rps" "$p50" "$p99" \
-      "$requests" "$errors" "$jvm" "$others" "$sidle" "$cidle" "$load" >>"$runs"
+    server_cpu=$(awk -v t=$((t1 - t0)) -v hz="$clk_tck" 'BEGIN { printf "%.2f", t / hz }')
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$mode" "$rps" "$p50" "$p99" \
+      "$requests" "$errors" "$jvm" "$others" "$sidle" "$cidle" "$load" "$server_cpu" >>"$runs"
     printf 'round %d %-7s %6.0f req/s  p99 %7.3f ms  server JVM %s, others %s, idle %s / %s  load %s\n' \
       "$round" "$mode" "$rps" "$p99" "$jvm" "$others" "$sidle" "$cidle" "$load" >&2
   done
@@ -236,14 +271,20 @@ report() {
   echo "  ${jvm//$'\n'/$'\n'  }"
   echo '  ```'
   [ ${#server_jvm_opts[@]} -gt 0 ] && echo "- Extra server JVM options: \`${server_jvm_opts[*]}\`"
-  echo "- wrk: \`wrk ${wrk_args[*]} -d ${duration}s $url\` after \`-d ${warmup}s\` of warm-up;" \
-    "$rounds rounds, modes interleaved in the order ${modes[*]}"
+  if [ "$load_kind" = open ]; then
+    echo "- Load: \`OpenLoopLoad 127.0.0.1 $server_port $rate $duration $connections\` (a fixed $rate req/s over" \
+      "$connections connections) after \`wrk ${wrk_args[*]} -d ${warmup}s\` of warm-up;" \
+      "$rounds rounds, modes interleaved in the order ${modes[*]}"
+  else
+    echo "- wrk: \`wrk ${wrk_args[*]} -d ${duration}s $url\` after \`-d ${warmup}s\` of warm-up;" \
+      "$rounds rounds, modes interleaved in the order ${modes[*]}"
+  fi
   echo "- jfr: \`$(mode_flags jfr 1)\`"
   echo "- profold: \`$(mode_flags profold N | sed 's/round-N$/round-<n>/')\`"
   echo
   echo "| mode | req/s median | req/s min–max | loss vs none | p99 median (ms) | p99 min–max (ms) | p50 median (ms) | server JVM CPU median | server CPU µs/request median | µs/request vs none | others on server CPU, median | errors |"
   echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-  awk -F'\t' -v pinned="$pinned" -v D="$duration" '
+  awk -F'\t' -v pinned="$pinned" -v open="$([ "$load_kind" = open ] && echo 1 || echo 0)" -v rate="$rate" '
     function median(a, n,   i, j, t) {
       for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
       return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
@@ -254,7 +295,7 @@ report() {
     }
     NR > 1 {
       m = $2; k = ++n[m]; rps[m, k] = $3; p99[m, k] = $5; p50[m, k] = $4; cpu[m, k] = $8; oth[m, k] = $9; err[m] += $7
-      usr[m, k] = $8 * D * 1e6 / $6
+      usr[m, k] = $13 * 1e6 / $6
       if (!(m in seen)) { seen[m] = 1; order[++modes] = m }
     }
     END {
@@ -275,10 +316,17 @@ report() {
           upr[m], m == "none" ? "–" : sprintf("%+.1f%%", 100 * (upr[m] / upr["none"] - 1)),
           pinned == "yes" ? sprintf("%.2f", uoth[m]) : "n/a", err[m]
       }
-      d = loss["profold"] - loss["jfr"]
-      printf "\nThroughput loss of the Profold agent: %.2f%% vs no agent (goal ≤ 1%%: %s); ", loss["profold"],
-        loss["profold"] <= 1 ? "met" : "NOT met"
-      printf "%+.2f points vs JFR alone (goal ≤ +0.5: %s).\n", d, d <= 0.5 ? "met" : "NOT met"
+      if (open) {
+        c = 100 * (upr["profold"] / upr["none"] - 1); d = c - 100 * (upr["jfr"] / upr["none"] - 1)
+        printf "\nServer CPU per request of the Profold agent, at a fixed %s req/s: %+.2f%% vs no agent (goal ≤ 1%%: %s); ", rate, c,
+          c <= 1 ? "met" : "NOT met"
+        printf "%+.2f points vs JFR alone (goal ≤ +0.5: %s).\n", d, d <= 0.5 ? "met" : "NOT met"
+      } else {
+        d = loss["profold"] - loss["jfr"]
+        printf "\nThroughput loss of the Profold agent: %.2f%% vs no agent (goal ≤ 1%%: %s); ", loss["profold"],
+          loss["profold"] <= 1 ? "met" : "NOT met"
+        printf "%+.2f points vs JFR alone (goal ≤ +0.5: %s).\n", d, d <= 0.5 ? "met" : "NOT met"
+      }
     }' "$runs"
   echo
   echo "Runs. CPU columns are shares of the measured run's time (1 = the whole CPU): of the server's"
