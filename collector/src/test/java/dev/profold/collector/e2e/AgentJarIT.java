@@ -2,11 +2,6 @@ package dev.profold.collector.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.regex.Matcher;
@@ -30,47 +25,23 @@ class AgentJarIT {
               + "path=\"[^\"]*PlantedContention\\.contended\",service=\"planted\"\\} ([0-9.eE+-]+)");
 
   private JarDaemon collector;
-  private Process app;
-  private Path appErr;
+  private AgentApp app;
 
   @BeforeAll
   void start() throws Exception {
     collector = JarDaemon.start("--interval", "1s");
-    Path agent =
-        Path.of(System.getProperty("profold.agent.jar", "../client-lib/target/profold-agent.jar"));
-    assertThat(agent).as("the agent jar is built before integration tests").exists();
-    appErr = Files.createTempFile("profold-planted", ".log");
     app =
-        new ProcessBuilder(
-                JarDaemon.javaBin(),
-                "-javaagent:"
-                    + agent
-                    + "=service=planted,instance=planted-1,interval=1s,endpoint=127.0.0.1:"
-                    + collector.grpcPort,
-                // Only the planted program: the test class path also holds the client library's
-                // unshaded classes, which would shadow the agent jar's.
-                "-cp",
-                Path.of(
-                        PlantedContention.class
-                            .getProtectionDomain()
-                            .getCodeSource()
-                            .getLocation()
-                            .toURI())
-                    .toString(),
-                PlantedContention.class.getName())
-            .redirectError(appErr.toFile())
-            .start();
-    BufferedReader out =
-        new BufferedReader(new InputStreamReader(app.getInputStream(), StandardCharsets.UTF_8));
-    assertThat(out.readLine())
-        .as("planted program's stderr: %s", Files.readString(appErr))
-        .isEqualTo("planted contention running");
+        AgentApp.start(
+            PlantedContention.class,
+            "service=planted,instance=planted-1,interval=1s,endpoint=127.0.0.1:"
+                + collector.grpcPort,
+            "planted contention running");
   }
 
   @AfterAll
   void stop() {
     if (app != null) {
-      app.destroyForcibly();
+      app.kill();
     }
     if (collector != null) {
       collector.kill();
@@ -91,9 +62,9 @@ class AgentJarIT {
     assertThat(sync)
         .as(
             "SYNC seconds at PlantedContention.contended; app stderr:%n%s%nmetrics:%n%s",
-            Files.readString(appErr), grep(metrics, "service=\"planted\""))
+            app.stderr(), grep(metrics, "service=\"planted\""))
         .isGreaterThanOrEqualTo(1.0);
-    assertThat(Files.readString(appErr)).doesNotContain("Exception");
+    assertThat(app.stderr()).doesNotContain("Exception");
   }
 
   private static final Pattern SYNC_SHARE =

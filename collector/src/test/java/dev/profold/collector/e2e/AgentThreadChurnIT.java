@@ -2,12 +2,7 @@ package dev.profold.collector.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -43,49 +38,24 @@ class AgentThreadChurnIT {
   private static final Pattern CHURN = Pattern.compile("churn (\\d+) (\\d+)");
 
   private JarDaemon collector;
-  private Process app;
-  private Path appErr;
+  private AgentApp app;
   private final AtomicReference<long[]> measured = new AtomicReference<>();
 
   @BeforeAll
   void start() throws Exception {
     collector = JarDaemon.start("--interval", "1s");
-    Path agent =
-        Path.of(System.getProperty("profold.agent.jar", "../client-lib/target/profold-agent.jar"));
-    assertThat(agent).as("the agent jar is built before integration tests").exists();
-    appErr = Files.createTempFile("profold-churn", ".log");
     app =
-        new ProcessBuilder(
-                JarDaemon.javaBin(),
-                "-XX:+UnlockDiagnosticVMOptions",
-                "-XX:+DebugNonSafepoints",
-                "-javaagent:"
-                    + agent
-                    + "=service=churn,instance=churn-1,interval=1s,endpoint=127.0.0.1:"
-                    + collector.grpcPort,
-                // Only the planted program: the test class path also holds the client library's
-                // unshaded classes, which would shadow the agent jar's.
-                "-cp",
-                Path.of(
-                        PlantedThreadChurn.class
-                            .getProtectionDomain()
-                            .getCodeSource()
-                            .getLocation()
-                            .toURI())
-                    .toString(),
-                PlantedThreadChurn.class.getName())
-            .redirectError(appErr.toFile())
-            .start();
-    BufferedReader out =
-        new BufferedReader(new InputStreamReader(app.getInputStream(), StandardCharsets.UTF_8));
-    assertThat(out.readLine())
-        .as("planted program's stderr: %s", Files.readString(appErr))
-        .isEqualTo("planted thread churn running");
+        AgentApp.start(
+            PlantedThreadChurn.class,
+            "service=churn,instance=churn-1,interval=1s,endpoint=127.0.0.1:" + collector.grpcPort,
+            "planted thread churn running",
+            "-XX:+UnlockDiagnosticVMOptions",
+            "-XX:+DebugNonSafepoints");
     Thread reader =
         new Thread(
             () -> {
               try {
-                for (String line = out.readLine(); line != null; line = out.readLine()) {
+                for (String line = app.out.readLine(); line != null; line = app.out.readLine()) {
                   Matcher m = CHURN.matcher(line);
                   if (m.matches()) {
                     measured.set(
@@ -104,7 +74,7 @@ class AgentThreadChurnIT {
   @AfterAll
   void stop() {
     if (app != null) {
-      app.destroyForcibly();
+      app.kill();
     }
     if (collector != null) {
       collector.kill();
@@ -123,10 +93,10 @@ class AgentThreadChurnIT {
     assertThat(measuredFrom)
         .as(
             "the spawner's thread_mgmt seconds (%s) and the program's own line; stderr:%n%s",
-            from, Files.readString(appErr))
+            from, app.stderr())
         .isNotNull();
     assertThat(from.getOrDefault("thread_mgmt", 0.0))
-        .as("the spawner's thread_mgmt seconds; agent's log:%n%s", Files.readString(appErr))
+        .as("the spawner's thread_mgmt seconds; agent's log:%n%s", app.stderr())
         .isGreaterThanOrEqualTo(2.0);
 
     LockSupport.parkNanos(TimeUnit.SECONDS.toNanos(6)); // the window compared

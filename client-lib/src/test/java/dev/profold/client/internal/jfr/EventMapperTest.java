@@ -74,34 +74,26 @@ class EventMapperTest {
     ThreadStarts starts = new ThreadStarts();
     starts.started(42, 70_000);
     EventMapper timed = new EventMapper(JfrSettings.defaults(), starts);
-    Observation o =
-        timed.map(
-            new JfrEvent(
-                EventMapper.THREAD_START,
-                7,
-                "spawner",
-                false,
-                List.of("app.Main.spawn"),
-                false,
-                0,
-                null,
-                42));
+    Observation o = timed.map(threadStart(42));
     assertThat(o.kind()).isEqualTo(Kind.THREAD_MGMT);
     assertThat(o.value()).isCloseTo(70e-6, org.assertj.core.api.Assertions.within(1e-15));
     assertThat(o.path()).containsExactly("app.Main.spawn");
-    Observation again =
-        timed.map(
-            new JfrEvent(
-                EventMapper.THREAD_START,
-                7,
-                "spawner",
-                false,
-                List.of("app.Main.spawn"),
-                false,
-                0,
-                null,
-                42));
+    Observation again = timed.map(threadStart(42));
     assertThat(again.value()).as("a duration is taken once").isZero();
+  }
+
+  /** JFR's event for thread {@code startedId}, started by thread 7 from {@code app.Main.spawn}. */
+  private static JfrEvent threadStart(long startedId) {
+    return new JfrEvent(
+        EventMapper.THREAD_START,
+        7,
+        "spawner",
+        false,
+        List.of("app.Main.spawn"),
+        false,
+        0,
+        null,
+        startedId);
   }
 
   @Test

@@ -1,0 +1,64 @@
+package dev.profold.collector.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A planted program in a JVM of its own with the shaded agent jar attached by {@code -javaagent},
+ * started and waited for until it prints its first line. Its class path holds the test classes
+ * only: the test class path also holds the client library's unshaded classes, which would shadow
+ * the agent jar's.
+ */
+final class AgentApp {
+  final Process process;
+  final Path stderr;
+  final BufferedReader out;
+
+  private AgentApp(Process process, Path stderr, BufferedReader out) {
+    this.process = process;
+    this.stderr = stderr;
+    this.out = out;
+  }
+
+  /**
+   * Starts {@code main} with the agent's {@code options} and the extra {@code jvmOptions}, and
+   * checks that its first line is {@code ready}.
+   */
+  static AgentApp start(Class<?> main, String options, String ready, String... jvmOptions)
+      throws Exception {
+    Path agent =
+        Path.of(System.getProperty("profold.agent.jar", "../client-lib/target/profold-agent.jar"));
+    assertThat(agent).as("the agent jar is built before integration tests").exists();
+    Path classes = Path.of(main.getProtectionDomain().getCodeSource().getLocation().toURI());
+    Path stderr = Files.createTempFile("profold-" + main.getSimpleName(), ".log");
+    List<String> command = new ArrayList<>();
+    command.add(JarDaemon.javaBin());
+    command.addAll(List.of(jvmOptions));
+    command.add("-javaagent:" + agent + "=" + options);
+    command.addAll(List.of("-cp", classes.toString(), main.getName()));
+    Process p = new ProcessBuilder(command).redirectError(stderr.toFile()).start();
+    BufferedReader out =
+        new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+    assertThat(out.readLine())
+        .as("%s's stderr: %s", main.getSimpleName(), Files.readString(stderr))
+        .isEqualTo(ready);
+    return new AgentApp(p, stderr, out);
+  }
+
+  /** What the program and the agent wrote to stderr so far. */
+  String stderr() throws IOException {
+    return Files.readString(stderr);
+  }
+
+  void kill() {
+    process.destroyForcibly();
+  }
+}
