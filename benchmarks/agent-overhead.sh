@@ -241,9 +241,9 @@ for round in $(seq "$rounds"); do
       -v cb=$((cb1 - cb0)) -v ci=$((ci1 - ci0)) -v hz="$clk_tck" -v d="$duration" -v pinned="$pinned" 'BEGIN {
         if (sb + si == 0 || cb + ci == 0) { printf "%.3f n/a n/a n/a\n", t / (hz * d); exit }
         f = sb + si; printf "%.3f %.3f %.3f %.3f\n", t / f, (sb - t) / f, si / f, ci / (cb + ci) }')
-    server_cpu=$(awk -v t=$((t1 - t0)) -v hz="$clk_tck" 'BEGIN { printf "%.2f", t / hz }')
+    server_cpu_s=$(awk -v t=$((t1 - t0)) -v hz="$clk_tck" 'BEGIN { printf "%.2f", t / hz }')
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$mode" "$rps" "$p50" "$p99" \
-      "$requests" "$errors" "$jvm" "$others" "$sidle" "$cidle" "$load" "$server_cpu" >>"$runs"
+      "$requests" "$errors" "$jvm" "$others" "$sidle" "$cidle" "$load" "$server_cpu_s" >>"$runs"
     printf 'round %d %-7s %6.0f req/s  p99 %7.3f ms  server JVM %s, others %s, idle %s / %s  load %s\n' \
       "$round" "$mode" "$rps" "$p99" "$jvm" "$others" "$sidle" "$cidle" "$load" >&2
   done
