@@ -22,6 +22,13 @@
 # server's CPU time per request, not its throughput, shows what an agent costs. Keep RATE well
 # under the server's capacity without an agent (wrk's req/s in a LOAD=wrk run).
 #
+# PAIRED=1 (implies LOAD=open) compares within one server JVM instead of across JVMs, since most
+# of the spread is between JVMs: each run warms a server without any agent, measures phase A,
+# then adds its mode to the running JVM (none: nothing, the control for drift; jfr: `jcmd
+# JFR.start` with JFR_OPTS; profold: the agent loaded through the attach API), warms again and
+# measures phase B. A mode's cost is its mean B/A ratio of server CPU per request minus the
+# control's.
+#
 # Environment (defaults in brackets):
 #   ROUNDS [5]  DURATION [30] measured seconds per run  WARMUP [30] seconds per run (always wrk)
 #   LOAD [wrk] wrk or open  RATE [40000] requests per second (LOAD=open)
@@ -36,6 +43,8 @@ duration=${DURATION:-30}
 warmup=${WARMUP:-30}
 connections=${CONNECTIONS:-50}
 load_kind=${LOAD:-wrk}
+paired=${PAIRED:-0}
+[ "$paired" = 1 ] && load_kind=open
 rate=${RATE:-40000}
 threads=${THREADS:-1}
 server_cpu=${SERVER_CPU:-1}
@@ -177,8 +186,9 @@ printf 'round\tmode\treq_per_s\tp50_ms\tp99_ms\trequests\terrors\tserver_jvm\tot
 if [ "$load_kind" = open ]; then # compiled once, so no run pays for it
   mkdir -p "$out/load"
   javac=$(dirname "$(command -v "$java")")/javac
-  "$javac" -d "$out/load" benchmarks/agent-overhead/OpenLoopLoad.java ||
-    die "could not compile benchmarks/agent-overhead/OpenLoopLoad.java (a JDK's javac is needed)"
+  "$javac" -d "$out/load" benchmarks/agent-overhead/OpenLoopLoad.java \
+    benchmarks/agent-overhead/AttachAgent.java ||
+    die "could not compile benchmarks/agent-overhead/*.java (a JDK's javac is needed)"
 fi
 measure() { # tag: the measured run, its output in $out/$tag-wrk.txt or $out/$tag-load.txt
   if [ "$load_kind" = open ]; then
@@ -188,6 +198,74 @@ measure() { # tag: the measured run, its output in $out/$tag-wrk.txt or $out/$ta
     "${client_pin[@]}" wrk "${wrk_args[@]}" -d "${duration}s" "$url" >"$out/$1-wrk.txt"
   fi
 }
+
+# --- paired runs: one server JVM per run, phase A without anything, phase B with the mode ------
+server_cpu_of() { # pid tag: server CPU seconds over one open-loop measured run, and its requests
+  local t0 t1 ok
+  t0=$(cpu_ticks "$1")
+  measure "$2"
+  t1=$(cpu_ticks "$1")
+  ok=$(tr ' ' '\n' <"$out/$2-load.txt" | awk -F= '$1 == "ok" { print $2 }')
+  awk -v t=$((t1 - t0)) -v hz="$clk_tck" -v ok="$ok" 'BEGIN { printf "%.4f %d\n", t / hz * 1e6 / ok, ok }'
+}
+if [ "$paired" = 1 ]; then
+  pairs=$out/pairs.tsv
+  printf 'round\tmode\tus_per_request_a\tus_per_request_b\tratio\n' >"$pairs"
+  for round in $(seq "$rounds"); do
+    for mode in "${modes[@]}"; do
+      tag=r$round-$mode
+      "${server_pin[@]}" "$java" "${server_jvm_opts[@]}" -Dport="$server_port" \
+        -cp "$classpath" "$main_class" >"$out/$tag-server.log" 2>&1 &
+      server_pid=$!
+      await_port "$server_port" "$server_pid" "server ($mode)"
+      "${client_pin[@]}" wrk "${wrk_args[@]}" -d "${warmup}s" "$url" >"$out/$tag-warmup-a.txt"
+      read -r a _ < <(server_cpu_of "$server_pid" "$tag-a")
+      case $mode in
+        jfr)
+          read -r -a jfr_args <<<"${jfr_opts//,/ }"
+          "$(dirname "$(command -v "$java")")/jcmd" "$server_pid" JFR.start "${jfr_args[@]}" \
+            >"$out/$tag-attach.txt" 2>&1 || die "jcmd JFR.start failed (see $out/$tag-attach.txt)" ;;
+        profold)
+          o="endpoint=127.0.0.1:$grpc_port,service=agent-overhead,instance=round-$round"
+          "${client_pin[@]}" "$java" -cp "$out/load" AttachAgent "$server_pid" "$PWD/$agent_jar" \
+            "$o${agent_extra:+,$agent_extra}" >"$out/$tag-attach.txt" 2>&1 ||
+            die "could not attach the agent (see $out/$tag-attach.txt)" ;;
+      esac
+      "${client_pin[@]}" wrk "${wrk_args[@]}" -d "${warmup}s" "$url" >"$out/$tag-warmup-b.txt"
+      read -r b _ < <(server_cpu_of "$server_pid" "$tag-b")
+      stop "$server_pid"
+      server_pid=
+      ratio=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.4f", b / a }')
+      printf '%s\t%s\t%s\t%s\t%s\n' "$round" "$mode" "$a" "$b" "$ratio" >>"$pairs"
+      printf 'round %d %-7s A %7.2f µs/request, B %7.2f, B/A %s\n' "$round" "$mode" "$a" "$b" "$ratio" >&2
+    done
+  done
+  stop "$collector_pid"
+  collector_pid=
+  {
+    echo "## Agent overhead, paired within one server JVM (fixed $rate req/s)"
+    echo
+    echo "- Date (UTC): $(date -u +%Y-%m-%dT%H:%M:%SZ); $(nproc) CPUs online; load: \`OpenLoopLoad ... $rate $duration $connections\`"
+    echo "- Per run: wrk warm-up ${warmup}s, phase A ${duration}s, the mode added, wrk warm-up ${warmup}s, phase B ${duration}s"
+    echo
+    echo "| mode | runs | B/A mean | standard error | cost vs control (points) |"
+    echo "|---|---:|---:|---:|---:|"
+    awk -F'\t' 'NR > 1 { n[$2]++; s[$2] += $5; q[$2] += $5 * $5; if (!($2 in seen)) { seen[$2] = 1; order[++k] = $2 } }
+      END {
+        for (i = 1; i <= k; i++) { m = order[i]; mu[m] = s[m] / n[m]
+          se[m] = n[m] > 1 ? sqrt((q[m] - n[m] * mu[m] * mu[m]) / (n[m] - 1) / n[m]) : 0 }
+        for (i = 1; i <= k; i++) { m = order[i]
+          printf "| %s | %d | %.4f | %.4f | %s |\n", m == "none" ? "none (control)" : m, n[m], mu[m], se[m],
+            m == "none" ? "–" : sprintf("%+.2f ± %.2f", 100 * (mu[m] - mu["none"]), 100 * sqrt(se[m] ^ 2 + se["none"] ^ 2)) }
+      }' "$pairs"
+    echo
+    echo "| round | mode | A µs/request | B µs/request | B/A |"
+    echo "|---:|---|---:|---:|---:|"
+    awk -F'\t' 'NR > 1 { printf "| %s | %s | %.2f | %.2f | %.4f |\n", $1, $2, $3, $4, $5 }' "$pairs"
+  } | tee "$out/results.md"
+  echo "agent-overhead: results in $out/results.md" >&2
+  exit 0
+fi
 
 # --- interleaved runs --------------------------------------------------------------------------
 for round in $(seq "$rounds"); do
