@@ -200,17 +200,31 @@ measure() { # tag: the measured run, its output in $out/$tag-wrk.txt or $out/$ta
 }
 
 # --- paired runs: one server JVM per run, phase A without anything, phase B with the mode ------
-server_cpu_of() { # pid tag: server CPU seconds over one open-loop measured run, and its requests
-  local t0 t1 ok
+jit_ticks() { # ticks of a process's JIT compiler threads (their names start C1/C2 CompilerThre)
+  local t comm sum=0
+  for t in /proc/"$1"/task/*; do
+    read -r comm <"$t/comm" 2>/dev/null || continue
+    case $comm in
+      C1\ CompilerThre* | C2\ CompilerThre*)
+        sum=$((sum + $(sed 's/.*) //' "$t/stat" | awk '{ print $12 + $13 }'))) ;;
+    esac
+  done
+  echo "$sum"
+}
+server_cpu_of() { # pid tag: server CPU µs per request over one open-loop run, all and without JIT
+  local t0 t1 j0 j1 ok
   t0=$(cpu_ticks "$1")
+  j0=$(jit_ticks "$1")
   measure "$2"
   t1=$(cpu_ticks "$1")
+  j1=$(jit_ticks "$1")
   ok=$(tr ' ' '\n' <"$out/$2-load.txt" | awk -F= '$1 == "ok" { print $2 }')
-  awk -v t=$((t1 - t0)) -v hz="$clk_tck" -v ok="$ok" 'BEGIN { printf "%.4f %d\n", t / hz * 1e6 / ok, ok }'
+  awk -v t=$((t1 - t0)) -v j=$((j1 - j0)) -v hz="$clk_tck" -v ok="$ok" \
+    'BEGIN { printf "%.4f %.4f\n", t / hz * 1e6 / ok, (t - j) / hz * 1e6 / ok }'
 }
 if [ "$paired" = 1 ]; then
   pairs=$out/pairs.tsv
-  printf 'round\tmode\tus_per_request_a\tus_per_request_b\tratio\n' >"$pairs"
+  printf 'round\tmode\tus_per_request_a\tus_per_request_b\tratio\tno_jit_a\tno_jit_b\tno_jit_ratio\n' >"$pairs"
   for round in $(seq "$rounds"); do
     for mode in "${modes[@]}"; do
       tag=r$round-$mode
@@ -219,7 +233,7 @@ if [ "$paired" = 1 ]; then
       server_pid=$!
       await_port "$server_port" "$server_pid" "server ($mode)"
       "${client_pin[@]}" wrk "${wrk_args[@]}" -d "${warmup}s" "$url" >"$out/$tag-warmup-a.txt"
-      read -r a _ < <(server_cpu_of "$server_pid" "$tag-a")
+      read -r a an < <(server_cpu_of "$server_pid" "$tag-a")
       case $mode in
         jfr)
           read -r -a jfr_args <<<"${jfr_opts//,/ }"
@@ -232,12 +246,14 @@ if [ "$paired" = 1 ]; then
             die "could not attach the agent (see $out/$tag-attach.txt)" ;;
       esac
       "${client_pin[@]}" wrk "${wrk_args[@]}" -d "${warmup}s" "$url" >"$out/$tag-warmup-b.txt"
-      read -r b _ < <(server_cpu_of "$server_pid" "$tag-b")
+      read -r b bn < <(server_cpu_of "$server_pid" "$tag-b")
       stop "$server_pid"
       server_pid=
       ratio=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.4f", b / a }')
-      printf '%s\t%s\t%s\t%s\t%s\n' "$round" "$mode" "$a" "$b" "$ratio" >>"$pairs"
-      printf 'round %d %-7s A %7.2f µs/request, B %7.2f, B/A %s\n' "$round" "$mode" "$a" "$b" "$ratio" >&2
+      ratio_n=$(awk -v a="$an" -v b="$bn" 'BEGIN { printf "%.4f", b / a }')
+      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$mode" "$a" "$b" "$ratio" "$an" "$bn" "$ratio_n" >>"$pairs"
+      printf 'round %d %-7s A %7.2f µs/request, B %7.2f, B/A %s; without JIT threads %s\n' "$round" "$mode" \
+        "$a" "$b" "$ratio" "$ratio_n" >&2
     done
   done
   stop "$collector_pid"
@@ -248,9 +264,11 @@ if [ "$paired" = 1 ]; then
     echo "- Date (UTC): $(date -u +%Y-%m-%dT%H:%M:%SZ); $(nproc) CPUs online; load: \`OpenLoopLoad ... $rate $duration $connections\`"
     echo "- Per run: wrk warm-up ${warmup}s, phase A ${duration}s, the mode added, wrk warm-up ${warmup}s, phase B ${duration}s"
     echo
+    for col in 5 8; do
+    [ "$col" = 8 ] && echo && echo "The same without the JIT compiler threads' CPU (compiling the agent's code after it is loaded):" && echo
     echo "| mode | runs | B/A mean | standard error | cost vs control (points) |"
     echo "|---|---:|---:|---:|---:|"
-    awk -F'\t' 'NR > 1 { n[$2]++; s[$2] += $5; q[$2] += $5 * $5; if (!($2 in seen)) { seen[$2] = 1; order[++k] = $2 } }
+    awk -F'\t' -v c="$col" 'NR > 1 { n[$2]++; s[$2] += $c; q[$2] += $c * $c; if (!($2 in seen)) { seen[$2] = 1; order[++k] = $2 } }
       END {
         for (i = 1; i <= k; i++) { m = order[i]; mu[m] = s[m] / n[m]
           se[m] = n[m] > 1 ? sqrt((q[m] - n[m] * mu[m] * mu[m]) / (n[m] - 1) / n[m]) : 0 }
@@ -258,10 +276,11 @@ if [ "$paired" = 1 ]; then
           printf "| %s | %d | %.4f | %.4f | %s |\n", m == "none" ? "none (control)" : m, n[m], mu[m], se[m],
             m == "none" ? "–" : sprintf("%+.2f ± %.2f", 100 * (mu[m] - mu["none"]), 100 * sqrt(se[m] ^ 2 + se["none"] ^ 2)) }
       }' "$pairs"
+    done
     echo
-    echo "| round | mode | A µs/request | B µs/request | B/A |"
-    echo "|---:|---|---:|---:|---:|"
-    awk -F'\t' 'NR > 1 { printf "| %s | %s | %.2f | %.2f | %.4f |\n", $1, $2, $3, $4, $5 }' "$pairs"
+    echo "| round | mode | A µs/request | B µs/request | B/A | B/A without JIT threads |"
+    echo "|---:|---|---:|---:|---:|---:|"
+    awk -F'\t' 'NR > 1 { printf "| %s | %s | %.2f | %.2f | %.4f | %.4f |\n", $1, $2, $3, $4, $5, $8 }' "$pairs"
   } | tee "$out/results.md"
   echo "agent-overhead: results in $out/results.md" >&2
   exit 0
