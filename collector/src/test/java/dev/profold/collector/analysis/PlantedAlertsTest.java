@@ -11,6 +11,7 @@ import dev.profold.collector.alert.AlertState;
 import dev.profold.collector.config.CollectorConfig;
 import dev.profold.collector.config.ConfigLoader;
 import dev.profold.collector.server.CollectorServer;
+import dev.profold.collector.testing.ThreadSeconds;
 import java.io.StringReader;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
@@ -274,20 +275,9 @@ class PlantedAlertsTest {
     }
   }
 
-  private static final Pattern CLASS_SECONDS =
-      Pattern.compile(
-          "profold_thread_seconds_total\\{class=\"([a-z_]+)\",instance=\"[^\"]*\","
-              + "service=\"([^\"]*)\",thread_group=\"([^\"]*)\"\\} (\\S+)");
-
   /** Seconds per class the collector has counted for a thread group of a service, from /metrics. */
   private Map<String, Double> classSeconds(String service, String group) {
-    Map<String, Double> out = new HashMap<>();
-    Matcher m = CLASS_SECONDS.matcher(server.meters().scrape());
-    while (m.find()) {
-      if (m.group(2).equals(service) && m.group(3).equals(group)) {
-        out.merge(m.group(1), Double.parseDouble(m.group(4)), Double::sum);
-      }
-    }
+    Map<String, Double> out = ThreadSeconds.of(server.meters().scrape(), service, group);
     assertThat(out).as("thread seconds of %s in %s", group, service).containsKey("thread_mgmt");
     return out;
   }
@@ -412,13 +402,8 @@ class PlantedAlertsTest {
               });
       long wall = System.nanoTime() - at[0];
       double truth = (MX.getThreadCpuTime(submitter.getId()) - at[1]) / (double) wall;
-      Map<String, Double> after = classSeconds("ingest", "submitter");
-      double accounted = 0;
-      for (Map.Entry<String, Double> e : after.entrySet()) {
-        accounted += e.getValue() - before.getOrDefault(e.getKey(), 0.0);
-      }
       double estimate =
-          (after.get("thread_mgmt") - before.getOrDefault("thread_mgmt", 0.0)) / accounted;
+          ThreadSeconds.share(before, classSeconds("ingest", "submitter"), "thread_mgmt");
       System.out.printf(
           java.util.Locale.ROOT,
           "planted thread management: submitter's thread_mgmt share %.3f (alert values %.3f),"

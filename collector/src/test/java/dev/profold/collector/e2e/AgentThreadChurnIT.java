@@ -2,8 +2,8 @@ package dev.profold.collector.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.profold.collector.testing.ThreadSeconds;
 import java.io.IOException;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -25,12 +25,6 @@ import org.junit.jupiter.api.TestInstance;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class AgentThreadChurnIT {
   private static final String SPAWNER = "churn-spawner";
-  private static final Pattern CLASS_SECONDS =
-      Pattern.compile(
-          "profold_thread_seconds_total\\{class=\"([a-z_]+)\",instance=\"churn-1\","
-              + "service=\"churn\",thread_group=\""
-              + SPAWNER
-              + "\"\\} ([0-9.eE+-]+)");
   private static final Pattern START_RECORDS =
       Pattern.compile(
           "profold_region_time_seconds_sum\\{instance=\"churn-1\",kind=\"thread_mgmt\","
@@ -103,12 +97,8 @@ class AgentThreadChurnIT {
     Map<String, Double> to = classSeconds();
     long[] measuredTo = measured.get();
 
-    double accounted = 0;
-    for (Map.Entry<String, Double> e : to.entrySet()) {
-      accounted += e.getValue() - from.getOrDefault(e.getKey(), 0.0);
-    }
-    double estimate = (to.get("thread_mgmt") - from.get("thread_mgmt")) / accounted;
-    double idle = (to.get("idle") - from.getOrDefault("idle", 0.0)) / accounted;
+    double estimate = ThreadSeconds.share(from, to, "thread_mgmt");
+    double idle = ThreadSeconds.share(from, to, "idle");
     double truth = (measuredTo[0] - measuredFrom[0]) / (double) (measuredTo[1] - measuredFrom[1]);
     System.out.printf(
         java.util.Locale.ROOT,
@@ -131,11 +121,6 @@ class AgentThreadChurnIT {
 
   /** Seconds per class the collector has counted for the spawner. */
   private Map<String, Double> classSeconds() throws Exception {
-    Map<String, Double> out = new HashMap<>();
-    Matcher m = CLASS_SECONDS.matcher(collector.scrape());
-    while (m.find()) {
-      out.put(m.group(1), Double.parseDouble(m.group(2)));
-    }
-    return out;
+    return ThreadSeconds.of(collector.scrape(), "churn", SPAWNER);
   }
 }

@@ -88,11 +88,11 @@ public final class ProfoldAgent {
       }
       JfrProfiler p;
       try {
-        ThreadStarts starts =
-            inst != null && opts.jfr().threads()
-                ? ThreadStartTiming.install(inst, runtime.activity())
-                : ThreadStarts.NONE;
+        ThreadStarts starts = new ThreadStarts();
         p = JfrProfiler.start(runtime.recorder(), runtime.activity(), opts.jfr(), starts);
+        if (inst != null && opts.jfr().threads()) { // the JFR events give the starts' call paths
+          ThreadStartTiming.install(inst, runtime.activity(), starts);
+        }
       } catch (RuntimeException | LinkageError e) {
         LOG.log(
             Level.WARNING,

@@ -20,11 +20,12 @@ final class ThreadStartHookup implements ThreadStartTimes.Listener {
 
   private final ThreadMXBean mx;
   private final ThreadActivity activity;
-  private final ThreadStarts starts = new ThreadStarts();
+  private final ThreadStarts starts;
 
-  private ThreadStartHookup(ThreadMXBean mx, ThreadActivity activity) {
+  private ThreadStartHookup(ThreadMXBean mx, ThreadActivity activity, ThreadStarts starts) {
     this.mx = mx;
     this.activity = activity;
+    this.starts = starts;
   }
 
   /**
@@ -35,7 +36,8 @@ final class ThreadStartHookup implements ThreadStartTimes.Listener {
    * @throws IllegalStateException when the hook was loaded by another class loader first, or the
    *     rewrite failed
    */
-  static ThreadStarts hookUp(Instrumentation inst, ThreadMXBean mx, ThreadActivity activity)
+  static void hookUp(
+      Instrumentation inst, ThreadMXBean mx, ThreadActivity activity, ThreadStarts starts)
       throws ClassNotFoundException, UnmodifiableClassException {
     Class<?> hook = Class.forName(ThreadStartTiming.HOOK.replace('/', '.'), true, null);
     if (hook != ThreadStartTimes.class) {
@@ -53,12 +55,10 @@ final class ThreadStartHookup implements ThreadStartTimes.Listener {
       throw new IllegalStateException(
           "rewriting java.lang.Thread failed: " + transformer.failure());
     }
-    ThreadStartHookup listener = new ThreadStartHookup(mx, activity);
-    ThreadStartTimes.listen(listener);
+    ThreadStartTimes.listen(new ThreadStartHookup(mx, activity, starts));
     LOG.log(
         System.Logger.Level.INFO,
         "Profold agent: timing Thread.start (thread starts count as thread_mgmt time)");
-    return listener.starts;
   }
 
   @Override

@@ -37,12 +37,11 @@ final class ThreadStartTiming {
   private ThreadStartTiming() {}
 
   /**
-   * Times thread starts from now on, reporting them to {@code activity}.
-   *
-   * @return the starts' durations for the JFR mapping, or {@link ThreadStarts#NONE} when timing
-   *     could not be installed (logged once, with why)
+   * Times thread starts from now on, reporting them to {@code activity} and their durations to
+   * {@code starts} (for the JFR mapping). When timing cannot be installed it says why, once, and
+   * starts stay untimed.
    */
-  static ThreadStarts install(Instrumentation inst, ThreadActivity activity) {
+  static void install(Instrumentation inst, ThreadActivity activity, ThreadStarts starts) {
     String why;
     try {
       ThreadMXBean mx = ManagementFactory.getThreadMXBean();
@@ -52,7 +51,8 @@ final class ThreadStartTiming {
         why = "thread CPU time is not available";
       } else {
         inst.appendToBootstrapClassLoaderSearch(new JarFile(bootJar().toFile()));
-        return ThreadStartHookup.hookUp(inst, mx, activity);
+        ThreadStartHookup.hookUp(inst, mx, activity, starts);
+        return;
       }
     } catch (IOException
         | ClassNotFoundException
@@ -66,7 +66,6 @@ final class ThreadStartTiming {
         "Profold agent: thread starts are counted but not timed ({0}); their time off CPU"
             + " stays idle",
         why);
-    return ThreadStarts.NONE;
   }
 
   /** A jar holding the hook classes, read from this class's own jar, in the temp directory. */

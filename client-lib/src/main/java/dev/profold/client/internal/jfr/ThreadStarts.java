@@ -1,33 +1,30 @@
 package dev.profold.client.internal.jfr;
 
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * How long each recent {@code Thread.start()} took, by the started thread's id, from the moment it
  * returned until JFR's {@code jdk.ThreadStart} event for it is mapped (about a second later), which
- * gives the start its call path. At most {@link #MAX} starts wait; more are counted in {@link
- * #dropped}, logged once, and recorded without a duration. Thread-safe.
+ * gives the start its call path. At most {@link #MAX} starts wait; beyond that, starts are recorded
+ * without a duration, which is logged once. Thread-safe.
  */
 public final class ThreadStarts {
   /** Starts waiting for their JFR event at most. */
   public static final int MAX = 16_384;
 
-  /** Nothing is ever timed: for a profiler without {@code Thread.start} instrumentation. */
+  /** For a profiler without {@code Thread.start} instrumentation: nothing reports to it. */
   public static final ThreadStarts NONE = new ThreadStarts();
 
   private static final System.Logger LOG = System.getLogger("dev.profold.client");
 
   private final ConcurrentHashMap<Long, Long> wallNanos = new ConcurrentHashMap<>();
-  private final AtomicLong dropped = new AtomicLong();
+  private final AtomicBoolean warned = new AtomicBoolean();
 
   /** {@code Thread.start()} for thread {@code startedId} took {@code nanos}. */
   public void started(long startedId, long nanos) {
-    if (this == NONE) {
-      return;
-    }
     if (wallNanos.size() >= MAX) {
-      if (dropped.getAndIncrement() == 0) {
+      if (!warned.getAndSet(true)) {
         LOG.log(
             System.Logger.Level.WARNING,
             "Profold agent: "
@@ -44,10 +41,5 @@ public final class ThreadStarts {
   public long take(long startedId) {
     Long v = wallNanos.remove(startedId);
     return v == null ? 0 : v;
-  }
-
-  /** Starts not kept because {@link #MAX} were waiting. */
-  public long dropped() {
-    return dropped.get();
   }
 }
