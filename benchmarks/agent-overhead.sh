@@ -20,7 +20,14 @@
 # LOAD=open replaces wrk's measured run by a fixed-rate (open-loop) load of RATE requests per second
 # (OpenLoopLoad.java, next to this script): every mode then serves the same requests, and the
 # server's CPU time per request, not its throughput, shows what an agent costs. Keep RATE well
-# under the server's capacity without an agent (wrk's req/s in a LOAD=wrk run).
+# under the server's capacity without an agent (wrk's req/s in a LOAD=wrk run). The warm-up then
+# ends with OPEN_WARMUP seconds of the same fixed-rate load, since the JIT compiles that load's
+# paths anew after wrk's. Each measured run also splits the server's CPU time by thread (from
+# /proc/<pid>/task/*/schedstat, in nanoseconds) into classes: app (the server's own threads),
+# jvm (GC and VM housekeeping), jit (C1/C2 compiler threads), jfr (JFR's threads: sampler,
+# recorder, periodic tasks) and agent (the Profold agent's threads, profold-* and its shaded
+# gRPC's grpc-*), so what the agent's own threads cost is read exactly, apart from the noisier
+# application threads.
 #
 # PAIRED=1 (implies LOAD=open) compares within one server JVM instead of across JVMs, since most
 # of the spread is between JVMs: each run warms a server without any agent, measures phase A,
@@ -32,6 +39,7 @@
 # Environment (defaults in brackets):
 #   ROUNDS [5]  DURATION [30] measured seconds per run  WARMUP [30] seconds per run (always wrk)
 #   LOAD [wrk] wrk or open  RATE [40000] requests per second (LOAD=open)
+#   OPEN_WARMUP [20] seconds of the fixed-rate load after wrk's warm-up (LOAD=open)
 #   CONNECTIONS [50]  THREADS [1] (wrk)  SERVER_CPU [1]  CLIENT_CPU [0] (wrk and the collector)
 #   SERVER_PORT [first free port from 8080]  SERVER_JVM_OPTS [] (all three modes)
 #   JFR_OPTS [settings=default,disk=true,maxsize=64m]  AGENT_OPTS [] (appended to the agent's)
@@ -46,6 +54,7 @@ load_kind=${LOAD:-wrk}
 paired=${PAIRED:-0}
 [ "$paired" = 1 ] && load_kind=open
 rate=${RATE:-40000}
+open_warmup=${OPEN_WARMUP:-20}
 threads=${THREADS:-1}
 server_cpu=${SERVER_CPU:-1}
 client_cpu=${CLIENT_CPU:-0}
@@ -68,7 +77,7 @@ die() {
 }
 
 [[ $load_kind =~ ^(wrk|open)$ ]] || die "LOAD must be wrk or open, was '$load_kind'"
-for n in rounds duration warmup connections threads rate; do
+for n in rounds duration warmup connections threads rate open_warmup; do
   [[ ${!n} =~ ^[1-9][0-9]*$ ]] || die "${n^^} must be a positive integer, was '${!n}'"
 done
 [ -f "$workload_pom" ] || die "run from the repository root ($workload_pom not found)"
@@ -181,7 +190,7 @@ to_ms() { # wrk duration (12.3us, 4.5ms, 1.2s, 1.1m) -> milliseconds
 
 clk_tck=$(getconf CLK_TCK)
 runs=$out/runs.tsv
-printf 'round\tmode\treq_per_s\tp50_ms\tp99_ms\trequests\terrors\tserver_jvm\tothers\tserver_idle\tclient_idle\tload1\tserver_cpu_s\n' >"$runs"
+printf 'round\tmode\treq_per_s\tp50_ms\tp99_ms\trequests\terrors\tserver_jvm\tothers\tserver_idle\tclient_idle\tload1\tserver_cpu_s\tapp_s\tjvm_s\tjit_s\tjfr_s\tagent_s\n' >"$runs"
 
 if [ "$load_kind" = open ]; then # compiled once, so no run pays for it
   mkdir -p "$out/load"
@@ -190,6 +199,39 @@ if [ "$load_kind" = open ]; then # compiled once, so no run pays for it
     benchmarks/agent-overhead/AttachAgent.java ||
     die "could not compile benchmarks/agent-overhead/*.java (a JDK's javac is needed)"
 fi
+warm() { # tag: wrk for WARMUP seconds, then (LOAD=open) the fixed-rate load for OPEN_WARMUP
+  "${client_pin[@]}" wrk "${wrk_args[@]}" -d "${warmup}s" "$url" >"$out/$1-warmup.txt"
+  if [ "$load_kind" = open ]; then
+    "${client_pin[@]}" "$java" -cp "$out/load" OpenLoopLoad 127.0.0.1 "$server_port" "$rate" \
+      "$open_warmup" "$connections" >"$out/$1-warmup-load.txt"
+  fi
+}
+thread_class() { # thread name (as /proc shows it, at most 15 characters) -> class
+  case $1 in
+    profold-* | grpc-*) echo agent ;;
+    JFR\ *) echo jfr ;;
+    C1\ CompilerThre* | C2\ CompilerThre*) echo jit ;;
+    VM\ Thread | VM\ Periodic\ Tas* | GC\ Thread* | G1\ * | Sweeper\ thread | Monitor\ Deflati* | \
+      Service\ Thread | Signal\ Dispatch* | Finalizer | Reference\ Handl* | Common-Cleaner | \
+      Notification\ Th* | Attach\ Listener | Cleaner-*) echo jvm ;;
+    *) echo app ;;
+  esac
+}
+thread_cpu() { # pid: one line per thread: id, class, nanoseconds on CPU so far
+  local t comm ns rest
+  for t in /proc/"$1"/task/*; do
+    read -r comm <"$t/comm" 2>/dev/null || continue
+    read -r ns rest <"$t/schedstat" 2>/dev/null || continue
+    printf '%s\t%s\t%s\n' "${t##*/}" "$(thread_class "$comm")" "$ns"
+  done
+}
+class_cpu() { # before after: seconds on CPU per class between two thread_cpu snapshots, in the
+  # order app jvm jit jfr agent (a thread started in between counts from zero; one that ended is
+  # missed, which a server's long-lived threads never are)
+  awk -F'\t' 'NR == FNR { before[$1] = $3; next }
+    { c[$2] += $3 - ($1 in before ? before[$1] : 0) }
+    END { printf "%.4f %.4f %.4f %.4f %.4f\n", c["app"] / 1e9, c["jvm"] / 1e9, c["jit"] / 1e9, c["jfr"] / 1e9, c["agent"] / 1e9 }' "$1" "$2"
+}
 measure() { # tag: the measured run, its output in $out/$tag-wrk.txt or $out/$tag-load.txt
   if [ "$load_kind" = open ]; then
     "${client_pin[@]}" "$java" -cp "$out/load" OpenLoopLoad 127.0.0.1 "$server_port" "$rate" \
@@ -232,7 +274,7 @@ if [ "$paired" = 1 ]; then
         -cp "$classpath" "$main_class" >"$out/$tag-server.log" 2>&1 &
       server_pid=$!
       await_port "$server_port" "$server_pid" "server ($mode)"
-      "${client_pin[@]}" wrk "${wrk_args[@]}" -d "${warmup}s" "$url" >"$out/$tag-warmup-a.txt"
+      warm "$tag-a"
       read -r a an < <(server_cpu_of "$server_pid" "$tag-a")
       case $mode in
         jfr)
@@ -245,7 +287,7 @@ if [ "$paired" = 1 ]; then
             "$o${agent_extra:+,$agent_extra}" >"$out/$tag-attach.txt" 2>&1 ||
             die "could not attach the agent (see $out/$tag-attach.txt)" ;;
       esac
-      "${client_pin[@]}" wrk "${wrk_args[@]}" -d "${warmup}s" "$url" >"$out/$tag-warmup-b.txt"
+      warm "$tag-b"
       read -r b bn < <(server_cpu_of "$server_pid" "$tag-b")
       stop "$server_pid"
       server_pid=
@@ -262,7 +304,7 @@ if [ "$paired" = 1 ]; then
     echo "## Agent overhead, paired within one server JVM (fixed $rate req/s)"
     echo
     echo "- Date (UTC): $(date -u +%Y-%m-%dT%H:%M:%SZ); $(nproc) CPUs online; load: \`OpenLoopLoad ... $rate $duration $connections\`"
-    echo "- Per run: wrk warm-up ${warmup}s, phase A ${duration}s, the mode added, wrk warm-up ${warmup}s, phase B ${duration}s"
+    echo "- Per run: warm-up (wrk ${warmup}s, then the fixed rate ${open_warmup}s), phase A ${duration}s, the mode added, the same warm-up, phase B ${duration}s"
     echo
     for col in 5 8; do
     [ "$col" = 8 ] && echo && echo "The same without the JIT compiler threads' CPU (compiling the agent's code after it is loaded):" && echo
@@ -296,13 +338,16 @@ for round in $(seq "$rounds"); do
     server_pid=$!
     await_port "$server_port" "$server_pid" "server ($mode)"
 
-    "${client_pin[@]}" wrk "${wrk_args[@]}" -d "${warmup}s" "$url" >"$out/$tag-warmup.txt"
+    warm "$tag"
     load=$(cut -d' ' -f1 /proc/loadavg)
+    thread_cpu "$server_pid" >"$out/$tag-threads-before.tsv"
     t0=$(cpu_ticks "$server_pid")
     read -r sb0 si0 < <(cpu_stat "$server_cpu")
     read -r cb0 ci0 < <(cpu_stat "$client_cpu")
     measure "$tag"
     t1=$(cpu_ticks "$server_pid")
+    thread_cpu "$server_pid" >"$out/$tag-threads-after.tsv"
+    read -r c_app c_jvm c_jit c_jfr c_agent < <(class_cpu "$out/$tag-threads-before.tsv" "$out/$tag-threads-after.tsv")
     read -r sb1 si1 < <(cpu_stat "$server_cpu")
     read -r cb1 ci1 < <(cpu_stat "$client_cpu")
     stop "$server_pid"
@@ -339,8 +384,9 @@ for round in $(seq "$rounds"); do
         if (sb + si == 0 || cb + ci == 0) { printf "%.3f n/a n/a n/a\n", t / (hz * d); exit }
         f = sb + si; printf "%.3f %.3f %.3f %.3f\n", t / f, (sb - t) / f, si / f, ci / (cb + ci) }')
     server_cpu_s=$(awk -v t=$((t1 - t0)) -v hz="$clk_tck" 'BEGIN { printf "%.2f", t / hz }')
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$mode" "$rps" "$p50" "$p99" \
-      "$requests" "$errors" "$jvm" "$others" "$sidle" "$cidle" "$load" "$server_cpu_s" >>"$runs"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$mode" "$rps" "$p50" "$p99" \
+      "$requests" "$errors" "$jvm" "$others" "$sidle" "$cidle" "$load" "$server_cpu_s" \
+      "$c_app" "$c_jvm" "$c_jit" "$c_jfr" "$c_agent" >>"$runs"
     printf 'round %d %-7s %6.0f req/s  p99 %7.3f ms  server JVM %s, others %s, idle %s / %s  load %s\n' \
       "$round" "$mode" "$rps" "$p99" "$jvm" "$others" "$sidle" "$cidle" "$load" >&2
   done
@@ -426,14 +472,44 @@ report() {
       }
     }' "$runs"
   echo
+  echo "Server CPU per request by thread class (µs, median over the rounds; from each thread's"
+  echo "schedstat run time over the measured run). app: the server's own threads; jvm: GC and VM"
+  echo "housekeeping; jit: the C1/C2 compilers; jfr: JFR's threads; agent: the Profold agent's threads."
+  echo "The last column is the mode's median minus no agent's, per class, app + jvm + jfr + agent."
+  echo
+  echo "| mode | app | jvm | jit | jfr | agent | all | all but jit | vs none, all but jit |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+  awk -F'\t' '
+    function median(a, n,   i, j, t) {
+      for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+      return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+    }
+    NR > 1 {
+      m = $2; k = ++n[m]; if (!(m in seen)) { seen[m] = 1; order[++modes] = m }
+      for (c = 0; c < 5; c++) v[m, c, k] = $(14 + c) * 1e6 / $6
+      v[m, 5, k] = ($14 + $15 + $16 + $17 + $18) * 1e6 / $6
+      v[m, 6, k] = ($14 + $15 + $17 + $18) * 1e6 / $6
+    }
+    END {
+      label["none"] = "no agent"; label["jfr"] = "JFR alone (default.jfc)"; label["profold"] = "Profold agent"
+      for (i = 1; i <= modes; i++) { m = order[i]
+        for (c = 0; c < 7; c++) { for (k = 1; k <= n[m]; k++) a[k] = v[m, c, k]; med[m, c] = median(a, n[m]) } }
+      for (i = 1; i <= modes; i++) { m = order[i]
+        d = 0; for (c = 0; c < 5; c++) if (c != 2) d += med[m, c] - med["none", c]
+        printf "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %s |\n", label[m], med[m, 0], med[m, 1], med[m, 2],
+          med[m, 3], med[m, 4], med[m, 5], med[m, 6],
+          m == "none" ? "–" : sprintf("%+.3f (%+.2f%%)", d, 100 * d / med["none", 6]) }
+    }' "$runs"
+  echo
   echo "Runs. CPU columns are shares of the measured run's time (1 = the whole CPU): of the server's"
   echo "CPU, the server JVM's user + system time, the time anything else kept it busy (other"
   echo "processes, interrupts not charged to the server) and its idle time; the client CPU's idle time."
   echo "Load: 1-minute load average before the run."
   echo
-  echo "| round | mode | req/s | p50 (ms) | p99 (ms) | errors | server JVM | others on server CPU | server CPU idle | client CPU idle | load |"
-  echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-  awk -F'\t' 'NR > 1 { printf "| %s | %s | %.0f | %.3f | %.3f | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $7, $8, $9, $10, $11, $12 }' "$runs"
+  echo "| round | mode | req/s | p50 (ms) | p99 (ms) | errors | server JVM | others on server CPU | server CPU idle | client CPU idle | load | µs/request: app | jvm | jit | jfr | agent |"
+  echo "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+  awk -F'\t' 'NR > 1 { r = 1e6 / $6; printf "| %s | %s | %.0f | %.3f | %.3f | %s | %s | %s | %s | %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f |\n",
+    $1, $2, $3, $4, $5, $7, $8, $9, $10, $11, $12, $14 * r, $15 * r, $16 * r, $17 * r, $18 * r }' "$runs"
   echo
   echo "Collector check (what each agent run delivered, from the collector's /metrics right after"
   echo "the run; the agent's CPU is what it reported spending on itself over its whole run):"
