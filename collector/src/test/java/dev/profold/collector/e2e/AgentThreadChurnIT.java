@@ -4,12 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.profold.collector.testing.ThreadSeconds;
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -20,7 +24,8 @@ import org.junit.jupiter.api.TestInstance;
  * to the collector jar): the agent times {@code Thread.start} by rewriting {@code
  * java.lang.Thread}, so the spawner's time, most of it off CPU inside {@code start()}, shows as
  * thread_mgmt rather than idle, within 20% of the share the program measured itself, and the starts
- * carry their durations at the calling method.
+ * carry their durations at the calling method. The hook's boot jar is gone from the program's temp
+ * directory while the program still runs.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class AgentThreadChurnIT {
@@ -33,18 +38,21 @@ class AgentThreadChurnIT {
 
   private JarDaemon collector;
   private AgentApp app;
+  private Path tmp; // the program's java.io.tmpdir
   private final AtomicReference<long[]> measured = new AtomicReference<>();
 
   @BeforeAll
   void start() throws Exception {
     collector = JarDaemon.start("--interval", "1s");
+    tmp = Files.createTempDirectory("profold-churn-tmp");
     app =
         AgentApp.start(
             PlantedThreadChurn.class,
             "service=churn,instance=churn-1,interval=1s,endpoint=127.0.0.1:" + collector.grpcPort,
             "planted thread churn running",
             "-XX:+UnlockDiagnosticVMOptions",
-            "-XX:+DebugNonSafepoints");
+            "-XX:+DebugNonSafepoints",
+            "-Djava.io.tmpdir=" + tmp);
     Thread reader =
         new Thread(
             () -> {
@@ -66,12 +74,20 @@ class AgentThreadChurnIT {
   }
 
   @AfterAll
-  void stop() {
+  void stop() throws Exception {
     if (app != null) {
       app.kill();
+      app.process.waitFor(10, TimeUnit.SECONDS);
     }
     if (collector != null) {
       collector.kill();
+    }
+    if (tmp != null) { // JFR's repository is in there too
+      try (Stream<Path> files = Files.walk(tmp)) {
+        for (Path f : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
+          Files.deleteIfExists(f);
+        }
+      }
     }
   }
 
@@ -117,6 +133,24 @@ class AgentThreadChurnIT {
     assertThat(Double.parseDouble(m.group(1)))
         .as("the starts' durations at the calling method, seconds")
         .isGreaterThan(1.0);
+  }
+
+  @Test
+  void theHookJarIsDeletedOnceLoadedNotAtExit() throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (System.nanoTime() < deadline && !app.stderr().contains("timing Thread.start")) {
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100)); // a poll tick
+    }
+    assertThat(app.stderr()).as("the agent's log").contains("timing Thread.start");
+    assertThat(app.process.isAlive()).isTrue();
+    try (Stream<Path> files = Files.list(tmp)) {
+      List<String> boot =
+          files
+              .map(f -> f.getFileName().toString())
+              .filter(n -> n.startsWith("profold-boot-"))
+              .toList();
+      assertThat(boot).as("boot jars left in the running program's temp directory").isEmpty();
+    }
   }
 
   /** Seconds per class the collector has counted for the spawner. */

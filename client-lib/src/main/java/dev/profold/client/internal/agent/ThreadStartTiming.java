@@ -24,9 +24,11 @@ import java.util.jar.JarOutputStream;
  * {@code jdk.ThreadStart} event).
  *
  * <p>Installing puts the hook ({@code ThreadStartTimes}) on the bootstrap class path, in a small
- * jar written to the temporary directory and deleted at exit, then hooks up. This class names no
- * hook class, so that loading and verifying it cannot load one through the agent's class loader
- * before the bootstrap loader can find it. Thread-safe.
+ * jar written to the temporary directory, then hooks up, which loads both hook classes; the jar is
+ * deleted right after (the JVM keeps it open and needs nothing more from it), so a JVM that is
+ * killed leaves no file behind. Where the file system refuses to delete an open file, it is deleted
+ * at exit instead. This class names no hook class, so that loading and verifying it cannot load one
+ * through the agent's class loader before the bootstrap loader can find it. Thread-safe.
  */
 final class ThreadStartTiming {
   private static final System.Logger LOG = System.getLogger("dev.profold.client");
@@ -50,9 +52,16 @@ final class ThreadStartTiming {
       } else if (!mx.isCurrentThreadCpuTimeSupported() || !mx.isThreadCpuTimeEnabled()) {
         why = "thread CPU time is not available";
       } else {
-        inst.appendToBootstrapClassLoaderSearch(new JarFile(bootJar().toFile()));
-        ThreadStartHookup.hookUp(inst, mx, activity, starts);
-        return;
+        Path jar = bootJar();
+        try {
+          try (JarFile file = new JarFile(jar.toFile())) {
+            inst.appendToBootstrapClassLoaderSearch(file); // the JVM opens the jar itself
+          }
+          ThreadStartHookup.hookUp(inst, mx, activity, starts);
+          return;
+        } finally {
+          deleteNow(jar);
+        }
       }
     } catch (IOException
         | ClassNotFoundException
@@ -66,6 +75,15 @@ final class ThreadStartTiming {
         "Profold agent: thread starts are counted but not timed ({0}); their time off CPU"
             + " stays idle",
         why);
+  }
+
+  /** Deletes the boot jar now if the file system lets it (it stays registered for exit). */
+  private static void deleteNow(Path jar) {
+    try {
+      Files.deleteIfExists(jar);
+    } catch (IOException e) {
+      LOG.log(System.Logger.Level.DEBUG, "Profold agent: {0} is deleted at exit ({1})", jar, e);
+    }
   }
 
   /** A jar holding the hook classes, read from this class's own jar, in the temp directory. */
