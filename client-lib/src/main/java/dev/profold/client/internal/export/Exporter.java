@@ -403,7 +403,7 @@ public final class Exporter implements AutoCloseable {
       lastError.set("the collector ended the stream");
       delay = backoff();
     } else {
-      lastError.set("stream failed: " + Status.fromThrowable(error));
+      lastError.set("stream failed: " + describe(Status.fromThrowable(error)));
       com.google.rpc.Status details = StatusProto.fromThrowable(error);
       Optional<Duration> retry = details == null ? Optional.empty() : retryDelay(details);
       delay = retry.map(this::stretch).orElseGet(this::backoff);
@@ -589,6 +589,24 @@ public final class Exporter implements AutoCloseable {
     if (loggedOnce.add(kind)) {
       log.log(level, message + " (logged once)");
     }
+  }
+
+  /**
+   * A status in one line, for the log and the stats: code, description and the message of its cause
+   * (gRPC's own {@code toString} carries the cause's whole stack trace).
+   */
+  static String describe(Status status) {
+    StringBuilder text = new StringBuilder(status.getCode().name());
+    if (status.getDescription() != null) {
+      text.append(": ").append(status.getDescription());
+    }
+    for (Throwable c = status.getCause(); c != null; c = c.getCause()) {
+      if (c.getMessage() != null) { // the outermost message: it names the address, say
+        text.append(" (").append(c.getMessage()).append(')');
+        break;
+      }
+    }
+    return text.toString().replace('\n', ' ');
   }
 
   private static String describe(InFlight head) {

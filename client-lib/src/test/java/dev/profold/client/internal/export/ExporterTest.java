@@ -253,6 +253,33 @@ class ExporterTest {
   }
 
   @Test
+  void aFailedStreamIsDescribedInOneLineWithItsCauseButNoStackTrace() {
+    Exporter e = exporter(config());
+    e.submit(delta(0, 0.25));
+    scheduler.runDue();
+    ingest
+        .streams
+        .get(0)
+        .fail(Status.UNAVAILABLE.withDescription("io exception").asRuntimeException());
+    scheduler.runDue();
+    assertThat(e.stats().lastError()).hasValue("stream failed: UNAVAILABLE: io exception");
+
+    // A transport failure carries a local cause (the in-process fake drops causes, as the wire
+    // does): its message is kept, its stack trace is not.
+    java.net.ConnectException refused =
+        new java.net.ConnectException("Connection refused: /127.0.0.1:9");
+    assertThat(
+            Exporter.describe(
+                Status.UNAVAILABLE
+                    .withDescription("io exception")
+                    .withCause(new java.io.IOException("finishConnect failed", refused))))
+        .isEqualTo("UNAVAILABLE: io exception (finishConnect failed)");
+    assertThat(
+            Exporter.describe(Status.INTERNAL.withCause(new IllegalStateException(null, refused))))
+        .isEqualTo("INTERNAL (Connection refused: /127.0.0.1:9)");
+  }
+
+  @Test
   void aServerErrorReconnectsAfterTheBackoffAndResendsUnackedDeltasWithTheFullDictionary() {
     Exporter e = exporter(config());
     e.submit(delta(0, 0.25));
