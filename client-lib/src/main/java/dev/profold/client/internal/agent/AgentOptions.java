@@ -50,6 +50,7 @@ public record AgentOptions(ProfoldConfig config, JfrSettings jfr, boolean jfrEna
     JFR.put("allocation", "profold.jfr.allocation");
     JFR.put("runtime", "profold.jfr.runtime");
     JFR.put("threads", "profold.jfr.threads");
+    JFR.put("io", "profold.jfr.io");
   }
 
   /** This process's settings with {@code agentArgs} (may be null or empty) on top. */
@@ -81,7 +82,8 @@ public record AgentOptions(ProfoldConfig config, JfrSettings jfr, boolean jfrEna
             bool(env, merged, "cpu", d.cpu()),
             bool(env, merged, "allocation", d.allocation()),
             bool(env, merged, "runtime", d.runtime()),
-            bool(env, merged, "threads", d.threads()));
+            bool(env, merged, "threads", d.threads()),
+            bool(env, merged, "io", d.io()));
     return new AgentOptions(config, jfr, bool(env, merged, "jfr", true));
   }
 

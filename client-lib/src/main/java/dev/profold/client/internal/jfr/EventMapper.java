@@ -194,7 +194,8 @@ public final class EventMapper {
       case MONITOR_ENTER -> timed(e, Kind.SYNC);
       case MONITOR_WAIT, THREAD_SLEEP -> timed(e, Kind.WAIT);
       case THREAD_PARK -> timed(e, parkKind(e.detail()));
-      case SOCKET_READ, SOCKET_WRITE, FILE_READ, FILE_WRITE -> timed(e, Kind.IO);
+      case SOCKET_READ, SOCKET_WRITE, FILE_READ, FILE_WRITE ->
+          settings.io() ? timed(e, Kind.IO) : null;
       case GARBAGE_COLLECTION ->
           settings.runtime()
               ? jvm(e, "GC: " + (e.detail() == null ? "unknown" : e.detail()), e.amount())

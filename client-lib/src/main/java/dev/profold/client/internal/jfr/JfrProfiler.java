@@ -115,14 +115,16 @@ public final class JfrProfiler implements AutoCloseable {
         .enable(EventMapper.THREAD_PARK)
         .withThreshold(lock.compareTo(wait) < 0 ? lock : wait)
         .withStackTrace();
-    for (String io :
-        new String[] {
-          EventMapper.SOCKET_READ,
-          EventMapper.SOCKET_WRITE,
-          EventMapper.FILE_READ,
-          EventMapper.FILE_WRITE
-        }) {
-      stream.enable(io).withThreshold(s.ioThreshold()).withStackTrace();
+    if (s.io()) {
+      for (String io :
+          new String[] {
+            EventMapper.SOCKET_READ,
+            EventMapper.SOCKET_WRITE,
+            EventMapper.FILE_READ,
+            EventMapper.FILE_WRITE
+          }) {
+        stream.enable(io).withThreshold(s.ioThreshold()).withStackTrace();
+      }
     }
     if (s.runtime()) {
       stream.enable(EventMapper.GARBAGE_COLLECTION);

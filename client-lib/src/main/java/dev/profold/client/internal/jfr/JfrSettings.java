@@ -16,6 +16,9 @@ import java.time.Duration;
  * @param allocation record allocation samples ({@code jdk.ObjectAllocationSample}, bytes)
  * @param runtime record GC pauses and safepoint synchronisation (RUNTIME)
  * @param threads record thread starts and ends (THREAD_MGMT)
+ * @param io record socket and file reads and writes (IO). Off, JFR's socket and file events are not
+ *     enabled, so the JDK's instrumented reads and writes skip their timing (about 65 ns per call,
+ *     docs/benchmarks.md), and I/O waits count as idle
  */
 public record JfrSettings(
     Duration samplePeriod,
@@ -26,7 +29,8 @@ public record JfrSettings(
     boolean cpu,
     boolean allocation,
     boolean runtime,
-    boolean threads) {
+    boolean threads,
+    boolean io) {
 
   /** Checks the values. */
   public JfrSettings {
@@ -54,12 +58,22 @@ public record JfrSettings(
         true,
         true,
         true,
+        true,
         true);
   }
 
   public JfrSettings withSamplePeriod(Duration d) {
     return new JfrSettings(
-        d, maxDepth, lockThreshold, waitThreshold, ioThreshold, cpu, allocation, runtime, threads);
+        d,
+        maxDepth,
+        lockThreshold,
+        waitThreshold,
+        ioThreshold,
+        cpu,
+        allocation,
+        runtime,
+        threads,
+        io);
   }
 
   public JfrSettings withMaxDepth(int frames) {
@@ -72,18 +86,19 @@ public record JfrSettings(
         cpu,
         allocation,
         runtime,
-        threads);
+        threads,
+        io);
   }
 
   /** Lock, wait and I/O thresholds at once. */
   public JfrSettings withThresholds(Duration lock, Duration wait, Duration io) {
     return new JfrSettings(
-        samplePeriod, maxDepth, lock, wait, io, cpu, allocation, runtime, threads);
+        samplePeriod, maxDepth, lock, wait, io, cpu, allocation, runtime, threads, this.io);
   }
 
   /** Which event families are on. */
   public JfrSettings withSources(
-      boolean cpu, boolean allocation, boolean runtime, boolean threads) {
+      boolean cpu, boolean allocation, boolean runtime, boolean threads, boolean io) {
     return new JfrSettings(
         samplePeriod,
         maxDepth,
@@ -93,6 +108,7 @@ public record JfrSettings(
         cpu,
         allocation,
         runtime,
-        threads);
+        threads,
+        io);
   }
 }

@@ -31,7 +31,8 @@ class AgentOptionsTest {
             "PROFOLD_INTERVAL", "5s",
             "PROFOLD_JFR_DEPTH", "16",
             "PROFOLD_JFR_THRESHOLD_IO", "2ms",
-            "PROFOLD_JFR_ALLOCATION", "false");
+            "PROFOLD_JFR_ALLOCATION", "false",
+            "PROFOLD_JFR_IO", "false");
     AgentOptions o =
         AgentOptions.parse(
             "service=from-agent,endpoint=collector:7000,sample.period=5ms,threshold.lock=500us",
@@ -45,6 +46,8 @@ class AgentOptionsTest {
     assertThat(o.jfr().lockThreshold()).isEqualTo(Duration.ofNanos(500_000));
     assertThat(o.jfr().ioThreshold()).isEqualTo(Duration.ofMillis(2));
     assertThat(o.jfr().allocation()).isFalse();
+    assertThat(o.jfr().io()).isFalse();
+    assertThat(o.jfr().threads()).isTrue();
     assertThat(props.getProperty("profold.service"))
         .as("the caller's properties are not changed")
         .isEqualTo("from-property");

@@ -249,10 +249,11 @@ class EventMapperTest {
   @Test
   void disabledSourcesOwnThreadsAndThreadlessEventsRecordNothing() {
     EventMapper none =
-        new EventMapper(JfrSettings.defaults().withSources(false, false, false, false));
+        new EventMapper(JfrSettings.defaults().withSources(false, false, false, false, false));
     assertThat(none.map(event(EventMapper.EXECUTION_SAMPLE, 0, null, "A.m"))).isNull();
     assertThat(none.map(event(EventMapper.THREAD_START, 0, null, "A.m"))).isNull();
     assertThat(none.map(event(EventMapper.SAFEPOINT_BEGIN, 5_000_000, null))).isNull();
+    assertThat(none.map(event(EventMapper.SOCKET_READ, 50_000_000, null, "A.m"))).isNull();
     JfrEvent own =
         new JfrEvent(
             EventMapper.EXECUTION_SAMPLE,
