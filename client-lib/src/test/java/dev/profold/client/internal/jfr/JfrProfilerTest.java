@@ -263,10 +263,13 @@ class JfrProfilerTest {
     }
   }
 
-  @Test
-  void blockingSocketReadsAreIoAtTheReadingMethod() throws Exception {
+  /**
+   * Two reader threads ({@code reader-*}) blocked in socket reads on slow peers (a byte every 5
+   * ms); returns what to close, the server socket last.
+   */
+  private List<java.io.Closeable> plantSlowPeers() throws java.io.IOException {
     ServerSocket server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-    List<Socket> sockets = new ArrayList<>();
+    List<java.io.Closeable> sockets = new ArrayList<>();
     for (int i = 0; i < 2; i++) {
       Socket client = new Socket(InetAddress.getLoopbackAddress(), server.getLocalPort());
       Socket accepted = server.accept();
@@ -286,6 +289,20 @@ class JfrProfilerTest {
       InputStream in = client.getInputStream();
       spawn("reader-" + i, () -> readMethod(in));
     }
+    sockets.add(server);
+    return sockets;
+  }
+
+  private void close(List<java.io.Closeable> sockets) throws java.io.IOException {
+    stop.set(true);
+    for (java.io.Closeable s : sockets) {
+      s.close();
+    }
+  }
+
+  @Test
+  void blockingSocketReadsAreIoAtTheReadingMethod() throws Exception {
+    List<java.io.Closeable> sockets = plantSlowPeers();
     try {
       Interval i = awaitDominance("reader-*", Kind.IO);
       assertThat(i.byKind().getOrDefault(Kind.IO, 0.0))
@@ -294,11 +311,48 @@ class JfrProfilerTest {
       assertThat(i.topPath()).contains("/" + JfrProfilerTest.class.getName() + ".readMethod/");
       assertShare(steadyShare("reader-*", Kind.IO, 2), Kind.IO);
     } finally {
-      stop.set(true);
-      for (Socket s : sockets) {
-        s.close();
+      close(sockets);
+    }
+  }
+
+  @Test
+  void withIoOffTheSameReadsAreIdleNotIo() throws Exception {
+    profiler.close();
+    Duration ms1 = Duration.ofMillis(1);
+    profiler =
+        JfrProfiler.start(
+            recorder,
+            activity,
+            JfrSettings.defaults()
+                .withSamplePeriod(Duration.ofMillis(10))
+                .withThresholds(ms1, ms1, ms1)
+                .withSources(true, true, true, true, false));
+    assertThat(profiler.awaitRunning(DEADLINE)).as("JFR stream running").isTrue();
+    nextInterval("reader-*", Kind.IO); // a fresh start for the readers' intervals
+    List<java.io.Closeable> sockets = plantSlowPeers();
+    try {
+      long deadline = System.nanoTime() + DEADLINE.toNanos();
+      Interval first = nextInterval("reader-*", Kind.IO);
+      while (first.threads() == null && System.nanoTime() < deadline) {
+        first = nextInterval("reader-*", Kind.IO);
       }
-      server.close();
+      assertThat(first.threads()).as("the readers' thread time").isNotNull();
+      for (int k = 0; k < 3; k++) {
+        long blocked0 = BLOCKED.get();
+        long t0 = System.nanoTime();
+        Interval i = nextInterval("reader-*", Kind.IO);
+        double blocked = (BLOCKED.get() - blocked0) / (2.0 * (System.nanoTime() - t0));
+        assertThat(blocked)
+            .as("the readers were blocked in reads most of the time")
+            .isGreaterThan(0.5);
+        assertThat(i.byKind()).as("records of reader-*").doesNotContainKey(Kind.IO);
+        assertThat(i.threads().getIoNanos()).as("IO nanos of reader-*").isZero();
+        assertThat(i.threads().getIdleNanos())
+            .as("idle nanos of reader-* (%s)", i.threads())
+            .isGreaterThan(i.threads().getWallNanos() / 2);
+      }
+    } finally {
+      close(sockets);
     }
   }
 
