@@ -52,18 +52,23 @@ class JfrProfilerTest {
   private final CountDownLatch never = new CountDownLatch(1);
   private JfrProfiler profiler;
 
+  /** 10 ms samples and 1 ms thresholds, everything on. */
+  private static JfrSettings settings() {
+    Duration ms1 = Duration.ofMillis(1);
+    return JfrSettings.defaults()
+        .withSamplePeriod(Duration.ofMillis(10))
+        .withThresholds(ms1, ms1, ms1);
+  }
+
+  private void startProfiler(JfrSettings settings) throws InterruptedException {
+    profiler = JfrProfiler.start(recorder, activity, settings);
+    assertThat(profiler.awaitRunning(DEADLINE)).as("JFR stream running").isTrue();
+  }
+
   @BeforeEach
   void start() throws Exception {
-    Duration ms1 = Duration.ofMillis(1);
     BLOCKED.set(0);
-    profiler =
-        JfrProfiler.start(
-            recorder,
-            activity,
-            JfrSettings.defaults()
-                .withSamplePeriod(Duration.ofMillis(10))
-                .withThresholds(ms1, ms1, ms1));
-    assertThat(profiler.awaitRunning(DEADLINE)).as("JFR stream running").isTrue();
+    startProfiler(settings());
     intervalStart = epochNanos();
     activity.close(intervalStart, intervalStart); // the threads' CPU time so far: the baseline
   }
@@ -318,16 +323,7 @@ class JfrProfilerTest {
   @Test
   void withIoOffTheSameReadsAreIdleNotIo() throws Exception {
     profiler.close();
-    Duration ms1 = Duration.ofMillis(1);
-    profiler =
-        JfrProfiler.start(
-            recorder,
-            activity,
-            JfrSettings.defaults()
-                .withSamplePeriod(Duration.ofMillis(10))
-                .withThresholds(ms1, ms1, ms1)
-                .withSources(true, true, true, true, false));
-    assertThat(profiler.awaitRunning(DEADLINE)).as("JFR stream running").isTrue();
+    startProfiler(settings().withSources(true, true, true, true, false));
     nextInterval("reader-*", Kind.IO); // a fresh start for the readers' intervals
     List<java.io.Closeable> sockets = plantSlowPeers();
     try {
