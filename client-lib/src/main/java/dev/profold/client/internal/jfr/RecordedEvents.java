@@ -1,6 +1,7 @@
 package dev.profold.client.internal.jfr;
 
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.List;
 import jdk.jfr.consumer.RecordedClass;
 import jdk.jfr.consumer.RecordedEvent;
@@ -10,12 +11,26 @@ import jdk.jfr.consumer.RecordedStackTrace;
 import jdk.jfr.consumer.RecordedThread;
 import jdk.jfr.consumer.RecordedThreadGroup;
 
-/** Copies what the agent reads out of a parser {@link RecordedEvent} into a {@link JfrEvent}. */
+/**
+ * Copies what the agent reads out of a parser {@link RecordedEvent} into a {@link JfrEvent}.
+ *
+ * <p>Frame names are cached by method object: the parser hands out one {@link RecordedMethod} per
+ * method and chunk, so a hot method is named once per chunk instead of once per frame of every
+ * event. The cache is emptied when it reaches {@value #MAX_NAMES} methods. Not thread-safe: the
+ * stream's one dispatch thread reads.
+ */
 final class RecordedEvents {
   /** Where the agent jar relocates its dependencies: frames there are the agent's own work. */
   static final String OWN_SHADED = "dev.profold.shaded.";
 
+  static final int MAX_NAMES = 16_384;
+
+  /** The cached name of a method of the agent's own shaded dependencies (compared by identity). */
+  @SuppressWarnings("StringCopy") // a distinct instance is the point: a sentinel
+  private static final String OWN = new String("(own)");
+
   private final int maxDepth;
+  private final IdentityHashMap<RecordedMethod, String> names = new IdentityHashMap<>();
 
   RecordedEvents(int maxDepth) {
     this.maxDepth = maxDepth;
@@ -25,6 +40,7 @@ final class RecordedEvents {
    * The event's fields, or null for an event of the agent's own shaded gRPC and Netty threads (a
    * frame of a class under {@value #OWN_SHADED}).
    */
+  @SuppressWarnings("ReferenceEquality") // OWN is a sentinel instance
   JfrEvent read(RecordedEvent e) {
     String eventType = e.getEventType().getName();
     RecordedThread thread = thread(e, eventType);
@@ -46,13 +62,12 @@ final class RecordedEvents {
         if (!f.isJavaFrame()) {
           continue;
         }
-        RecordedMethod m = f.getMethod();
-        String type = m.getType().getName();
-        if (type.startsWith(OWN_SHADED)) {
+        String frame = name(f.getMethod());
+        if (frame == OWN) {
           return null;
         }
         if (frames.size() < maxDepth) {
-          frames.add(EventMapper.frameName(type, m.getName()));
+          frames.add(frame);
         }
       }
     }
@@ -84,6 +99,21 @@ final class RecordedEvents {
         e.getDuration().toNanos(),
         detail,
         amount);
+  }
+
+  /** The frame name of {@code m}, or {@link #OWN} for a method of the agent's own dependencies. */
+  private String name(RecordedMethod m) {
+    String cached = names.get(m);
+    if (cached != null) {
+      return cached;
+    }
+    String type = m.getType().getName();
+    String name = type.startsWith(OWN_SHADED) ? OWN : EventMapper.frameName(type, m.getName());
+    if (names.size() >= MAX_NAMES) {
+      names.clear();
+    }
+    names.put(m, name);
+    return name;
   }
 
   /** The Java thread the event is about. */
