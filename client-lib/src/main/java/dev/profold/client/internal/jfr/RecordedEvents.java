@@ -25,10 +25,6 @@ final class RecordedEvents {
 
   static final int MAX_NAMES = 16_384;
 
-  /** The cached name of a method of the agent's own shaded dependencies (compared by identity). */
-  @SuppressWarnings("StringCopy") // a distinct instance is the point: a sentinel
-  private static final String OWN = new String("(own)");
-
   private final int maxDepth;
   private final IdentityHashMap<RecordedMethod, String> names = new IdentityHashMap<>();
 
@@ -40,7 +36,6 @@ final class RecordedEvents {
    * The event's fields, or null for an event of the agent's own shaded gRPC and Netty threads (a
    * frame of a class under {@value #OWN_SHADED}).
    */
-  @SuppressWarnings("ReferenceEquality") // OWN is a sentinel instance
   JfrEvent read(RecordedEvent e) {
     String eventType = e.getEventType().getName();
     RecordedThread thread = thread(e, eventType);
@@ -63,7 +58,7 @@ final class RecordedEvents {
           continue;
         }
         String frame = name(f.getMethod());
-        if (frame == OWN) {
+        if (frame.startsWith(OWN_SHADED)) { // a frame name starts with its class's name
           return null;
         }
         if (frames.size() < maxDepth) {
@@ -101,14 +96,13 @@ final class RecordedEvents {
         amount);
   }
 
-  /** The frame name of {@code m}, or {@link #OWN} for a method of the agent's own dependencies. */
+  /** The frame name of {@code m} ({@link EventMapper#frameName}), cached. */
   private String name(RecordedMethod m) {
     String cached = names.get(m);
     if (cached != null) {
       return cached;
     }
-    String type = m.getType().getName();
-    String name = type.startsWith(OWN_SHADED) ? OWN : EventMapper.frameName(type, m.getName());
+    String name = EventMapper.frameName(m.getType().getName(), m.getName());
     if (names.size() >= MAX_NAMES) {
       names.clear();
     }
