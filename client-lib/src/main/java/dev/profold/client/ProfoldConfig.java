@@ -187,12 +187,19 @@ public final class ProfoldConfig {
       throw new IllegalArgumentException(
           name + ": '" + v + "' is not a duration such as 500ms, 10s or 1m");
     }
-    long n = Long.parseLong(m.group(1));
-    return switch (m.group(2)) {
-      case "ms" -> Duration.ofMillis(n);
-      case "s" -> Duration.ofSeconds(n);
-      default -> Duration.ofMinutes(n);
-    };
+    try { // in milliseconds, the unit the scheduler takes, with overflow checked
+      long n = Long.parseLong(m.group(1));
+      long millis =
+          switch (m.group(2)) {
+            case "ms" -> n;
+            case "s" -> Math.multiplyExact(n, 1_000L);
+            default -> Math.multiplyExact(n, 60_000L);
+          };
+      return Duration.ofMillis(millis);
+    } catch (ArithmeticException | NumberFormatException e) {
+      throw new IllegalArgumentException(
+          name + ": '" + v + "' is out of range; give a duration such as 500ms, 10s or 1m", e);
+    }
   }
 
   /** Collector address, {@code host:port}. */

@@ -80,6 +80,16 @@ class ProfoldConfigTest {
         .hasMessage("PROFOLD_ENABLED: 'yes' is not true or false");
     assertThatThrownBy(() -> ProfoldConfig.builder().interval(Duration.ofMillis(10)))
         .hasMessageContaining("interval: must be at least 100ms");
+    // Numbers a Duration or its milliseconds cannot hold are bad settings too, not arithmetic
+    // errors escaping Profold.start into the application.
+    assertThatThrownBy(() -> env(Map.of("PROFOLD_INTERVAL", "9999999999999999s")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage(
+            "PROFOLD_INTERVAL: '9999999999999999s' is out of range; give a duration such as 500ms,"
+                + " 10s or 1m");
+    assertThatThrownBy(() -> env(Map.of("PROFOLD_INTERVAL", "99999999999999999999ms")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("is out of range");
   }
 
   @Test

@@ -139,7 +139,18 @@ public final class Recorder {
   }
 
   /** The id of measurement {@code name} with {@code unit}, defining it if new. */
-  public int metric(String name, String unit) {
+  public int metric(String measurementName, String measurementUnit) {
+    String name = measurementName == null ? "null" : measurementName;
+    String unit = measurementUnit == null ? "" : measurementUnit;
+    if (measurementName == null || measurementUnit == null) {
+      misuse(
+          Misuse.BAD_ARGUMENT,
+          "a measurement needs a name and a unit (\"\" for none); got name "
+              + (measurementName == null ? "null" : "\"" + name + "\"")
+              + " and unit "
+              + (measurementUnit == null ? "null" : "\"" + unit + "\"")
+              + "; null was recorded as \"null\" and \"\"");
+    }
     String key = unit.isEmpty() ? name : name + "\u0000" + unit;
     Integer id = metrics.get(key);
     if (id == null) {
@@ -293,7 +304,7 @@ public final class Recorder {
           Misuse.TABLE_FULL,
           "a thread recorded more than "
               + maxCellsPerThread
-              + " distinct (region, attribute, metric) cells in one interval; further values"
+              + " distinct (region, attribute, metric) cells within two intervals; further values"
               + " were dropped (counted as events dropped)");
     }
   }

@@ -229,8 +229,11 @@ final class ThreadState {
     if (f.region) {
       long e = (long) START.getOpaque(this) + 1;
       START.setVolatile(this, e);
-      active.recordTime(current, (now - f.start) * 1e-9);
-      END.setRelease(this, e);
+      try {
+        active.recordTime(current, (now - f.start) * 1e-9);
+      } finally { // even an Error inside the write must not leave the flush waiting
+        END.setRelease(this, e);
+      }
     }
     current = f.parent;
   }
@@ -244,8 +247,11 @@ final class ThreadState {
   void record(int context, int metric, double value) {
     long e = (long) START.getOpaque(this) + 1;
     START.setVolatile(this, e);
-    active.record(context, metric, value);
-    END.setRelease(this, e);
+    try {
+      active.record(context, metric, value);
+    } finally {
+      END.setRelease(this, e);
+    }
   }
 
   /**
@@ -271,6 +277,9 @@ final class ThreadState {
     active = standby;
     long started = (long) START.getVolatile(this);
     for (int spins = 0; (long) END.getVolatile(this) < started; spins++) {
+      if (!alive() && spins >= 100) {
+        break; // the writer is gone mid-write (no write section can end without END)
+      }
       if (spins < 100) {
         Thread.onSpinWait();
       } else {

@@ -9,8 +9,10 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * One thread's cells for one interval: an {@link Aggregate} per (context, metric). Cells are kept
- * across intervals (reset, not freed) so a thread's steady state allocates nothing.
+ * One thread's cells for one interval: an {@link Aggregate} per (context, metric). A cell that
+ * recorded in the table's last interval is kept (reset, not freed), so a thread that keeps
+ * recording the same cells allocates nothing in steady state; a cell idle for a whole interval of
+ * the table is freed at {@link #drain()}.
  *
  * <p>At most {@code maxCells} cells: values for further (context, metric) pairs are not recorded
  * and are counted in {@link #dropped()}.
@@ -24,6 +26,13 @@ final class ThreadTable {
   private long[] keys = new long[16];
   private Aggregate[] cells = new Aggregate[16];
   private final int timeMetric;
+
+  /**
+   * Contexts below this id get the direct path: the array grows with the highest such id a thread
+   * times, so it is capped (32 KiB of references per table); higher ids take the hash probe.
+   */
+  static final int DIRECT_CONTEXTS = 4096;
+
   private Aggregate[] timeCells = new Aggregate[64]; // by context id: the time metric's cell
   private int size;
   private long dropped;
@@ -52,8 +61,15 @@ final class ThreadTable {
     record(context, timeMetric, seconds);
   }
 
-  /** Adds one value to the cell of (context, metric). */
+  /**
+   * Adds one value to the cell of (context, metric).
+   *
+   * @throws IllegalArgumentException for a negative context, before anything changes
+   */
   void record(int context, int metric, double value) {
+    if (context < 0) {
+      throw new IllegalArgumentException("context ids are 0 or more, got " + context);
+    }
     long key = ((long) context << 32) | metric;
     int slot = slots.get(key);
     if (slot == LongIntMap.MISSING) {
@@ -78,9 +94,11 @@ final class ThreadTable {
     cells[slot] = cell;
     slots.put(key, slot);
     int context = (int) (key >>> 32);
-    if ((int) key == timeMetric) {
+    if ((int) key == timeMetric && context < DIRECT_CONTEXTS) {
       if (context >= timeCells.length) {
-        timeCells = Arrays.copyOf(timeCells, Math.max(context + 1, timeCells.length * 2));
+        timeCells =
+            Arrays.copyOf(
+                timeCells, Math.min(DIRECT_CONTEXTS, Math.max(context + 1, timeCells.length * 2)));
       }
       timeCells[context] = cell;
     }
@@ -89,18 +107,37 @@ final class ThreadTable {
 
   /**
    * Copies the cells that recorded anything (count > 0; every recorded value counts) out, into
-   * fresh aggregates the caller owns, then empties them for the next interval.
+   * fresh aggregates the caller owns, then empties them for the next interval. Cells that recorded
+   * nothing (idle for this table's whole interval) are freed, so {@code maxCells} bounds the cells
+   * in recent use rather than every cell the thread ever touched.
    */
   List<Cell> drain() {
     List<Cell> out = new ArrayList<>();
+    int kept = 0;
     for (int slot = 0; slot < size; slot++) {
-      if (cells[slot].count() > 0) {
+      Aggregate cell = cells[slot];
+      long key = keys[slot];
+      if (cell.count() > 0) {
         Aggregate copy = new Aggregate();
-        copy.copyFrom(cells[slot]);
-        out.add(new Cell((int) (keys[slot] >>> 32), (int) keys[slot], copy));
-        cells[slot].reset();
+        copy.copyFrom(cell);
+        out.add(new Cell((int) (key >>> 32), (int) key, copy));
+        cell.reset();
+        if (kept != slot) {
+          keys[kept] = key;
+          cells[kept] = cell;
+          slots.put(key, kept);
+        }
+        kept++;
+      } else {
+        slots.remove(key);
+        int context = (int) (key >>> 32);
+        if ((int) key == timeMetric && context < timeCells.length) {
+          timeCells[context] = null;
+        }
       }
     }
+    Arrays.fill(cells, kept, size, null);
+    size = kept;
     return out;
   }
 

@@ -434,4 +434,99 @@ class RecorderTest {
         .containsEntry("inner", 1L)
         .hasSize(3);
   }
+
+  @Test
+  void theCellLimitCountsCellsInRecentUseNotEveryCellAThreadEverTouched() {
+    Recorder small = new Recorder(encoder, 16);
+    int m = small.metric("m", "");
+    // 5 new cells per interval for 10 intervals: 50 cells over the thread's life, at most 10 in
+    // any two consecutive intervals, against a limit of 16.
+    long dropped = 0;
+    for (int interval = 0; interval < 10; interval++) {
+      for (int i = 0; i < 5; i++) {
+        try (Scope s = small.with("k", (long) (interval * 5 + i))) {
+          small.record(m, 1.0);
+        }
+      }
+      long counted = 0;
+      for (ThreadSnapshot t : small.collect()) {
+        for (Cell c : t.cells()) {
+          counted += c.state().count();
+        }
+      }
+      assertThat(counted).as("interval %d", interval).isEqualTo(5);
+      dropped += small.takeDropped();
+    }
+    assertThat(dropped).isZero();
+    assertThat(small.misuseCounts()).containsEntry("table_full", 0L);
+  }
+
+  @Test
+  void aCellThatComesBackAfterBeingFreedStartsFromZero() {
+    int m = recorder.metric("m", "");
+    recorder.record(m, 2.0); // interval 1: table A
+    recorder.collect();
+    recorder.collect(); // interval 2: table B, nothing; interval 3's drain of A frees the cell
+    recorder.collect();
+    recorder.record(m, 3.0);
+    List<ThreadSnapshot> out = recorder.collect();
+    assertThat(out).hasSize(1);
+    assertThat(out.get(0).cells()).hasSize(1);
+    assertThat(out.get(0).cells().get(0).state().count()).isEqualTo(1);
+    assertThat(out.get(0).cells().get(0).state().sum()).isEqualTo(3.0);
+  }
+
+  @Test
+  void aWriteThatThrowsStillEndsItsSectionSoTheFlushDoesNotWait() throws Exception {
+    ForeignThread f = recorder.foreign(42, "w-1", false);
+    // A context id the table cannot hold: the write throws inside its critical section.
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () -> f.record(-1, recorder.timeMetric(), 1.0))
+        .isInstanceOf(IllegalArgumentException.class); // the agent's consumer counts these
+    f.record(0, recorder.timeMetric(), 1.0);
+    java.util.concurrent.ExecutorService flush =
+        java.util.concurrent.Executors.newSingleThreadExecutor();
+    try {
+      java.util.concurrent.Future<List<ThreadSnapshot>> done = flush.submit(recorder::collect);
+      // Generous: a stalled flush never returns; a working one returns at once.
+      List<ThreadSnapshot> out = done.get(30, java.util.concurrent.TimeUnit.SECONDS);
+      assertThat(out).hasSize(1);
+    } finally {
+      flush.shutdownNow();
+    }
+  }
+
+  @Test
+  void aNullMeasurementNameOrUnitIsCountedNotThrown() {
+    int a = recorder.metric(null, "");
+    int b = recorder.metric("bytes", null);
+    recorder.record(a, 1.0);
+    recorder.record(b, 1.0);
+    assertThat(recorder.metric("null", "")).isEqualTo(a);
+    assertThat(recorder.metric("bytes", "")).isEqualTo(b);
+    assertThat(recorder.misuseCounts()).containsEntry("bad_argument", 2L);
+  }
+
+  @Test
+  void theDirectTimeCellPathIsCappedSoAThreadsArraysDoNotGrowWithTheProcess() throws Exception {
+    for (int i = 0; i < ThreadTable.DIRECT_CONTEXTS + 100; i++) {
+      recorder.regionContext(0, "r" + i, Kind.COMPUTE);
+    }
+    // This thread's first region gets a context id above the cap: it takes the hash path, and
+    // its time is still recorded exactly.
+    try (Region late = recorder.region("late", Kind.COMPUTE)) {
+      assertThat(late).isNotNull();
+    }
+    try (Region late = recorder.region("late", Kind.COMPUTE)) {
+      assertThat(late).isNotNull();
+    }
+    assertThat(countsByPath(recorder.collect(), recorder.timeMetric())).containsEntry("late", 2L);
+    java.lang.reflect.Field f = ThreadTable.class.getDeclaredField("timeCells");
+    f.setAccessible(true);
+    ThreadTable t = new ThreadTable(16, recorder.timeMetric());
+    t.record(ThreadTable.DIRECT_CONTEXTS + 50_000, recorder.timeMetric(), 1.0);
+    t.record(ThreadTable.DIRECT_CONTEXTS - 1, recorder.timeMetric(), 1.0);
+    assertThat(((Object[]) f.get(t)).length).isLessThanOrEqualTo(ThreadTable.DIRECT_CONTEXTS);
+    assertThat(t.drain()).hasSize(2);
+  }
 }
