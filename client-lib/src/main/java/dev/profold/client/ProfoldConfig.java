@@ -32,6 +32,8 @@ import java.util.regex.Pattern;
  *   <tr><td>enabled</td><td>PROFOLD_ENABLED</td><td>profold.enabled</td><td>true</td></tr>
  *   <tr><td>maxBufferBytes</td><td>PROFOLD_MAX_BUFFER_BYTES</td>
  *       <td>profold.max.buffer.bytes</td><td>8 MiB</td></tr>
+ *   <tr><td>maxContexts</td><td>PROFOLD_MAX_CONTEXTS</td>
+ *       <td>profold.max.contexts</td><td>16384</td></tr>
  * </table>
  *
  * <p>System properties win over environment variables.
@@ -50,6 +52,7 @@ public final class ProfoldConfig {
   private final boolean enabled;
   private final long maxBufferBytes;
   private final int maxCellsPerThread;
+  private final int maxContexts;
 
   private ProfoldConfig(Builder b) {
     endpoint = b.endpoint;
@@ -62,6 +65,7 @@ public final class ProfoldConfig {
     enabled = b.enabled;
     maxBufferBytes = b.maxBufferBytes;
     maxCellsPerThread = b.maxCellsPerThread;
+    maxContexts = b.maxContexts;
   }
 
   private static String defaultInstance() {
@@ -173,6 +177,14 @@ public final class ProfoldConfig {
             "PROFOLD_MAX_BUFFER_BYTES: '" + v + "' is not a whole number of bytes", e);
       }
     }
+    if ((v = setting(env, props, "PROFOLD_MAX_CONTEXTS", "profold.max.contexts")) != null) {
+      try {
+        b.maxContexts(Integer.parseInt(v.trim()));
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException(
+            "PROFOLD_MAX_CONTEXTS: '" + v + "' is not a whole number", e);
+      }
+    }
     return b.build();
   }
 
@@ -249,6 +261,15 @@ public final class ProfoldConfig {
     return maxCellsPerThread;
   }
 
+  /**
+   * Distinct contexts (region paths with the scoped attributes in force) the process interns at
+   * most; beyond it, new region paths record under {@code profold.overflow} and new attribute
+   * values are left out, counted (see docs/client.md).
+   */
+  public int maxContexts() {
+    return maxContexts;
+  }
+
   @Override
   public String toString() {
     return "ProfoldConfig{endpoint="
@@ -280,6 +301,7 @@ public final class ProfoldConfig {
     private boolean enabled = true;
     private long maxBufferBytes = 8L << 20;
     private int maxCellsPerThread = 4096;
+    private int maxContexts = 16_384;
 
     private Builder() {}
 
@@ -373,6 +395,15 @@ public final class ProfoldConfig {
         throw new IllegalArgumentException("maxCellsPerThread: must be at least 16, was " + cells);
       }
       this.maxCellsPerThread = cells;
+      return this;
+    }
+
+    /** At least 64. */
+    public Builder maxContexts(int contexts) {
+      if (contexts < 64) {
+        throw new IllegalArgumentException("maxContexts: must be at least 64, was " + contexts);
+      }
+      this.maxContexts = contexts;
       return this;
     }
 

@@ -87,6 +87,12 @@ class ProfoldConfigTest {
         .hasMessage(
             "PROFOLD_INTERVAL: '9999999999999999s' is out of range; give a duration such as 500ms,"
                 + " 10s or 1m");
+    assertThatThrownBy(() -> env(Map.of("PROFOLD_MAX_CONTEXTS", "lots")))
+        .hasMessage("PROFOLD_MAX_CONTEXTS: 'lots' is not a whole number");
+    assertThatThrownBy(() -> env(Map.of("PROFOLD_MAX_CONTEXTS", "10")))
+        .hasMessage("maxContexts: must be at least 64, was 10");
+    assertThat(env(Map.of("PROFOLD_MAX_CONTEXTS", " 2000 ")).maxContexts()).isEqualTo(2000);
+    assertThat(env(Map.of()).maxContexts()).isEqualTo(16_384);
     assertThatThrownBy(() -> env(Map.of("PROFOLD_INTERVAL", "99999999999999999999ms")))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("is out of range");

@@ -40,6 +40,7 @@ public record AgentOptions(ProfoldConfig config, JfrSettings jfr, boolean jfrEna
     CLIENT.put("labels", "profold.labels");
     CLIENT.put("enabled", "profold.enabled");
     CLIENT.put("max.buffer.bytes", "profold.max.buffer.bytes");
+    CLIENT.put("max.contexts", "profold.max.contexts");
     JFR.put("jfr", "profold.jfr");
     JFR.put("sample.period", "profold.jfr.sample.period");
     JFR.put("depth", "profold.jfr.depth");

@@ -42,7 +42,9 @@ final class JfrSink {
     Integer ctx = eventContexts.get(o.event());
     if (ctx == null) {
       ctx = recorder.attributeContext(0, EVENT_ATTRIBUTE, o.event());
-      eventContexts.put(o.event(), ctx);
+      if (!recorder.isOverflow(0, ctx)) {
+        eventContexts.put(o.event(), ctx);
+      }
     }
     List<String> path = o.path();
     int c = ctx;
@@ -51,7 +53,9 @@ final class JfrSink {
       Integer next = steps.get(s);
       if (next == null) {
         next = recorder.regionContext(s.parent(), s.name(), s.kind());
-        steps.put(s, next);
+        if (!recorder.isOverflow(s.parent(), next)) { // else steps would grow with kept-out names
+          steps.put(s, next);
+        }
       }
       c = next;
     }

@@ -9,7 +9,9 @@ import dev.profold.client.Scope;
  * regions allocates nothing; as a consequence, closing a handle twice is detected only while no
  * other region or scope was opened at the same depth in between.
  *
- * <p>The mutable fields are written and read by the owning thread only.
+ * <p>The mutable fields are written and read by the owning thread only, except {@code closedAt} and
+ * {@code closedElsewhere}: another thread closing the handle writes the time, then the flag
+ * (volatile), and the owner reads them in that order (see {@code ThreadState#close}).
  */
 final class Frame implements Region, Scope {
   final ThreadState state;
@@ -17,6 +19,8 @@ final class Frame implements Region, Scope {
   int parent; // the context to return to
   long start; // System.nanoTime() at entry, for a region
   boolean region;
+  long closedAt; // System.nanoTime() of a close on another thread
+  volatile boolean closedElsewhere;
 
   Frame(ThreadState state, int depth) {
     this.state = state;
@@ -25,6 +29,8 @@ final class Frame implements Region, Scope {
 
   @Override
   public void close() {
-    state.close(this);
+    if (state != null) { // null: a handle of something not opened (see ThreadState#MAX_DEPTH)
+      state.close(this);
+    }
   }
 }

@@ -7,5 +7,11 @@ enum Misuse {
   UNBALANCED,
   ATTRIBUTE_TYPE_CHANGE,
   BAD_ARGUMENT,
-  TABLE_FULL
+  TABLE_FULL,
+  /** The process-wide limit on contexts kept a region path or attribute value out. */
+  CONTEXTS_FULL,
+  /** The limit on distinct measurement names kept a measurement out; its values are dropped. */
+  MEASUREMENTS_FULL,
+  /** A thread held the most open regions and scopes; further ones were not opened. */
+  TOO_DEEP
 }

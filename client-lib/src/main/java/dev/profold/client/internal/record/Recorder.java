@@ -33,12 +33,22 @@ import java.util.concurrent.atomic.LongAdder;
 public final class Recorder {
   private static final System.Logger LOG = System.getLogger("dev.profold.client");
   private static final int MAX_REGION_NAME = 1024;
+  private static final int MAX_ATTRIBUTE_VALUE = 1024;
+
+  /** Distinct measurements (name and unit) at most; values of further ones are dropped, counted. */
+  public static final int MAX_MEASUREMENTS = 1024;
+
+  /**
+   * The id {@link #metric} gives beyond {@link #MAX_MEASUREMENTS}: recording it drops the value.
+   */
+  public static final int NO_METRIC = -1;
 
   private final DeltaEncoder encoder;
   private final ContextTable contexts;
   private final int maxCellsPerThread;
   private final int timeMetric;
   private final ConcurrentHashMap<String, Integer> metrics = new ConcurrentHashMap<>();
+  private final Object metricsLock = new Object();
   private final ConcurrentLinkedQueue<ThreadState> threads = new ConcurrentLinkedQueue<>();
   private final ThreadLocal<ThreadState> state = ThreadLocal.withInitial(this::register);
   private final Map<Misuse, LongAdder> misuse = new EnumMap<>(Misuse.class);
@@ -47,11 +57,35 @@ public final class Recorder {
 
   /**
    * A recorder interning into {@code encoder}'s dictionary; each thread keeps at most {@code
-   * maxCellsPerThread} (context, metric) cells.
+   * maxCellsPerThread} (context, metric) cells; contexts are not limited.
    */
   public Recorder(DeltaEncoder encoder, int maxCellsPerThread) {
+    this(encoder, maxCellsPerThread, Integer.MAX_VALUE);
+  }
+
+  /**
+   * A recorder interning into {@code encoder}'s dictionary; each thread keeps at most {@code
+   * maxCellsPerThread} (context, metric) cells, and the process at most {@code maxContexts}
+   * contexts (beyond them region paths and attribute values are left out, counted; see {@link
+   * ContextTable}).
+   */
+  public Recorder(DeltaEncoder encoder, int maxCellsPerThread, int maxContexts) {
     this.encoder = encoder;
-    this.contexts = new ContextTable(encoder);
+    this.contexts =
+        new ContextTable(
+            encoder,
+            maxContexts,
+            () ->
+                misuse(
+                    Misuse.CONTEXTS_FULL,
+                    "more than "
+                        + maxContexts
+                        + " distinct contexts (region paths with their attribute values); new"
+                        + " regions are recorded under "
+                        + ContextTable.OVERFLOW
+                        + " and new attribute values are left out. Use fewer distinct names and"
+                        + " values (no ids in region names or attributes), or raise"
+                        + " PROFOLD_MAX_CONTEXTS"));
     this.maxCellsPerThread = maxCellsPerThread;
     this.timeMetric = encoder.measurement("time", ValueType.VALUE_TYPE_DOUBLE, "seconds");
     for (Misuse m : Misuse.values()) {
@@ -118,7 +152,19 @@ public final class Recorder {
 
   /** Opens a scoped string attribute on the calling thread. */
   public Scope with(String key, String value) {
-    return state.get().enterScope(key(key), ValueType.VALUE_TYPE_STRING, String.valueOf(value), 0);
+    String v = String.valueOf(value);
+    if (v.length() > MAX_ATTRIBUTE_VALUE) {
+      misuse(
+          Misuse.BAD_ARGUMENT,
+          "attribute \""
+              + key
+              + "\" got a value of "
+              + v.length()
+              + " characters; values are cut to "
+              + MAX_ATTRIBUTE_VALUE);
+      v = v.substring(0, MAX_ATTRIBUTE_VALUE);
+    }
+    return state.get().enterScope(key(key), ValueType.VALUE_TYPE_STRING, v, 0);
   }
 
   /** Opens a scoped integer attribute on the calling thread. */
@@ -154,15 +200,35 @@ public final class Recorder {
     String key = unit.isEmpty() ? name : name + "\u0000" + unit;
     Integer id = metrics.get(key);
     if (id == null) {
-      id =
-          metrics.computeIfAbsent(
-              key, k -> encoder.measurement(validName(name), ValueType.VALUE_TYPE_DOUBLE, unit));
+      synchronized (metricsLock) { // so the limit is exact
+        id = metrics.get(key);
+        if (id == null) {
+          if (metrics.size() >= MAX_MEASUREMENTS) {
+            misuse(
+                Misuse.MEASUREMENTS_FULL,
+                "more than "
+                    + MAX_MEASUREMENTS
+                    + " distinct measurements; values of further ones (\""
+                    + name
+                    + "\" here) are dropped, counted as events dropped. Put what varies in an"
+                    + " attribute, not in the measurement name");
+            return NO_METRIC;
+          }
+          id = encoder.measurement(validName(name), ValueType.VALUE_TYPE_DOUBLE, unit);
+          metrics.put(key, id);
+        }
+      }
     }
     return id;
   }
 
   /** Records {@code value} of metric {@code id} in the calling thread's current context. */
   public void record(int id, double value) {
+    if (id < 0) {
+      dropped.incrementAndGet();
+      misuse(Misuse.MEASUREMENTS_FULL, "a value of a measurement over the limit was dropped");
+      return;
+    }
     if (!Double.isFinite(value)) {
       misuse(Misuse.BAD_ARGUMENT, "recorded a value that is not a finite number: " + value);
       return;
@@ -214,6 +280,15 @@ public final class Recorder {
   /** The id of the {@code time} measurement regions record (seconds). */
   public int timeMetric() {
     return timeMetric;
+  }
+
+  /**
+   * True when {@code child}, from {@link #regionContext} or {@link #attributeContext} for {@code
+   * parent}, is where the context limit put it rather than its own context: callers must not cache
+   * it (their caches would grow with the names the limit keeps out).
+   */
+  public boolean isOverflow(int parent, int child) {
+    return contexts.isOverflow(parent, child);
   }
 
   /** Context look-ups for thread aggregation and encoding. */
@@ -272,6 +347,11 @@ public final class Recorder {
     return own == null
         ? new ThreadSnapshot(t.threadId(), t.name(), t.group(), t.initial(), all)
         : new ThreadSnapshot(own.threadId, own.name, own.group, own.initial, all);
+  }
+
+  /** The calling thread's state (for tests). */
+  ThreadState stateOfCallingThread() {
+    return state.get();
   }
 
   /** Approximate bytes held by the recording tables (for the client's self-overhead). */

@@ -33,12 +33,20 @@ import java.util.Map;
 final class ThreadState {
   private static final VarHandle START;
   private static final VarHandle END;
+  private static final VarHandle CLOSED_ELSEWHERE;
+
+  /** Open regions and scopes a thread holds at most; further ones are not opened, counted. */
+  static final int MAX_DEPTH = 512;
+
+  /** The handle of a region or scope that was not opened (too deep): closing it does nothing. */
+  private static final Frame NOT_OPENED = new Frame(null, -1);
 
   static {
     try {
       MethodHandles.Lookup l = MethodHandles.lookup();
       START = l.findVarHandle(ThreadState.class, "startEpoch", long.class);
       END = l.findVarHandle(ThreadState.class, "endEpoch", long.class);
+      CLOSED_ELSEWHERE = l.findVarHandle(ThreadState.class, "closedElsewhere", int.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -62,6 +70,9 @@ final class ThreadState {
 
   private volatile boolean retired; // a foreign state written for the last time
 
+  @SuppressWarnings("unused") // accessed through CLOSED_ELSEWHERE
+  private volatile int closedElsewhere; // frames flagged by other threads' closes, not yet handled
+
   private volatile ThreadTable active;
   private ThreadTable standby; // the flush's
 
@@ -70,6 +81,13 @@ final class ThreadState {
   private Frame[] frames = new Frame[16];
 
   private static final int REGION_CACHE = 64;
+
+  /**
+   * Attribute keys whose value caches a thread keeps; further keys are looked up in the shared
+   * table each time (their values are bounded by its limit, the keys themselves by this one).
+   */
+  static final int MAX_ATTRIBUTE_KEYS = 1024;
+
   private final String[] cachedName = new String[REGION_CACHE];
   private final Kind[] cachedKind = new Kind[REGION_CACHE];
   private final int[] cachedParent = new int[REGION_CACHE];
@@ -129,6 +147,12 @@ final class ThreadState {
 
   @SuppressWarnings("ReferenceEquality") // identity is the point: a cheap probe, equals() below
   Region enterRegion(String regionName, Kind kind) {
+    if (closedElsewhere != 0) {
+      unwindClosedElsewhere();
+    }
+    if (depth == MAX_DEPTH) {
+      return tooDeep();
+    }
     // One direct-mapped probe replaces the name -> event -> child look-ups for a region
     // entered again from the same context with the same name instance (the usual case: a
     // string constant in a loop).
@@ -140,7 +164,9 @@ final class ThreadState {
     Integer ev = cache.get(regionName);
     if (ev == null) {
       ev = contexts.regionEvent(regionName, kind);
-      cache.put(regionName, ev);
+      if (!ContextTable.isOverflowEvent(ev)) { // else the cache would grow with the names kept out
+        cache.put(regionName, ev);
+      }
     }
     int child = childOf(ev);
     cachedName[h] = regionName;
@@ -151,10 +177,18 @@ final class ThreadState {
   }
 
   Scope enterScope(String key, ValueType type, String text, long bits) {
+    if (closedElsewhere != 0) {
+      unwindClosedElsewhere();
+    }
+    if (depth == MAX_DEPTH) {
+      return tooDeep();
+    }
     AttributeCache cache = attributeEvents.get(key);
     if (cache == null) {
       cache = new AttributeCache(type);
-      attributeEvents.put(key, cache);
+      if (attributeEvents.size() < MAX_ATTRIBUTE_KEYS) {
+        attributeEvents.put(key, cache);
+      }
     } else if (cache.type != type) {
       recorder.misuse(
           Misuse.ATTRIBUTE_TYPE_CHANGE,
@@ -167,13 +201,28 @@ final class ThreadState {
   }
 
   private int childOf(int event) {
+    if (event == ContextTable.LEFT_OUT) {
+      return current;
+    }
     long key = ((long) current << 32) | event;
     int child = childCache.get(key);
     if (child == LongIntMap.MISSING) {
       child = contexts.child(current, event);
-      childCache.put(key, child);
+      if (!contexts.isOverflow(current, child)) {
+        childCache.put(key, child);
+      }
     }
     return child;
+  }
+
+  private Frame tooDeep() {
+    recorder.misuse(
+        Misuse.TOO_DEEP,
+        "a thread held "
+            + MAX_DEPTH
+            + " open regions and scopes; further ones are not opened (is a region or scope"
+            + " never closed, for example on a pool thread?)");
+    return NOT_OPENED;
   }
 
   private Frame pushChild(int child, boolean region) {
@@ -196,14 +245,11 @@ final class ThreadState {
   /** Closes {@code frame} (one of this state's), handling misuse; see {@link Frame}. */
   void close(Frame frame) {
     if (Thread.currentThread() != owner) {
-      recorder.misuse(
-          Misuse.CLOSED_ON_OTHER_THREAD,
-          "a region or scope opened on thread \""
-              + name
-              + "\" was closed on \""
-              + Thread.currentThread().getName()
-              + "\"; it is closed when its own thread closes an enclosing one");
+      closeElsewhere(frame);
       return;
+    }
+    if (closedElsewhere != 0) {
+      unwindClosedElsewhere();
     }
     int at = frame.depth;
     if (depth <= at) {
@@ -221,6 +267,44 @@ final class ThreadState {
             + " they were closed with it");
     while (depth > at) {
       pop(frames[depth - 1], now);
+    }
+  }
+
+  /**
+   * A close on another thread than the owner: the frame is flagged with the time, and the owner
+   * closes it (recording that time) the next time it opens or closes a region or scope while the
+   * frame is its innermost open one. So a region handed to another thread to close (an asynchronous
+   * completion) gets its real duration and does not stay open on a pool thread.
+   */
+  private void closeElsewhere(Frame frame) {
+    frame.closedAt = System.nanoTime();
+    frame.closedElsewhere = true;
+    CLOSED_ELSEWHERE.getAndAdd(this, 1);
+    recorder.misuse(
+        Misuse.CLOSED_ON_OTHER_THREAD,
+        "a region or scope opened on thread \""
+            + name
+            + "\" was closed on \""
+            + Thread.currentThread().getName()
+            + "\"; it is closed with that time when its own thread next opens or closes one");
+  }
+
+  /**
+   * Pops the innermost frames that other threads closed, with their close times, and clears the
+   * flags other threads left on frames that are not open (stale handles).
+   */
+  private void unwindClosedElsewhere() {
+    while (depth > 0 && frames[depth - 1].closedElsewhere) {
+      Frame f = frames[depth - 1];
+      f.closedElsewhere = false;
+      CLOSED_ELSEWHERE.getAndAdd(this, -1);
+      pop(f, f.region ? f.closedAt : 0);
+    }
+    for (int i = depth; i < frames.length && frames[i] != null; i++) {
+      if (frames[i].closedElsewhere) {
+        frames[i].closedElsewhere = false;
+        CLOSED_ELSEWHERE.getAndAdd(this, -1);
+      }
     }
   }
 
@@ -291,6 +375,18 @@ final class ThreadState {
     return full.drain();
   }
 
+  /** Entries of this thread's look-up caches (for tests of their bounds). */
+  int cachedEntries() {
+    int n = childCache.size();
+    for (Map<String, Integer> m : regionEvents.values()) {
+      n += m.size();
+    }
+    for (AttributeCache c : attributeEvents.values()) {
+      n += 1 + c.strings.size() + c.numbers.size();
+    }
+    return n;
+  }
+
   /** Cells held by both tables (for the client's memory estimate). */
   int cells() {
     return active.size() + standby.size();
@@ -311,14 +407,18 @@ final class ThreadState {
         Integer ev = strings.get(text);
         if (ev == null) {
           ev = contexts.attributeEvent(new ContextTable.AttributeSetting(key, type, text, 0));
-          strings.put(text, ev);
+          if (ev != ContextTable.LEFT_OUT) { // values left out are not cached, so not kept
+            strings.put(text, ev);
+          }
         }
         return ev;
       }
       int ev = numbers.get(bits);
       if (ev == LongIntMap.MISSING) {
         ev = contexts.attributeEvent(new ContextTable.AttributeSetting(key, type, "", bits));
-        numbers.put(bits, ev);
+        if (ev != ContextTable.LEFT_OUT) {
+          numbers.put(bits, ev);
+        }
       }
       return ev;
     }

@@ -89,7 +89,7 @@ public final class ProfoldRuntime {
       id.setHost("");
     }
     this.encoder = new DeltaEncoder(id.build());
-    this.recorder = new Recorder(encoder, config.maxCellsPerThread());
+    this.recorder = new Recorder(encoder, config.maxCellsPerThread(), config.maxContexts());
     this.aggregation =
         new ThreadAggregationPlan(config.threadAggregation(), config.threadAggregationByGroup());
     this.entries = new EntryEncoder(encoder, recorder.contexts());

@@ -66,6 +66,11 @@ class AgentOptionsTest {
         .containsExactlyInAnyOrderEntriesOf(
             Map.of("http-*", ThreadAggregation.KEY, "worker-*", ThreadAggregation.SET));
     assertThat(o.jfrEnabled()).isFalse();
+    assertThat(
+            AgentOptions.parse("max.contexts=5000", Map.of(), new Properties())
+                .config()
+                .maxContexts())
+        .isEqualTo(5000);
   }
 
   @Test

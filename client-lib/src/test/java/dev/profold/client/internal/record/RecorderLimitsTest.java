@@ -1,0 +1,244 @@
+package dev.profold.client.internal.record;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.profold.client.Kind;
+import dev.profold.client.Region;
+import dev.profold.client.Scope;
+import dev.profold.client.internal.export.DeltaEncoder;
+import dev.profold.client.internal.threads.Cell;
+import dev.profold.client.internal.threads.ThreadSnapshot;
+import dev.profold.proto.v1.Delta;
+import dev.profold.proto.v1.PathNode;
+import dev.profold.proto.v1.SourceIdentity;
+import dev.profold.reduce.Aggregate;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The recorder's bounds: what happens when application code opens regions it closes elsewhere or
+ * never, and when names and attribute values have no bound. Memory stays bounded, every value is
+ * still recorded once (or dropped and counted), and each limit is counted when it bites.
+ */
+class RecorderLimitsTest {
+  private final DeltaEncoder encoder =
+      new DeltaEncoder(
+          SourceIdentity.newBuilder().setService("s").setInstance("i").setIncarnationId(1).build());
+  private final List<ExecutorService> executors = new ArrayList<>();
+
+  @AfterEach
+  void stopExecutors() {
+    executors.forEach(ExecutorService::shutdownNow);
+  }
+
+  private ExecutorService thread() {
+    ExecutorService e = Executors.newSingleThreadExecutor();
+    executors.add(e);
+    return e;
+  }
+
+  /** Region paths ("a/b") of every cell of {@code metric}, with their value counts. */
+  private Map<String, Long> countsByPath(Recorder r, List<ThreadSnapshot> out, int metric) {
+    Map<String, Long> counts = new HashMap<>();
+    byPath(r, out, metric).forEach((p, a) -> counts.put(p, a.count()));
+    return counts;
+  }
+
+  /** Region paths ("a/b") of every cell of {@code metric}, with their merged aggregates. */
+  private Map<String, Aggregate> byPath(Recorder r, List<ThreadSnapshot> out, int metric) {
+    Delta d = encoder.prepare(Delta.newBuilder()).build();
+    encoder.newStream();
+    Map<Integer, PathNode> nodes = new HashMap<>();
+    d.getDictionary().getPathNodesList().forEach(n -> nodes.put(n.getId(), n));
+    Map<Integer, String> strings = d.getDictionary().getStringsMap();
+    Map<String, Aggregate> paths = new HashMap<>();
+    for (ThreadSnapshot t : out) {
+      for (Cell c : t.cells()) {
+        if (c.metric() != metric) {
+          continue;
+        }
+        String p = "";
+        for (int node = r.contexts().pathNode(c.context()); node != 0; ) {
+          PathNode n = nodes.get(node);
+          p = strings.get(n.getNameId()) + (p.isEmpty() ? "" : "/" + p);
+          node = n.getParentId();
+        }
+        paths.computeIfAbsent(p, x -> new Aggregate()).merge(c.state());
+      }
+    }
+    return paths;
+  }
+
+  private static int contexts(Recorder r) {
+    return ((ContextTable) r.contexts()).size();
+  }
+
+  @Test
+  void aRegionClosedOnAnotherThreadIsClosedOnItsOwnThreadNextTimeAndDoesNotNest() throws Exception {
+    Recorder r = new Recorder(encoder, 4096);
+    ExecutorService owner = thread();
+    ExecutorService completer = thread();
+    int before = contexts(r);
+    for (int i = 0; i < 1000; i++) {
+      Region request = owner.submit(() -> r.region("request", Kind.WAIT)).get();
+      completer.submit(request::close).get(); // an asynchronous completion
+    }
+    owner
+        .submit(
+            () -> {
+              try (Region tick = r.region("tick", Kind.COMPUTE)) {
+                assertThat(tick).isNotNull();
+              }
+            })
+        .get();
+    Map<String, Long> counts = countsByPath(r, r.collect(), r.timeMetric());
+    assertThat(counts).containsOnly(Map.entry("request", 1000L), Map.entry("tick", 1L));
+    assertThat(contexts(r) - before).isEqualTo(2);
+    assertThat(r.misuseCounts())
+        .containsEntry("closed_on_other_thread", 1000L)
+        .containsEntry("unbalanced", 0L)
+        .containsEntry("closed_twice", 0L);
+  }
+
+  @Test
+  void aRegionClosedElsewhereKeepsTheTimeOfThatCloseNotOfItsHandling() throws Exception {
+    Recorder r = new Recorder(encoder, 4096);
+    ExecutorService owner = thread();
+    long beforeOpen = System.nanoTime();
+    Region opened = owner.submit(() -> r.region("request", Kind.WAIT)).get();
+    opened.close(); // on this thread, not the owner
+    long afterClose = System.nanoTime();
+    // The owner handles the close only 20 ms later: a duration taken then would be longer than
+    // the region can have lasted.
+    while (System.nanoTime() - afterClose < 20_000_000L) {
+      Thread.onSpinWait();
+    }
+    owner.submit(() -> r.region("next", Kind.COMPUTE).close()).get();
+    Aggregate request = byPath(r, r.collect(), r.timeMetric()).get("request");
+    assertThat(request.count()).isEqualTo(1);
+    assertThat(request.sum()).isPositive().isLessThanOrEqualTo((afterClose - beforeOpen) * 1e-9);
+  }
+
+  @Test
+  void aStaleCloseFromAnotherThreadDoesNotCloseWhatTheOwnerOpensLater() throws Exception {
+    Recorder r = new Recorder(encoder, 4096);
+    ExecutorService owner = thread();
+    Region stale = owner.submit(() -> r.region("a", Kind.COMPUTE)).get();
+    owner.submit(stale::close).get(); // closed properly on its own thread
+    stale.close(); // and again from here: counted, and must not touch later regions
+    owner
+        .submit(
+            () -> {
+              try (Region b = r.region("b", Kind.COMPUTE);
+                  Region c = r.region("c", Kind.COMPUTE)) {
+                assertThat(c).isNotSameAs(b);
+              }
+            })
+        .get();
+    Map<String, Long> counts = countsByPath(r, r.collect(), r.timeMetric());
+    assertThat(counts).containsOnly(Map.entry("a", 1L), Map.entry("b", 1L), Map.entry("b/c", 1L));
+    assertThat(r.misuseCounts())
+        .containsEntry("closed_on_other_thread", 1L)
+        .containsEntry("unbalanced", 0L);
+  }
+
+  @Test
+  void regionsNeverClosedStopAtTheDepthLimitCounted() {
+    Recorder r = new Recorder(encoder, 4096);
+    List<Region> open = new ArrayList<>();
+    for (int i = 0; i < ThreadState.MAX_DEPTH + 88; i++) {
+      open.add(r.region("leak", Kind.COMPUTE));
+    }
+    assertThat(r.misuseCounts()).containsEntry("too_deep", 88L);
+    assertThat(contexts(r)).isEqualTo(1 + ThreadState.MAX_DEPTH);
+    for (int i = open.size() - 1; i >= 0; i--) {
+      open.get(i).close(); // the handles of regions not opened close to nothing
+    }
+    Map<String, Long> counts = countsByPath(r, r.collect(), r.timeMetric());
+    assertThat(counts.values().stream().mapToLong(Long::longValue).sum())
+        .isEqualTo(ThreadState.MAX_DEPTH);
+    assertThat(r.misuseCounts()).containsEntry("closed_twice", 0L).containsEntry("unbalanced", 0L);
+  }
+
+  @Test
+  void attributeValuesBeyondTheContextLimitAreLeftOutButTheirValuesAreKept() {
+    Recorder r = new Recorder(encoder, 4096, 100);
+    int m = r.metric("bytes", "");
+    long recorded = 0;
+    for (int i = 1; i <= 10_000; i++) {
+      try (Scope s = r.with("request_id", "req-" + i)) {
+        r.record(m, 1.0);
+      }
+      if (i % 1000 == 0) { // so the cell limit does not bite
+        for (ThreadSnapshot t : r.collect()) {
+          for (Cell c : t.cells()) {
+            recorded += c.state().count();
+          }
+        }
+      }
+    }
+    assertThat(recorded).isEqualTo(10_000);
+    assertThat(r.takeDropped()).isZero();
+    assertThat(contexts(r)).isLessThanOrEqualTo(100);
+    assertThat(r.misuseCounts().get("contexts_full")).isPositive();
+    assertThat(r.stateOfCallingThread().cachedEntries()).isLessThanOrEqualTo(2 * 100);
+  }
+
+  @Test
+  void everyValueIsRecordedOnceWhenTheContextLimitBites() {
+    Recorder r = new Recorder(encoder, 1 << 16, 100);
+    int m = r.metric("bytes", "");
+    for (int i = 0; i < 5_000; i++) {
+      try (Scope s = r.with("request_id", "req-" + i);
+          Region x = r.region("handler-" + (i % 300), Kind.IO)) {
+        r.record(m, 2.0);
+      }
+    }
+    double sum = 0;
+    long regions = 0;
+    List<ThreadSnapshot> out = r.collect();
+    for (ThreadSnapshot t : out) {
+      for (Cell c : t.cells()) {
+        if (c.metric() == m) {
+          sum += c.state().sum();
+        } else {
+          regions += c.state().count();
+        }
+      }
+    }
+    assertThat(sum).isEqualTo(10_000.0);
+    assertThat(regions).isEqualTo(5_000);
+    assertThat(countsByPath(r, out, r.timeMetric())).containsKey(ContextTable.OVERFLOW);
+    assertThat(contexts(r)).isLessThanOrEqualTo(100 + Kind.values().length);
+    assertThat(r.stateOfCallingThread().cachedEntries()).isLessThanOrEqualTo(3 * 100);
+  }
+
+  @Test
+  void measurementsBeyondTheLimitAreDroppedAndCounted() {
+    Recorder r = new Recorder(encoder, 1 << 16);
+    int base = r.metric("base", ""); // the time metric and this one exist already
+    for (int i = 0; i < Recorder.MAX_MEASUREMENTS + 50; i++) {
+      r.record(r.metric("m" + i, ""), 1.0);
+    }
+    r.record(base, 1.0);
+    assertThat(r.metric("m" + (Recorder.MAX_MEASUREMENTS + 10), "")).isEqualTo(Recorder.NO_METRIC);
+    assertThat(r.takeDropped()).isEqualTo(51);
+    assertThat(r.misuseCounts().get("measurements_full")).isPositive();
+  }
+
+  @Test
+  void longAttributeValuesAreCutAndCounted() {
+    Recorder r = new Recorder(encoder, 4096);
+    try (Scope s = r.with("note", "x".repeat(5000))) {
+      r.record(r.metric("n", ""), 1.0);
+    }
+    assertThat(r.misuseCounts()).containsEntry("bad_argument", 1L);
+    assertThat(r.collect()).hasSize(1);
+  }
+}
