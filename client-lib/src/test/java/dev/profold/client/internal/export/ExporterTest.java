@@ -501,6 +501,79 @@ class ExporterTest {
     assertThat(e.flush(Duration.ZERO)).isTrue();
   }
 
+  /** Delta 1 in flight (its ack held back), then delta 2 takes the buffer over its bound. */
+  private Exporter inFlightDeltaDroppedOnOverflow() {
+    ingest.silent.add(1L);
+    long one = delta(0, 0.25, 0.5).setSequence(1).build().getSerializedSize();
+    Exporter e = exporter(config().withMaxBufferBytes(one * 3 / 2));
+    e.submit(delta(0, 0.25, 0.5));
+    scheduler.runDue();
+    e.submit(delta(1, 1.0, 2.0)); // delta 1, sent, is the one dropped to make room
+    scheduler.runDue();
+    ExporterStats s = e.stats();
+    assertThat(s.bufferedDeltas()).isEqualTo(1);
+    assertThat(s.bufferedBytes()).isLessThanOrEqualTo(one * 3 / 2); // the bound holds
+    assertThat(s.dropped()).as("not known to be lost yet").isZero();
+    assertThat(s.eventsLost()).isZero();
+    return e;
+  }
+
+  @Test
+  void anInFlightDeltaDroppedOnOverflowIsNotCountedLostWhenItsAckThenSaysApplied() {
+    Exporter e = inFlightDeltaDroppedOnOverflow();
+    ingest.streams.get(0).ack(1, AckResult.ACK_RESULT_APPLIED); // the collector applied it
+    scheduler.runDue();
+    ExporterStats s = e.stats();
+    assertThat(s.acked() + s.dropped())
+        .as("acked + dropped <= submitted")
+        .isLessThanOrEqualTo(s.submitted());
+    assertThat(s.eventsLost()).as("events the collector applied are not lost").isZero();
+    assertThat(s.acked()).isEqualTo(2); // delta 2 went out after the ack
+    assertThat(s.dropped()).isZero();
+    assertThat(e.flush(Duration.ZERO)).isTrue();
+  }
+
+  @Test
+  void anInFlightDeltaDroppedOnOverflowIsCountedLostOnceWhenItsStreamFailsBeforeTheAck() {
+    Exporter e = inFlightDeltaDroppedOnOverflow();
+    ingest.streams.get(0).fail(Status.UNAVAILABLE.asRuntimeException());
+    scheduler.runDue();
+    assertThat(e.stats().dropped()).isEqualTo(1); // it cannot be resent: lost
+    assertThat(e.stats().eventsLost()).isEqualTo(2);
+    scheduler.advance(INITIAL);
+    assertThat(sequences(ingest.streams.get(1).received)).containsExactly(2L);
+    ExporterStats s = e.stats();
+    assertThat(s.acked()).isEqualTo(1);
+    assertThat(s.dropped()).isEqualTo(1);
+    assertThat(s.eventsLost()).isEqualTo(2);
+    assertThat(e.flush(Duration.ZERO)).isTrue();
+  }
+
+  @Test
+  void anInFlightDeltaDroppedOnOverflowAndThenRejectedIsCountedAsRejectedOnly() {
+    Exporter e = inFlightDeltaDroppedOnOverflow();
+    ingest
+        .streams
+        .get(0)
+        .out
+        .onNext(
+            Ack.newBuilder()
+                .setSequence(1)
+                .setResult(AckResult.ACK_RESULT_REJECTED)
+                .setStatus(
+                    com.google.rpc.Status.newBuilder()
+                        .setCode(Code.INVALID_ARGUMENT.getNumber())
+                        .setMessage("no"))
+                .build());
+    scheduler.runDue();
+    ExporterStats s = e.stats();
+    assertThat(s.rejected("INVALID_ARGUMENT")).isEqualTo(1);
+    assertThat(s.dropped()).isZero(); // rejections are counted apart
+    assertThat(s.eventsLost()).isZero();
+    assertThat(s.acked()).isEqualTo(1); // delta 2
+    assertThat(e.flush(Duration.ZERO)).isTrue();
+  }
+
   @Test
   void closeHalfClosesTheStreamAndLaterSubmitsAreDropped() {
     Exporter e = exporter(config());
