@@ -168,6 +168,11 @@ public final class Exporter implements AutoCloseable {
       }
       inbox.add(d);
       post(this::drainInbox);
+      if (closed) {
+        // close() ran since the check above: the exporter's thread may be done already (its
+        // scheduler shut down), so whatever is left in the inbox is dropped here.
+        dropInbox();
+      }
     } catch (RuntimeException e) {
       internalError("submit", e);
     }
@@ -244,6 +249,10 @@ public final class Exporter implements AutoCloseable {
 
   private void drainInbox() {
     thread = Thread.currentThread().getId();
+    if (closed) {
+      dropInbox(); // nothing is sent any more
+      return;
+    }
     Delta d;
     while ((d = inbox.poll()) != null) {
       inboxBytes.addAndGet(-d.getSerializedSize());
@@ -525,6 +534,7 @@ public final class Exporter implements AutoCloseable {
   }
 
   private void shutdownOnExporterThread() {
+    dropInbox();
     if (reconnect != null) {
       reconnect.cancel();
       reconnect = null;
@@ -582,6 +592,18 @@ public final class Exporter implements AutoCloseable {
 
   // ---------------------------------------------------------------- helpers, any thread
 
+  /**
+   * Drops the deltas waiting for the exporter's thread, counted (once closed: see {@link #submit}).
+   * Any thread: each delta is counted by the one thread that polls it.
+   */
+  private void dropInbox() {
+    Delta d;
+    while ((d = inbox.poll()) != null) {
+      inboxBytes.addAndGet(-d.getSerializedSize());
+      lose(d);
+    }
+  }
+
   /** Counts a submitted delta as dropped. */
   private void lose(Delta d) {
     lose(new Loss(1, lostEvents(d)));
@@ -593,9 +615,13 @@ public final class Exporter implements AutoCloseable {
     resolve(loss.deltas());
   }
 
-  /** The events a dropped delta takes with it. */
+  /**
+   * The events a dropped delta takes with it: those recorded in it, and those it reported as
+   * dropped (its overhead), which the collector would otherwise never hear of. Counted in {@link
+   * ExporterStats#eventsLost()}, they are reported again in a later delta.
+   */
   private static long lostEvents(Delta d) {
-    return DeltaBuffer.events(d);
+    return DeltaBuffer.events(d) + d.getOverhead().getEventsDropped();
   }
 
   private void resolve(Delta removed) {

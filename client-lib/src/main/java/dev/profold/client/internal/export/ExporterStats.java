@@ -24,7 +24,7 @@ import java.util.Optional;
  *     included (see {@code rejected}), nor is a delta the buffer dropped while it was in flight and
  *     whose ack then came (it is counted when its stream ends first)
  * @param eventsLost events recorded in the dropped deltas (per entry, the largest measurement
- *     count, summed)
+ *     count, summed), plus the events those deltas reported as dropped in their overhead
  * @param reconnects streams opened after an earlier one failed
  * @param bufferedDeltas messages held until acknowledged
  * @param bufferedBytes serialized bytes of the held messages (source and dictionary not counted)
