@@ -23,6 +23,10 @@ import java.time.Duration;
 public final class Profold {
   private static final System.Logger LOG = System.getLogger("dev.profold.client");
   private static final Noop NOOP = new Noop();
+
+  /** How long the shutdown hook waits, and {@link #flush} and {@link #shutdown} given null. */
+  private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(5);
+
   private static volatile ProfoldRuntime runtime;
 
   private Profold() {}
@@ -47,7 +51,7 @@ public final class Profold {
       return false;
     }
     Runtime.getRuntime()
-        .addShutdownHook(new Thread(() -> shutdown(Duration.ofSeconds(5)), "profold-shutdown"));
+        .addShutdownHook(new Thread(() -> shutdown(DEFAULT_TIMEOUT), "profold-shutdown"));
     return true;
   }
 
@@ -125,19 +129,38 @@ public final class Profold {
    * Sends what was recorded so far now and waits up to {@code timeout} for the collector to
    * acknowledge everything; for batch jobs that end between intervals.
    *
-   * @return true when everything was acknowledged in time (false also when not started)
+   * @param timeout the limit of the wait; null means 5 s
+   * @return true when everything was acknowledged in time (false also when not started, or shut
+   *     down meanwhile)
    */
   public static boolean flush(Duration timeout) {
     ProfoldRuntime r = runtime;
-    return r != null && r.flush(timeout);
+    if (r == null) {
+      return false;
+    }
+    try {
+      return r.flush(timeout == null ? DEFAULT_TIMEOUT : timeout);
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "Profold: flush failed ({0})", e.toString());
+      return false;
+    }
   }
 
-  /** Sends the last interval (waiting at most {@code timeout}) and stops Profold. */
+  /**
+   * Runs the shutdown tasks, sends the last interval and waits for its acknowledgement, all within
+   * {@code timeout}, then stops Profold and releases its threads.
+   *
+   * @param timeout the limit of the whole shutdown's wait; null means 5 s
+   */
   public static synchronized void shutdown(Duration timeout) {
     ProfoldRuntime r = runtime;
     if (r != null) {
       runtime = null;
-      r.shutdown(timeout);
+      try {
+        r.shutdown(timeout == null ? DEFAULT_TIMEOUT : timeout);
+      } catch (RuntimeException e) {
+        LOG.log(Level.WARNING, "Profold: shutdown failed ({0})", e.toString());
+      }
     }
   }
 

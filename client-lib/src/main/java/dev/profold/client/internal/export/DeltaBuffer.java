@@ -27,9 +27,13 @@ import java.util.TreeMap;
  * resent unchanged so the duplicate check catches it).
  *
  * <p>When an {@link #add} takes the buffer over its bound, the two oldest never-sent deltas are
- * {@linkplain #merge merged} into one, again and again, until it fits; only when at most one
- * never-sent delta is left and it still does not fit is the oldest delta (sent or not) dropped, and
- * so on. Merging keeps every count exact: the merged delta stands for the sequences {@code
+ * {@linkplain #merge merged} into one, again and again, until it fits. A merge is made only when
+ * the merged delta fits the bound by itself: one that does not would have to be dropped whole,
+ * taking the newer delta's data with it. When the two oldest never-sent deltas cannot be merged
+ * (only one is left, or their merge does not fit), the oldest delta is dropped instead (sent ones
+ * first, as they are the oldest), and so on. So a delta that fits the bound by itself is never
+ * dropped by its own {@code add}: an outage costs resolution and then the oldest data, never the
+ * newest. Merging keeps every count exact: the merged delta stands for the sequences {@code
  * [first_sequence, sequence]} and the collector applies it as one.
  *
  * <p>Not thread-safe: the exporter's thread owns it. All methods are cheap except {@link #add} on
@@ -45,7 +49,8 @@ final class DeltaBuffer {
    * What an {@link #add} did besides adding.
    *
    * @param merges deltas folded into an older never-sent delta (one per pairwise merge)
-   * @param dropped deltas removed because even merged data could not fit, oldest first
+   * @param dropped deltas removed because even merged data could not fit, oldest first (the caller
+   *     accounts for them; a dropped delta may have been sent)
    */
   record AddResult(int merges, List<Delta> dropped) {
     static final AddResult NOTHING = new AddResult(0, List.of());
@@ -82,22 +87,28 @@ final class DeltaBuffer {
     }
     int merges = 0;
     List<Delta> dropped = new ArrayList<>();
+    long unmergeable = 0; // the never-sent delta whose merge with the next one did not fit
     while (bytes > maxBytes) {
       NavigableMap<Long, Delta> neverSent = deltas.tailMap(maxSent, false);
-      if (neverSent.size() >= 2) {
+      if (neverSent.size() >= 2 && neverSent.firstKey() != unmergeable) {
         Iterator<Delta> it = neverSent.values().iterator();
         Delta older = it.next();
         Delta newer = it.next();
         Delta merged = merge(older, newer);
-        deltas.remove(older.getSequence());
-        deltas.put(newer.getSequence(), merged);
-        bytes += merged.getSerializedSize() - older.getSerializedSize() - newer.getSerializedSize();
-        merges++;
-      } else {
-        Delta oldest = deltas.pollFirstEntry().getValue();
-        bytes -= oldest.getSerializedSize();
-        dropped.add(oldest);
+        if (merged.getSerializedSize() <= maxBytes) {
+          deltas.remove(older.getSequence());
+          deltas.put(newer.getSequence(), merged);
+          bytes +=
+              merged.getSerializedSize() - older.getSerializedSize() - newer.getSerializedSize();
+          merges++;
+          continue;
+        }
+        // Only drops from the oldest end follow until older goes, so the pair stays the same.
+        unmergeable = older.getSequence();
       }
+      Delta oldest = deltas.pollFirstEntry().getValue();
+      bytes -= oldest.getSerializedSize();
+      dropped.add(oldest);
     }
     return new AddResult(merges, dropped);
   }

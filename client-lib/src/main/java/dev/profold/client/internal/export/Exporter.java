@@ -15,6 +15,7 @@ import io.grpc.stub.ClientResponseObserver;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -54,6 +55,13 @@ import java.util.random.RandomGenerator;
  * Memory is bounded: the buffer by its byte bound, deltas waiting for the exporter's thread by the
  * same bound again (beyond it, submit drops), and gRPC's own buffering by sending only while the
  * stream {@linkplain ClientCallStreamObserver#isReady() is ready}.
+ *
+ * <p><b>Losses.</b> A delta counts as {@linkplain ExporterStats#dropped() dropped} only once it is
+ * known not to reach the collector. The buffer may drop a delta that is in flight on the current
+ * stream (its bound holds whatever is in flight); its loss is then decided by its ack: APPLIED or
+ * DUPLICATE count it as acknowledged, a permanent rejection as rejected, and only a retryable
+ * rejection or the end of the stream before the ack (it cannot be resent) as dropped. Until then it
+ * is remembered by its counts alone, at most {@link ExporterConfig#maxInFlight()} of them.
  */
 public final class Exporter implements AutoCloseable {
   private static final System.Logger log = System.getLogger(Exporter.class.getName());
@@ -144,14 +152,14 @@ public final class Exporter implements AutoCloseable {
       submitted.incrementAndGet();
       unresolved.incrementAndGet();
       if (closed) {
-        lose(d, 1);
+        lose(d);
         logOnce("closed", Level.WARNING, "profold: a delta was submitted after close; dropped");
         return;
       }
       int size = d.getSerializedSize();
       if (inboxBytes.addAndGet(size) > config.maxBufferBytes()) {
         inboxBytes.addAndGet(-size);
-        lose(d, 1);
+        lose(d);
         logOnce(
             "inbox",
             Level.WARNING,
@@ -160,6 +168,11 @@ public final class Exporter implements AutoCloseable {
       }
       inbox.add(d);
       post(this::drainInbox);
+      if (closed) {
+        // close() ran since the check above: the exporter's thread may be done already (its
+        // scheduler shut down), so whatever is left in the inbox is dropped here.
+        dropInbox();
+      }
     } catch (RuntimeException e) {
       internalError("submit", e);
     }
@@ -236,6 +249,10 @@ public final class Exporter implements AutoCloseable {
 
   private void drainInbox() {
     thread = Thread.currentThread().getId();
+    if (closed) {
+      dropInbox(); // nothing is sent any more
+      return;
+    }
     Delta d;
     while ((d = inbox.poll()) != null) {
       inboxBytes.addAndGet(-d.getSerializedSize());
@@ -255,7 +272,7 @@ public final class Exporter implements AutoCloseable {
             "profold: the export buffer is full (collector unreachable?); merging buffered deltas");
       }
       for (Delta lost : r.dropped()) {
-        lose(lost, DeltaBuffer.covered(lost));
+        dropFromBuffer(lost);
         logOnce(
             "overflow",
             Level.WARNING,
@@ -268,6 +285,28 @@ public final class Exporter implements AutoCloseable {
     } else {
       pump();
     }
+  }
+
+  /**
+   * Accounts for a delta the buffer dropped: lost now, or, when it is in flight on the current
+   * stream, once its ack or the end of the stream says (see the class comment).
+   */
+  private void dropFromBuffer(Delta d) {
+    Stream s = stream;
+    Loss loss = new Loss(DeltaBuffer.covered(d), lostEvents(d));
+    if (s != null && s.isInFlight(d.getSequence())) {
+      s.droppedInFlight.put(d.getSequence(), loss);
+    } else {
+      lose(loss);
+    }
+  }
+
+  /** Counts the in-flight deltas of {@code s} that left the buffer as lost: {@code s} has ended. */
+  private void loseDroppedInFlight(Stream s) {
+    for (Loss loss : s.droppedInFlight.values()) {
+      lose(loss);
+    }
+    s.droppedInFlight.clear();
   }
 
   private void connectIfNeeded() {
@@ -342,19 +381,20 @@ public final class Exporter implements AutoCloseable {
       return;
     }
     disarmTimer(s); // progress
+    Loss droppedMeanwhile = s.droppedInFlight.remove(head.sequence);
     switch (ack.getResult()) {
-      case ACK_RESULT_REJECTED -> onRejected(s, head, ack.getStatus());
+      case ACK_RESULT_REJECTED -> onRejected(s, head, ack.getStatus(), droppedMeanwhile);
       case ACK_RESULT_DUPLICATE -> {
         duplicates.incrementAndGet();
-        done(head.sequence);
+        done(head.sequence, droppedMeanwhile);
       }
-      case ACK_RESULT_APPLIED -> done(head.sequence);
+      case ACK_RESULT_APPLIED -> done(head.sequence, droppedMeanwhile);
       default -> {
         logOnce(
             "ack-result",
             Level.WARNING,
             "profold: ack with unknown result " + ack.getResultValue() + "; taken as applied");
-        done(head.sequence);
+        done(head.sequence, droppedMeanwhile);
       }
     }
     if (stream == s) {
@@ -362,14 +402,22 @@ public final class Exporter implements AutoCloseable {
     }
   }
 
-  private void done(long sequence) {
+  /**
+   * Removes an acknowledged delta; {@code droppedMeanwhile} is its loss pending since the buffer
+   * dropped it in flight (null if it did not): the ack cancels it.
+   */
+  private void done(long sequence, Loss droppedMeanwhile) {
     acked.incrementAndGet();
     consecutiveFailures = 0;
     resolve(buffer.remove(sequence));
+    if (droppedMeanwhile != null) {
+      resolve(droppedMeanwhile.deltas());
+    }
     updateGauges();
   }
 
-  private void onRejected(Stream s, InFlight head, com.google.rpc.Status status) {
+  private void onRejected(
+      Stream s, InFlight head, com.google.rpc.Status status, Loss droppedMeanwhile) {
     Code code = Code.forNumber(status.getCode());
     String name = code == null ? "CODE_" + status.getCode() : code.name();
     rejected.computeIfAbsent(name, k -> new AtomicLong()).incrementAndGet();
@@ -379,6 +427,9 @@ public final class Exporter implements AutoCloseable {
           "retry:" + name,
           Level.INFO,
           "profold: the collector asked to retry later (" + lastError.get() + ")");
+      if (droppedMeanwhile != null) {
+        lose(droppedMeanwhile); // no longer buffered, so it cannot be retried
+      }
       restart(s, retryDelay(status).map(this::stretch).orElseGet(this::backoff), name);
       return;
     }
@@ -387,6 +438,9 @@ public final class Exporter implements AutoCloseable {
         Level.WARNING,
         "profold: the collector rejected a delta; it is dropped (" + lastError.get() + ")");
     resolve(buffer.remove(head.sequence));
+    if (droppedMeanwhile != null) {
+      resolve(droppedMeanwhile.deltas()); // counted as rejected, not as dropped
+    }
     updateGauges();
     if (head.carriedDictionary) {
       // The collector may not have taken the definitions of a rejected delta: send them all again.
@@ -411,6 +465,7 @@ public final class Exporter implements AutoCloseable {
     logOnce("stream", Level.INFO, "profold: " + lastError.get() + "; reconnecting");
     disarmTimer(s);
     stream = null;
+    loseDroppedInFlight(s);
     scheduleReconnect(delay);
   }
 
@@ -431,6 +486,7 @@ public final class Exporter implements AutoCloseable {
   private void restart(Stream s, Duration delay, String reason) {
     disarmTimer(s);
     stream = null;
+    loseDroppedInFlight(s);
     try {
       s.call.cancel("profold exporter: " + reason, null);
     } catch (RuntimeException e) {
@@ -478,6 +534,7 @@ public final class Exporter implements AutoCloseable {
   }
 
   private void shutdownOnExporterThread() {
+    dropInbox();
     if (reconnect != null) {
       reconnect.cancel();
       reconnect = null;
@@ -486,6 +543,7 @@ public final class Exporter implements AutoCloseable {
     stream = null;
     if (s != null) {
       disarmTimer(s);
+      loseDroppedInFlight(s); // their acks are not listened to any more
       try {
         s.call.onCompleted();
       } catch (RuntimeException e) {
@@ -534,10 +592,36 @@ public final class Exporter implements AutoCloseable {
 
   // ---------------------------------------------------------------- helpers, any thread
 
-  private void lose(Delta d, long deltas) {
-    dropped.addAndGet(deltas);
-    eventsLost.addAndGet(DeltaBuffer.events(d));
-    resolve(deltas);
+  /**
+   * Drops the deltas waiting for the exporter's thread, counted (once closed: see {@link #submit}).
+   * Any thread: each delta is counted by the one thread that polls it.
+   */
+  private void dropInbox() {
+    Delta d;
+    while ((d = inbox.poll()) != null) {
+      inboxBytes.addAndGet(-d.getSerializedSize());
+      lose(d);
+    }
+  }
+
+  /** Counts a submitted delta as dropped. */
+  private void lose(Delta d) {
+    lose(new Loss(1, lostEvents(d)));
+  }
+
+  private void lose(Loss loss) {
+    dropped.addAndGet(loss.deltas());
+    eventsLost.addAndGet(loss.events());
+    resolve(loss.deltas());
+  }
+
+  /**
+   * The events a dropped delta takes with it: those recorded in it, and those it reported as
+   * dropped (its overhead), which the collector would otherwise never hear of. Counted in {@link
+   * ExporterStats#eventsLost()}, they are reported again in a later delta.
+   */
+  private static long lostEvents(Delta d) {
+    return DeltaBuffer.events(d) + d.getOverhead().getEventsDropped();
   }
 
   private void resolve(Delta removed) {
@@ -627,14 +711,30 @@ public final class Exporter implements AutoCloseable {
   /** A delta on the wire, waiting for its ack. */
   private record InFlight(long sequence, boolean carriedDictionary) {}
 
+  /** What dropping a (possibly merged) delta costs: the submitted deltas and the events in it. */
+  private record Loss(long deltas, long events) {}
+
   /** One Push stream. Used on the exporter's thread only; {@code call} is set in beforeStart. */
   private static final class Stream {
     ClientCallStreamObserver<Delta> call;
     boolean ready;
     long lastSent;
     final ArrayDeque<InFlight> inFlight = new ArrayDeque<>();
+
+    /** Deltas in flight that the buffer dropped since, by sequence, with their pending loss. */
+    final Map<Long, Loss> droppedInFlight = new HashMap<>();
+
     Scheduler.Cancellable timer;
     long timerGeneration;
+
+    boolean isInFlight(long sequence) {
+      for (InFlight f : inFlight) {
+        if (f.sequence == sequence) {
+          return true;
+        }
+      }
+      return false;
+    }
   }
 
   /** Receives one stream's events on gRPC's threads and hands them to the exporter's thread. */

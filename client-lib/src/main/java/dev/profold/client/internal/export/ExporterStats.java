@@ -21,9 +21,10 @@ import java.util.Optional;
  * @param merged deltas folded into an older never-sent delta to make room in the buffer
  * @param dropped deltas given up without being acknowledged: they did not fit in the buffer even
  *     after merging, or were submitted after {@link Exporter#close}. Permanent rejections are not
- *     included (see {@code rejected})
+ *     included (see {@code rejected}), nor is a delta the buffer dropped while it was in flight and
+ *     whose ack then came (it is counted when its stream ends first)
  * @param eventsLost events recorded in the dropped deltas (per entry, the largest measurement
- *     count, summed)
+ *     count, summed), plus the events those deltas reported as dropped in their overhead
  * @param reconnects streams opened after an earlier one failed
  * @param bufferedDeltas messages held until acknowledged
  * @param bufferedBytes serialized bytes of the held messages (source and dictionary not counted)

@@ -27,10 +27,15 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.LongSupplier;
 
 /**
  * One started Profold: the {@link Recorder}, and a daemon thread ("profold-flush") that every
@@ -39,7 +44,8 @@ import java.util.concurrent.TimeUnit;
  * ThreadActivity}) and hands the delta to the {@link Exporter}.
  *
  * <p>Thread-safe. Nothing here throws into the application: a failing flush is logged once and
- * counted.
+ * counted. {@link #flush} and {@link #shutdown} wait at most their timeout in all, whatever the
+ * collector or the {@linkplain #beforeShutdown shutdown tasks} do.
  */
 public final class ProfoldRuntime {
   private static final System.Logger LOG = System.getLogger("dev.profold.client");
@@ -63,6 +69,8 @@ public final class ProfoldRuntime {
   private final ScheduledExecutorService flusher;
   private final ThreadMXBean threadsMx = ManagementFactory.getThreadMXBean();
   private final List<Runnable> beforeShutdown = new CopyOnWriteArrayList<>();
+  private final LongSupplier nanoClock;
+  private final WaitListener waits;
   private ScheduledFuture<?> schedule;
   private long intervalStart;
   private long flushThreadId;
@@ -70,8 +78,18 @@ public final class ProfoldRuntime {
   private boolean flushFailureLogged;
   private long lastEventsLost;
 
-  private ProfoldRuntime(ProfoldConfig config) {
+  /** Hears the budget of each wait of a {@link #flush} or {@link #shutdown} (for tests). */
+  interface WaitListener {
+    WaitListener NONE = (step, budget) -> {};
+
+    /** Called on the waiting thread just before step {@code step} waits at most {@code budget}. */
+    void waiting(String step, Duration budget);
+  }
+
+  private ProfoldRuntime(ProfoldConfig config, LongSupplier nanoClock, WaitListener waits) {
     this.config = config;
+    this.nanoClock = nanoClock;
+    this.waits = waits;
     long incarnation = RANDOM.nextLong();
     SourceIdentity.Builder id =
         SourceIdentity.newBuilder()
@@ -121,7 +139,12 @@ public final class ProfoldRuntime {
 
   /** Starts recording and the interval flush. */
   public static ProfoldRuntime start(ProfoldConfig config) {
-    ProfoldRuntime r = new ProfoldRuntime(config);
+    return start(config, System::nanoTime, WaitListener.NONE);
+  }
+
+  /** As {@link #start(ProfoldConfig)}, timing flush and shutdown on {@code nanoClock}. */
+  static ProfoldRuntime start(ProfoldConfig config, LongSupplier nanoClock, WaitListener waits) {
+    ProfoldRuntime r = new ProfoldRuntime(config, nanoClock, waits);
     r.intervalStart = nowNanos();
     long period = config.interval().toNanos();
     long untilBoundary = period - Math.floorMod(r.intervalStart, period);
@@ -146,7 +169,9 @@ public final class ProfoldRuntime {
 
   /**
    * Runs {@code task} at {@link #shutdown}, before the last interval is sent (to stop a data source
-   * so that what it recorded is in the last delta). Failures are logged and ignored.
+   * so that what it recorded is in the last delta). Failures are logged and ignored. The tasks run
+   * on the flush thread, within the shutdown's timeout: one still running when it is spent is
+   * interrupted, and the last interval is not sent.
    */
   public void beforeShutdown(Runnable task) {
     beforeShutdown.add(task);
@@ -242,32 +267,63 @@ public final class ProfoldRuntime {
 
   /**
    * Sends what was recorded so far as a delta now and waits up to {@code timeout} for every delta
-   * to be acknowledged.
+   * to be acknowledged. Never throws; false also after {@link #shutdown}.
    *
+   * @param timeout the limit of the whole wait; one too long for nanoseconds means no limit
    * @return true when everything was acknowledged in time
    */
   public boolean flush(Duration timeout) {
     try {
-      flusher.submit(this::flushInterval).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+      return sendLastAndAwait(Deadline.after(timeout, nanoClock), false);
+    } catch (RejectedExecutionException e) {
+      return false; // shut down
+    } catch (RuntimeException e) {
+      LOG.log(
+          Level.WARNING,
+          "Profold: flush failed ({0}); the application is not affected",
+          e.toString());
+      return false;
+    }
+  }
+
+  /**
+   * On the flush thread, runs the shutdown tasks if {@code shutdownTasks}, then flushes the
+   * interval; waits for both and then for every delta's ack, each wait getting what the earlier
+   * ones left of {@code deadline}.
+   *
+   * @return true when everything was acknowledged in time
+   * @throws RejectedExecutionException once the flush thread is shut down
+   */
+  private boolean sendLastAndAwait(Deadline deadline, boolean shutdownTasks) {
+    Future<?> tasks = shutdownTasks ? flusher.submit(this::runShutdownTasks) : null;
+    Future<?> interval = flusher.submit(this::flushInterval);
+    if (tasks != null && !await("shutdown tasks", tasks, deadline)) {
+      return false;
+    }
+    if (!await("interval", interval, deadline)) {
+      return false;
+    }
+    Duration budget = deadline.remaining();
+    waits.waiting("acks", budget);
+    return exporter.flush(budget);
+  }
+
+  /** Waits for {@code work} at most what is left of {@code deadline}; true if it completed. */
+  private boolean await(String step, Future<?> work, Deadline deadline) {
+    Duration budget = deadline.remaining();
+    waits.waiting(step, budget);
+    try {
+      work.get(budget.toNanos(), TimeUnit.NANOSECONDS);
+      return true;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return false;
-    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+    } catch (ExecutionException | TimeoutException e) {
       return false;
     }
-    return exporter.flush(timeout);
   }
 
-  /** The exporter's counters. */
-  public ExporterStats exporterStats() {
-    return exporter.stats();
-  }
-
-  /** Sends the last interval (waiting at most {@code timeout}) and stops everything. */
-  public void shutdown(Duration timeout) {
-    if (current == this) {
-      current = null;
-    }
+  private void runShutdownTasks() {
     for (Runnable task : beforeShutdown) {
       try {
         task.run();
@@ -275,20 +331,44 @@ public final class ProfoldRuntime {
         LOG.log(Level.WARNING, "Profold: a shutdown task failed; shutting down anyway", e);
       }
     }
-    if (schedule != null) {
-      schedule.cancel(false);
+  }
+
+  /** The exporter's counters. */
+  public ExporterStats exporterStats() {
+    return exporter.stats();
+  }
+
+  /**
+   * Runs the shutdown tasks, sends the last interval and waits for the acks, all within {@code
+   * timeout}, then stops everything. Never throws; whatever happens, the exporter is closed and the
+   * threads and the channel are released.
+   *
+   * @param timeout the limit of the whole wait; one too long for nanoseconds means no limit
+   */
+  public void shutdown(Duration timeout) {
+    if (current == this) {
+      current = null;
     }
-    boolean acked = flush(timeout);
-    if (!acked) {
-      LOG.log(
-          Level.WARNING,
-          "Profold: the last deltas were not acknowledged within {0} ms; {1} are lost",
-          timeout.toMillis(),
-          exporter.stats().bufferedDeltas());
+    try {
+      if (schedule != null) {
+        schedule.cancel(false);
+      }
+      if (!sendLastAndAwait(Deadline.after(timeout, nanoClock), true)) {
+        LOG.log(
+            Level.WARNING,
+            "Profold: the last deltas were not acknowledged within {0} ms; {1} are lost",
+            TimeUnit.NANOSECONDS.toMillis(Deadline.saturatedNanos(timeout)),
+            exporter.stats().bufferedDeltas());
+      }
+    } catch (RejectedExecutionException e) {
+      // shut down already
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "Profold: shutdown failed ({0}); stopping anyway", e.toString());
+    } finally {
+      exporter.close();
+      flusher.shutdownNow(); // interrupts a shutdown task still running
+      channel.shutdownNow();
+      grpcExecutor.shutdown();
     }
-    exporter.close();
-    flusher.shutdownNow();
-    channel.shutdownNow();
-    grpcExecutor.shutdown();
   }
 }

@@ -336,6 +336,47 @@ class DeltaBufferTest {
     assertThat(DeltaBuffer.events(d1)).isEqualTo(1);
   }
 
+  /** Nodes {@code from} to {@code from + 9}, one value each: deltas with disjoint keys. */
+  private static Map<Integer, double[]> tenNodes(int from) {
+    Map<Integer, double[]> nodes = new LinkedHashMap<>();
+    for (int n = from; n < from + 10; n++) {
+      nodes.put(n, new double[] {0.25 * n});
+    }
+    return nodes;
+  }
+
+  @Test
+  void theNewestDeltaIsKeptWhenItFitsAloneEvenIfItsMergeWithTheOlderOneDoesNot() {
+    Delta d1 = delta(1, tenNodes(1));
+    Delta d2 = delta(2, tenNodes(100)); // disjoint keys: merged, the two barely shrink
+    long bound = Math.max(d1.getSerializedSize(), d2.getSerializedSize()) + 10L;
+    assertThat((long) DeltaBuffer.merge(d1, d2).getSerializedSize()).isGreaterThan(bound);
+    DeltaBuffer buffer = new DeltaBuffer(bound);
+    buffer.add(d1);
+    DeltaBuffer.AddResult r = buffer.add(d2);
+    assertThat(r.merges()).isZero(); // a merge that cannot fit is not made...
+    assertThat(r.dropped()).containsExactly(d1); // ...the oldest goes instead
+    assertThat(buffer.deltas()).containsExactly(d2);
+    assertThat(buffer.bytes()).isEqualTo(d2.getSerializedSize());
+  }
+
+  @Test
+  void whenNeverSentDeltasCannotBeMergedToFitTheSentOnesGoFirst() {
+    Delta d1 = delta(1, 0.25);
+    Delta d2 = delta(2, tenNodes(1));
+    Delta d3 = delta(3, tenNodes(100));
+    long bound = d1.getSerializedSize() + (long) d3.getSerializedSize() + 10;
+    assertThat((long) DeltaBuffer.merge(d2, d3).getSerializedSize()).isGreaterThan(bound);
+    DeltaBuffer buffer = new DeltaBuffer(bound);
+    buffer.add(d1);
+    buffer.markSent(1);
+    buffer.add(d2);
+    DeltaBuffer.AddResult r = buffer.add(d3);
+    assertThat(r.merges()).isZero();
+    assertThat(r.dropped()).containsExactly(d1, d2); // oldest first, the sent one included
+    assertThat(buffer.deltas()).containsExactly(d3);
+  }
+
   @Test
   void aDeltaLargerThanTheBoundIsDroppedAfterTheOlderOnes() {
     Delta small = delta(1, 0.25);
@@ -347,13 +388,10 @@ class DeltaBufferTest {
     }
     Delta big = delta(2, many);
     DeltaBuffer.AddResult r = buffer.add(big);
-    assertThat(r.merges()).isEqualTo(1); // merged first, as never sent...
-    assertThat(r.dropped()).hasSize(1); // ...and the merge still did not fit
-    Delta lost = r.dropped().get(0);
-    assertThat(lost.getFirstSequence()).isEqualTo(1);
-    assertThat(lost.getSequence()).isEqualTo(2);
-    assertThat(DeltaBuffer.covered(lost)).isEqualTo(2);
-    assertThat(DeltaBuffer.events(lost)).isEqualTo(21);
+    assertThat(r.merges()).isZero(); // a merge holding the big one could not fit: not made
+    assertThat(r.dropped()).containsExactly(small, big); // oldest first
+    assertThat(r.dropped().stream().mapToLong(DeltaBuffer::covered).sum()).isEqualTo(2);
+    assertThat(r.dropped().stream().mapToLong(DeltaBuffer::events).sum()).isEqualTo(21);
     assertThat(buffer.isEmpty()).isTrue();
     assertThat(buffer.bytes()).isZero();
   }
@@ -373,8 +411,9 @@ class DeltaBufferTest {
   /**
    * Over any history of adds, sends (in order, as the exporter does) and acks: buffered plus
    * dropped plus acked data equals everything added, exactly; sent deltas are never changed;
-   * covered ranges partition 1..n; the bound holds; and a drop happens only when at most one
-   * never-sent delta is left.
+   * covered ranges partition 1..n; the bound holds; a delta that fits the bound by itself is still
+   * buffered after its add (merged or not); and a never-sent delta is dropped only when merging it
+   * with the oldest never-sent delta left would not fit.
    */
   @Property(tries = 300)
   void nothingIsLostOrCountedTwice(
@@ -399,10 +438,21 @@ class DeltaBufferTest {
         added.add(d);
         DeltaBuffer.AddResult r = buffer.add(d);
         gone.addAll(r.dropped());
-        if (!r.dropped().isEmpty()) {
-          long neverSent =
-              buffer.deltas().stream().filter(x -> !buffer.wasSent(x.getSequence())).count();
-          assertThat(neverSent).isLessThanOrEqualTo(1);
+        if (d.getSerializedSize() <= maxBytes) {
+          assertThat(buffer.deltas()).last().extracting(Delta::getSequence).isEqualTo(seq);
+        }
+        Delta lastDroppedNeverSent = null;
+        for (Delta x : r.dropped()) {
+          if (!buffer.wasSent(x.getSequence())) {
+            lastDroppedNeverSent = x;
+          }
+        }
+        Delta oldestNeverSent = buffer.next(lastSent);
+        if (lastDroppedNeverSent != null && oldestNeverSent != null) {
+          assertThat(
+                  (long)
+                      DeltaBuffer.merge(lastDroppedNeverSent, oldestNeverSent).getSerializedSize())
+              .isGreaterThan(maxBytes);
         }
       } else if (op <= 7) {
         Delta next = buffer.next(lastSent);

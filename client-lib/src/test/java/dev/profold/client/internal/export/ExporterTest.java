@@ -36,6 +36,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.random.RandomGenerator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -99,6 +100,11 @@ class ExporterTest {
 
   private Exporter exporter(ExporterConfig config, RandomGenerator random) {
     exporter = new Exporter(channel, encoder, config, scheduler, random);
+    return exporter;
+  }
+
+  private Exporter exporter(ExporterConfig config, Scheduler on) {
+    exporter = new Exporter(channel, encoder, config, on, fixedRandom(0.5));
     return exporter;
   }
 
@@ -501,6 +507,79 @@ class ExporterTest {
     assertThat(e.flush(Duration.ZERO)).isTrue();
   }
 
+  /** Delta 1 in flight (its ack held back), then delta 2 takes the buffer over its bound. */
+  private Exporter inFlightDeltaDroppedOnOverflow() {
+    ingest.silent.add(1L);
+    long one = delta(0, 0.25, 0.5).setSequence(1).build().getSerializedSize();
+    Exporter e = exporter(config().withMaxBufferBytes(one * 3 / 2));
+    e.submit(delta(0, 0.25, 0.5));
+    scheduler.runDue();
+    e.submit(delta(1, 1.0, 2.0)); // delta 1, sent, is the one dropped to make room
+    scheduler.runDue();
+    ExporterStats s = e.stats();
+    assertThat(s.bufferedDeltas()).isEqualTo(1);
+    assertThat(s.bufferedBytes()).isLessThanOrEqualTo(one * 3 / 2); // the bound holds
+    assertThat(s.dropped()).as("not known to be lost yet").isZero();
+    assertThat(s.eventsLost()).isZero();
+    return e;
+  }
+
+  @Test
+  void anInFlightDeltaDroppedOnOverflowIsNotCountedLostWhenItsAckThenSaysApplied() {
+    Exporter e = inFlightDeltaDroppedOnOverflow();
+    ingest.streams.get(0).ack(1, AckResult.ACK_RESULT_APPLIED); // the collector applied it
+    scheduler.runDue();
+    ExporterStats s = e.stats();
+    assertThat(s.acked() + s.dropped())
+        .as("acked + dropped <= submitted")
+        .isLessThanOrEqualTo(s.submitted());
+    assertThat(s.eventsLost()).as("events the collector applied are not lost").isZero();
+    assertThat(s.acked()).isEqualTo(2); // delta 2 went out after the ack
+    assertThat(s.dropped()).isZero();
+    assertThat(e.flush(Duration.ZERO)).isTrue();
+  }
+
+  @Test
+  void anInFlightDeltaDroppedOnOverflowIsCountedLostOnceWhenItsStreamFailsBeforeTheAck() {
+    Exporter e = inFlightDeltaDroppedOnOverflow();
+    ingest.streams.get(0).fail(Status.UNAVAILABLE.asRuntimeException());
+    scheduler.runDue();
+    assertThat(e.stats().dropped()).isEqualTo(1); // it cannot be resent: lost
+    assertThat(e.stats().eventsLost()).isEqualTo(2);
+    scheduler.advance(INITIAL);
+    assertThat(sequences(ingest.streams.get(1).received)).containsExactly(2L);
+    ExporterStats s = e.stats();
+    assertThat(s.acked()).isEqualTo(1);
+    assertThat(s.dropped()).isEqualTo(1);
+    assertThat(s.eventsLost()).isEqualTo(2);
+    assertThat(e.flush(Duration.ZERO)).isTrue();
+  }
+
+  @Test
+  void anInFlightDeltaDroppedOnOverflowAndThenRejectedIsCountedAsRejectedOnly() {
+    Exporter e = inFlightDeltaDroppedOnOverflow();
+    ingest
+        .streams
+        .get(0)
+        .out
+        .onNext(
+            Ack.newBuilder()
+                .setSequence(1)
+                .setResult(AckResult.ACK_RESULT_REJECTED)
+                .setStatus(
+                    com.google.rpc.Status.newBuilder()
+                        .setCode(Code.INVALID_ARGUMENT.getNumber())
+                        .setMessage("no"))
+                .build());
+    scheduler.runDue();
+    ExporterStats s = e.stats();
+    assertThat(s.rejected("INVALID_ARGUMENT")).isEqualTo(1);
+    assertThat(s.dropped()).isZero(); // rejections are counted apart
+    assertThat(s.eventsLost()).isZero();
+    assertThat(s.acked()).isEqualTo(1); // delta 2
+    assertThat(e.flush(Duration.ZERO)).isTrue();
+  }
+
   @Test
   void closeHalfClosesTheStreamAndLaterSubmitsAreDropped() {
     Exporter e = exporter(config());
@@ -516,6 +595,88 @@ class ExporterTest {
     assertThat(ingest.streams).hasSize(1);
     assertThat(sequences(ingest.streams.get(0).received)).containsExactly(1L);
     assertThat(scheduler.isShutdown()).isFalse(); // the caller owns it
+  }
+
+  /**
+   * A scheduler that, on its first task, lets {@link Exporter#close} happen first: as if close ran
+   * between a submit's closed check and its hand-over to the exporter's thread. When {@code
+   * refuseAfterClose}, it then rejects every task, as the exporter's own scheduler does once shut
+   * down.
+   */
+  private Scheduler closingOnFirstTask(AtomicReference<Exporter> target, boolean refuseAfterClose) {
+    return new Scheduler() {
+      private boolean first = true;
+
+      @Override
+      public void execute(Runnable task) {
+        if (first) {
+          first = false;
+          target.get().close();
+        }
+        if (refuseAfterClose) {
+          throw new RejectedExecutionException("shut down");
+        }
+        scheduler.execute(task);
+      }
+
+      @Override
+      public Cancellable schedule(Runnable task, Duration delay) {
+        return scheduler.schedule(task, delay);
+      }
+
+      @Override
+      public void shutdown() {}
+    };
+  }
+
+  @Test
+  void aDeltaSubmittedAsTheExporterClosesIsCountedAsDropped() {
+    AtomicReference<Exporter> target = new AtomicReference<>();
+    Exporter e = exporter(config(), closingOnFirstTask(target, false));
+    target.set(e);
+    e.submit(delta(0, 0.25, 0.5));
+    scheduler.runDue();
+    assertThat(ingest.streams).isEmpty();
+    assertThat(e.stats().dropped()).isEqualTo(1);
+    assertThat(e.stats().eventsLost()).isEqualTo(2);
+    assertThat(e.flush(Duration.ZERO)).isTrue(); // nothing left unaccounted for
+  }
+
+  @Test
+  void aDeltaSubmittedAsTheExporterClosesIsCountedAsDroppedEvenIfItsSchedulerRefuses() {
+    AtomicReference<Exporter> target = new AtomicReference<>();
+    Exporter e = exporter(config(), closingOnFirstTask(target, true));
+    target.set(e);
+    e.submit(delta(0, 0.25, 0.5));
+    assertThat(e.stats().dropped()).isEqualTo(1);
+    assertThat(e.stats().eventsLost()).isEqualTo(2);
+    assertThat(e.stats().internalErrors()).isZero();
+    assertThat(e.flush(Duration.ZERO)).isTrue();
+  }
+
+  @Test
+  void theEventsADroppedDeltaReportedAsDroppedAreCountedAsLostToo() {
+    Exporter e = exporter(config());
+    e.close();
+    scheduler.runDue();
+    Delta.Builder reporting = delta(0, 0.25, 0.5);
+    reporting.getOverheadBuilder().setEventsDropped(5); // earlier losses it was to tell of
+    e.submit(reporting);
+    assertThat(e.stats().dropped()).isEqualTo(1);
+    assertThat(e.stats().eventsLost()).isEqualTo(2 + 5);
+  }
+
+  @Test
+  void theEventsADeltaDroppedOnOverflowReportedAsDroppedAreCountedAsLostToo() {
+    long one = delta(0, 0.25).setSequence(1).build().getSerializedSize();
+    Exporter e = exporter(config().withMaxBufferBytes(one + 8));
+    server.shutdownNow(); // nothing is sent: the buffer overflows
+    Delta.Builder big = delta(0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0);
+    big.getOverheadBuilder().setEventsDropped(5);
+    e.submit(big); // larger than the bound by itself
+    scheduler.runDue();
+    assertThat(e.stats().dropped()).isEqualTo(1);
+    assertThat(e.stats().eventsLost()).isEqualTo(8 + 5);
   }
 
   @Test

@@ -1,0 +1,67 @@
+package dev.profold.client.internal.runtime;
+
+import dev.profold.proto.v1.Ack;
+import dev.profold.proto.v1.AckResult;
+import dev.profold.proto.v1.Delta;
+import dev.profold.proto.v1.IngestGrpc;
+import io.grpc.Server;
+import io.grpc.ServerBuilder;
+import io.grpc.stub.StreamObserver;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+
+/** A collector on a local port that acknowledges every delta APPLIED; and a port nobody serves. */
+public final class AckingCollector implements AutoCloseable {
+  private final Server server;
+
+  public AckingCollector() throws IOException {
+    server =
+        ServerBuilder.forPort(0)
+            .addService(
+                new IngestGrpc.IngestImplBase() {
+                  @Override
+                  public StreamObserver<Delta> push(StreamObserver<Ack> acks) {
+                    return new StreamObserver<>() {
+                      @Override
+                      public void onNext(Delta d) {
+                        acks.onNext(
+                            Ack.newBuilder()
+                                .setSequence(d.getSequence())
+                                .setResult(AckResult.ACK_RESULT_APPLIED)
+                                .build());
+                      }
+
+                      @Override
+                      public void onError(Throwable t) {}
+
+                      @Override
+                      public void onCompleted() {
+                        acks.onCompleted();
+                      }
+                    };
+                  }
+                })
+            .build()
+            .start();
+  }
+
+  /** Its address, {@code host:port}. */
+  public String endpoint() {
+    return "127.0.0.1:" + server.getPort();
+  }
+
+  /** An address where connections are refused: a port just freed. */
+  public static String unreachable() {
+    try (ServerSocket s = new ServerSocket(0)) {
+      return "127.0.0.1:" + s.getLocalPort();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  @Override
+  public void close() {
+    server.shutdownNow();
+  }
+}

@@ -1,0 +1,135 @@
+package dev.profold.client.internal.runtime;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.profold.client.ProfoldConfig;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * {@link ProfoldRuntime}'s flush and shutdown: bounded by one deadline, never throwing, always
+ * releasing what they hold. No test measures time: a hang is caught by the watchdog timeout only.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+class ProfoldRuntimeTest {
+  private static final Duration FOREVER = Duration.ofSeconds(Long.MAX_VALUE);
+
+  private ProfoldRuntime runtime;
+  private AckingCollector collector;
+
+  @AfterEach
+  void stop() {
+    if (runtime != null) {
+      runtime.shutdown(Duration.ZERO);
+    }
+    if (collector != null) {
+      collector.close();
+    }
+  }
+
+  private static ProfoldConfig config(String endpoint) {
+    return ProfoldConfig.builder()
+        .endpoint(endpoint)
+        .service("runtime-test")
+        .interval(Duration.ofHours(1)) // only explicit flushes
+        .build();
+  }
+
+  /** A clock that a step moves on by {@code stepNanos} each time it is told its budget. */
+  private static final class SteppingClock {
+    final AtomicLong now = new AtomicLong(1_000);
+    final List<String> budgets = new CopyOnWriteArrayList<>();
+    final long stepNanos;
+
+    SteppingClock(Duration step) {
+      this.stepNanos = step.toNanos();
+    }
+
+    void waiting(String step, Duration budget) {
+      budgets.add(step + " " + budget);
+      now.addAndGet(stepNanos); // the step takes this long
+    }
+  }
+
+  @Test
+  void eachStepOfAShutdownWaitsOnlyWhatTheEarlierOnesLeft() {
+    SteppingClock clock = new SteppingClock(Duration.ofMillis(200));
+    ProfoldRuntime r =
+        ProfoldRuntime.start(config(AckingCollector.unreachable()), clock.now::get, clock::waiting);
+    List<String> order = new CopyOnWriteArrayList<>();
+    r.beforeShutdown(() -> order.add("task 1"));
+    r.beforeShutdown(() -> order.add("task 2"));
+    r.shutdown(Duration.ofMillis(500));
+    assertThat(order).containsExactly("task 1", "task 2");
+    assertThat(clock.budgets)
+        .containsExactly("shutdown tasks PT0.5S", "interval PT0.3S", "acks PT0.1S");
+  }
+
+  @Test
+  void aStepThatSpendsTheWholeTimeoutLeavesNothingToTheNextOnes() {
+    SteppingClock clock = new SteppingClock(Duration.ofSeconds(4));
+    ProfoldRuntime r =
+        ProfoldRuntime.start(config(AckingCollector.unreachable()), clock.now::get, clock::waiting);
+    r.shutdown(Duration.ofSeconds(5));
+    assertThat(clock.budgets).containsExactly("shutdown tasks PT5S", "interval PT1S", "acks PT0S");
+  }
+
+  @Test
+  void aFlushSharesItsTimeoutBetweenTheIntervalAndTheAcks() {
+    SteppingClock clock = new SteppingClock(Duration.ofSeconds(3));
+    runtime =
+        ProfoldRuntime.start(config(AckingCollector.unreachable()), clock.now::get, clock::waiting);
+    assertThat(runtime.flush(Duration.ofSeconds(3))).isFalse(); // nothing is acknowledged
+    assertThat(clock.budgets).containsExactly("interval PT3S", "acks PT0S");
+  }
+
+  @Test
+  void aShutdownTaskThatNeverReturnsDoesNotHoldShutdownPastItsTimeout() throws Exception {
+    ProfoldRuntime r = ProfoldRuntime.start(config(AckingCollector.unreachable()));
+    CountDownLatch interrupted = new CountDownLatch(1);
+    r.beforeShutdown(
+        () -> {
+          try {
+            new CountDownLatch(1).await(); // a data source that never stops
+          } catch (InterruptedException e) {
+            interrupted.countDown();
+          }
+        });
+    r.shutdown(Duration.ofMillis(100)); // before the fix: never returned
+    assertThat(interrupted.await(30, TimeUnit.SECONDS)).as("the task is interrupted").isTrue();
+  }
+
+  @Test
+  void aTimeoutTooLargeForNanosecondsMeansNoLimit() throws Exception {
+    collector = new AckingCollector();
+    runtime = ProfoldRuntime.start(config(collector.endpoint()));
+    assertThat(runtime.flush(FOREVER)).isTrue(); // before the fix: ArithmeticException
+    assertThat(runtime.exporterStats().acked()).isEqualTo(1);
+  }
+
+  @Test
+  void shutdownWithATimeoutTooLargeForNanosecondsStillReleasesEverything() throws Exception {
+    collector = new AckingCollector();
+    ProfoldRuntime r = ProfoldRuntime.start(config(collector.endpoint()));
+    r.shutdown(FOREVER); // before the fix: ArithmeticException, nothing released
+    assertThat(r.exporterStats().acked()).isEqualTo(1); // the last interval was sent
+    r.flushInterval();
+    assertThat(r.exporterStats().dropped()).as("the exporter is closed").isEqualTo(1);
+    assertThat(r.flush(Duration.ofSeconds(1))).as("the flush thread is gone").isFalse();
+  }
+
+  @Test
+  void aFlushAfterShutdownReturnsFalseInsteadOfThrowing() {
+    ProfoldRuntime r = ProfoldRuntime.start(config(AckingCollector.unreachable()));
+    r.shutdown(Duration.ZERO);
+    assertThat(r.flush(Duration.ofSeconds(1))).isFalse(); // before: RejectedExecutionException
+    assertThat(ProfoldRuntime.current()).isNull();
+  }
+}
