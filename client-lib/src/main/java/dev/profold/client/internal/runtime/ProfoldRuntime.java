@@ -328,7 +328,10 @@ public final class ProfoldRuntime {
       try {
         task.run();
       } catch (RuntimeException e) {
-        LOG.log(Level.WARNING, "Profold: a shutdown task failed; shutting down anyway", e);
+        LOG.log(
+            Level.WARNING,
+            "Profold: a shutdown task failed ({0}); shutting down anyway",
+            e.toString());
       }
     }
   }
