@@ -18,7 +18,6 @@ import dev.profold.proto.v1.Delta;
 import dev.profold.proto.v1.Entry;
 import dev.profold.proto.v1.SourceIdentity;
 import io.grpc.ManagedChannel;
-import io.grpc.ManagedChannelBuilder;
 import java.lang.System.Logger.Level;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
@@ -52,11 +51,9 @@ public final class ProfoldRuntime {
   private final ThreadActivity activity = new ThreadActivity(new JvmThreads());
   private final ThreadAggregationPlan aggregation;
   private final EntryEncoder entries;
-  private static final java.util.concurrent.atomic.AtomicInteger GRPC_THREADS =
-      new java.util.concurrent.atomic.AtomicInteger();
 
-  /** The channel's callback threads, named {@code profold-grpc-N} (the agent skips them). */
-  private final java.util.concurrent.ExecutorService grpcExecutor;
+  /** The channel to the collector and its threads, named {@code profold-grpc-*}. */
+  private final CollectorChannel grpc;
 
   private final ManagedChannel channel;
   private final Exporter exporter;
@@ -93,18 +90,8 @@ public final class ProfoldRuntime {
     this.aggregation =
         new ThreadAggregationPlan(config.threadAggregation(), config.threadAggregationByGroup());
     this.entries = new EntryEncoder(encoder, recorder.contexts());
-    this.grpcExecutor =
-        Executors.newCachedThreadPool(
-            r -> {
-              Thread t = new Thread(r, "profold-grpc-" + GRPC_THREADS.incrementAndGet());
-              t.setDaemon(true);
-              return t;
-            });
-    this.channel =
-        ManagedChannelBuilder.forTarget(config.endpoint())
-            .usePlaintext()
-            .executor(grpcExecutor)
-            .build();
+    this.grpc = new CollectorChannel(config.endpoint());
+    this.channel = grpc.channel();
     this.exporter =
         new Exporter(
             channel,
@@ -225,7 +212,7 @@ public final class ProfoldRuntime {
     return d;
   }
 
-  /** CPU time of the flush and exporter threads since the previous call. */
+  /** CPU time of the flush, exporter and gRPC threads since the previous call. */
   private long ownCpuNanos() {
     if (!threadsMx.isThreadCpuTimeSupported()) {
       return 0;
@@ -235,6 +222,7 @@ public final class ProfoldRuntime {
     if (exporterThread >= 0) {
       now += Math.max(0, threadsMx.getThreadCpuTime(exporterThread));
     }
+    now += grpc.cpuNanos();
     long d = Math.max(0, now - lastCpuNanos);
     lastCpuNanos = now;
     return d;
@@ -289,6 +277,6 @@ public final class ProfoldRuntime {
     exporter.close();
     flusher.shutdownNow();
     channel.shutdownNow();
-    grpcExecutor.shutdown();
+    grpc.close();
   }
 }
