@@ -46,7 +46,10 @@ import java.util.Map;
  * during the interval are not counted (their CPU time can no longer be read); what was reported for
  * them is discarded.
  *
- * <p>Thread-safe: reports come from any thread, {@link #close} from the flush thread.
+ * <p>Thread-safe: reports come from any thread, {@link #close} from the flush thread. {@link
+ * #close} reads the live threads before it takes the lock that reports take, so a report (a timed
+ * {@code Thread.start} reports from inside {@code start()}) never waits for every thread's CPU time
+ * to be read.
  */
 public final class ThreadActivity {
   /** Most groups in one delta (the protocol's limit); the smallest are merged beyond it. */
@@ -124,9 +127,17 @@ public final class ThreadActivity {
    * only takes the threads' CPU times as a baseline when they are older than the interval; see the
    * class comment.
    */
-  public synchronized List<ThreadGroupActivity> close(long startNanos, long endNanos) {
-    long length = Math.max(0, endNanos - startNanos);
+  public List<ThreadGroupActivity> close(long startNanos, long endNanos) {
+    // Read before taking the lock: reports come from application threads (a timed Thread.start
+    // reports inside start()), which must not wait while every thread's CPU time is read.
     List<LiveThread> live = threads.now();
+    synchronized (this) {
+      return close(startNanos, endNanos, live);
+    }
+  }
+
+  private List<ThreadGroupActivity> close(long startNanos, long endNanos, List<LiveThread> live) {
+    long length = Math.max(0, endNanos - startNanos);
     Map<String, Group> groups = new HashMap<>();
     Map<Long, Long> cpuNow = new HashMap<>(live.size() * 2);
     for (LiveThread t : live) {

@@ -6,6 +6,8 @@ import dev.profold.client.Kind;
 import dev.profold.proto.v1.ThreadGroupActivity;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
@@ -260,6 +262,44 @@ class ThreadActivityTest {
     assertThat(other.getThreads()).isEqualTo(11);
     assertThat(out.stream().mapToLong(ThreadGroupActivity::getThreads).sum())
         .isEqualTo(ThreadActivity.MAX_GROUPS + 10);
+  }
+
+  @Test
+  void reportsDoNotWaitWhileCloseReadsTheLiveThreads() throws Exception {
+    CountDownLatch reading = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    ThreadActivity a =
+        new ThreadActivity(
+            () -> {
+              reading.countDown();
+              try {
+                release.await();
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+              return List.of(new LiveThread(1, "t", 0));
+            });
+    Thread flush = new Thread(() -> a.close(0, 10 * S), "flush");
+    flush.start();
+    try {
+      assertThat(reading.await(30, TimeUnit.SECONDS)).isTrue();
+      CountDownLatch reported = new CountDownLatch(1);
+      Thread starter =
+          new Thread(
+              () -> {
+                a.managementCpu(1, S); // what a timed Thread.start reports
+                a.offCpu(1, Kind.THREAD_MGMT, S);
+                reported.countDown();
+              },
+              "starter");
+      starter.start();
+      assertThat(reported.await(30, TimeUnit.SECONDS))
+          .as("reports made while close() reads the threads")
+          .isTrue();
+    } finally {
+      release.countDown();
+      flush.join();
+    }
   }
 
   private static void sample(ThreadActivity a, long thread, int mgmt, int other) {
