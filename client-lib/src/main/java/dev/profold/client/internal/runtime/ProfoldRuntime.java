@@ -167,12 +167,28 @@ public final class ProfoldRuntime {
   }
 
   private void flushSafely() {
+    flushSafely(this::flushInterval);
+  }
+
+  /**
+   * Runs {@code flush}, catching whatever it throws, Errors included (logged once, without a stack
+   * trace), so that the fixed-rate schedule goes on: anything escaping a scheduled run cancels all
+   * later runs, silently, since nothing reads the schedule's future. That holds for a {@link
+   * VirtualMachineError} too: rethrown here it would reach no handler and stop nothing but the
+   * profiling, while a later flush may well succeed (an OutOfMemoryError caused by the
+   * application's peak, say). Runs on the flush thread.
+   */
+  void flushSafely(Runnable flush) {
     try {
-      flushInterval();
-    } catch (RuntimeException e) {
+      flush.run();
+    } catch (Throwable t) { // see above: nothing may end the schedule
       if (!flushFailureLogged) {
         flushFailureLogged = true;
-        LOG.log(Level.WARNING, "Profold: a flush failed; the application is not affected", e);
+        LOG.log(
+            Level.WARNING,
+            "Profold: a flush failed ({0}); the application is not affected and flushing goes on"
+                + " (logged once)",
+            t.toString());
       }
     }
   }
