@@ -29,7 +29,14 @@ import java.util.Map;
  *   <li>off-CPU classes ({@link #offCpu}: sync, wait, io, runtime and thread_mgmt from blocking
  *       events above their thresholds; {@link #pause}: stop-the-world pauses, runtime for every
  *       thread) fill {@code wall - cpu}; when they report more than that (an event reported late, a
- *       wait that began in an earlier interval) they are scaled down in proportion;
+ *       wait that began in an earlier interval) they are scaled down in proportion, and what did
+ *       not fit is carried to the next interval, once and at most one interval's worth. There it
+ *       fills the room first (it is the older time), and what of it still does not fit is dropped,
+ *       not counted anywhere: an event's duration is wall time the thread spent before the event
+ *       was reported, so time that fits neither the interval it was reported in nor the next one
+ *       lies in intervals already sent, and carrying it on would only put it into later intervals
+ *       where the thread was on CPU or idle (a 60 s wait followed by minutes on CPU would otherwise
+ *       show as waiting whenever the thread next goes idle);
  *   <li>{@code idle} is the remainder: waits too short for their threshold, waits for work, and
  *       anything no event describes.
  * </ul>
@@ -39,7 +46,10 @@ import java.util.Map;
  * during the interval are not counted (their CPU time can no longer be read); what was reported for
  * them is discarded.
  *
- * <p>Thread-safe: reports come from any thread, {@link #close} from the flush thread.
+ * <p>Thread-safe: reports come from any thread, {@link #close} from the flush thread. {@link
+ * #close} reads the live threads before it takes the lock that reports take, so a report (a timed
+ * {@code Thread.start} reports from inside {@code start()}) never waits for every thread's CPU time
+ * to be read.
  */
 public final class ThreadActivity {
   /** Most groups in one delta (the protocol's limit); the smallest are merged beyond it. */
@@ -57,10 +67,12 @@ public final class ThreadActivity {
   private static final int IDLE = 6;
   private static final int CLASSES = 7;
   private static final long[] NO_SAMPLES = new long[2];
+  private static final long[] NO_CLASSES = new long[CLASSES];
 
   private final LiveThreads threads;
-  private final Map<Long, long[]> offCpu = new HashMap<>();
-  private final Map<Long, long[]> carried = new HashMap<>();
+  private final Map<Long, long[]> offCpu = new HashMap<>(); // reported in this interval
+  private final Map<Long, long[]> carriedIn = new HashMap<>(); // from the interval before
+  private final Map<Long, long[]> carried = new HashMap<>(); // to the next interval
   private final Map<Long, long[]> samples = new HashMap<>(); // {all, in management}
   private final Map<Long, long[]> lastSamples = new HashMap<>(); // the interval before
   private final Map<Long, Long> managementCpu = new HashMap<>(); // measured, not sampled
@@ -115,9 +127,17 @@ public final class ThreadActivity {
    * only takes the threads' CPU times as a baseline when they are older than the interval; see the
    * class comment.
    */
-  public synchronized List<ThreadGroupActivity> close(long startNanos, long endNanos) {
-    long length = Math.max(0, endNanos - startNanos);
+  public List<ThreadGroupActivity> close(long startNanos, long endNanos) {
+    // Read before taking the lock: reports come from application threads (a timed Thread.start
+    // reports inside start()), which must not wait while every thread's CPU time is read.
     List<LiveThread> live = threads.now();
+    synchronized (this) {
+      return close(startNanos, endNanos, live);
+    }
+  }
+
+  private List<ThreadGroupActivity> close(long startNanos, long endNanos, List<LiveThread> live) {
+    long length = Math.max(0, endNanos - startNanos);
     Map<String, Group> groups = new HashMap<>();
     Map<Long, Long> cpuNow = new HashMap<>(live.size() * 2);
     for (LiveThread t : live) {
@@ -141,9 +161,10 @@ public final class ThreadActivity {
     lastCpu.clear();
     lastCpu.putAll(cpuNow);
     offCpu.clear();
+    carriedIn.clear();
     for (Map.Entry<Long, long[]> e : carried.entrySet()) {
       if (cpuNow.containsKey(e.getKey())) {
-        offCpu.put(e.getKey(), e.getValue());
+        carriedIn.put(e.getKey(), e.getValue());
       }
     }
     carried.clear();
@@ -174,21 +195,20 @@ public final class ThreadActivity {
     c[COMPUTE] = cpu - mgmt;
     c[THREAD_MGMT] = mgmt;
     long[] reported = offCpu.get(threadId);
-    long[] off = reported == null ? new long[CLASSES] : reported.clone();
-    off[RUNTIME] += pauses;
-    long total = 0;
-    for (long v : off) {
-      total += v;
-    }
+    long[] fresh = reported == null ? new long[CLASSES] : reported.clone();
+    fresh[RUNTIME] += pauses;
     long room = wall - cpu;
-    long used = 0;
+    // Time carried from the interval before fills the room first; what of it does not fit is
+    // dropped (see the class comment). Then this interval's reports take what room is left.
+    long[] old = fit(carriedIn.getOrDefault(threadId, NO_CLASSES), room);
+    long used = sum(old);
+    long[] recent = fit(fresh, room - used);
+    used += sum(recent);
     long excess = 0;
     long[] over = new long[CLASSES];
     for (int k = SYNC; k <= THREAD_MGMT; k++) {
-      long v = total <= room ? off[k] : scaled(off[k], room, total);
-      c[k] += v;
-      used += v;
-      over[k] = off[k] - v;
+      c[k] += old[k] + recent[k];
+      over[k] = fresh[k] - recent[k];
       excess += over[k];
     }
     if (excess > 0) {
@@ -204,6 +224,30 @@ public final class ThreadActivity {
     }
     c[IDLE] = room - used;
     return c;
+  }
+
+  /**
+   * The off-CPU classes {@code off}, scaled down in proportion when they add up to over {@code
+   * room}.
+   */
+  private static long[] fit(long[] off, long room) {
+    long total = sum(off);
+    if (total <= room) {
+      return off;
+    }
+    long[] v = new long[CLASSES];
+    for (int k = SYNC; k <= THREAD_MGMT; k++) {
+      v[k] = scaled(off[k], room, total);
+    }
+    return v;
+  }
+
+  private static long sum(long[] classes) {
+    long total = 0;
+    for (long v : classes) {
+      total += v;
+    }
+    return total;
   }
 
   /** {@code v * room / total}, rounded down, without overflow. */

@@ -90,8 +90,10 @@ public final class ProfoldAgent {
       try {
         ThreadStarts starts = new ThreadStarts();
         p = JfrProfiler.start(runtime.recorder(), runtime.activity(), opts.jfr(), starts);
-        if (inst != null && opts.jfr().threads()) { // the JFR events give the starts' call paths
-          ThreadStartTiming.install(inst, runtime.activity(), starts);
+        if (inst != null // the JFR events give the starts' call paths
+            && opts.jfr().threads()
+            && ThreadStartTiming.install(inst, runtime.activity(), starts)) {
+          runtime.beforeShutdown(ThreadStartTiming::stop);
         }
       } catch (RuntimeException | LinkageError e) {
         LOG.log(

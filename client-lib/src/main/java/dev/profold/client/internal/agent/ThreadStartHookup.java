@@ -61,6 +61,15 @@ final class ThreadStartHookup implements ThreadStartTimes.Listener {
         "Profold agent: timing Thread.start (thread starts count as thread_mgmt time)");
   }
 
+  /**
+   * Stops reporting thread starts: the rewritten {@code Thread.start} then finds no listener and
+   * times nothing (a volatile read per start). Called at shutdown, so that starts no longer take
+   * the lock of a stopped runtime's {@link ThreadActivity} and fill its maps.
+   */
+  static void unhook() {
+    ThreadStartTimes.listen(null);
+  }
+
   @Override
   public long cpuNow() {
     return mx.getCurrentThreadCpuTime();

@@ -40,10 +40,12 @@ final class ThreadStartTiming {
 
   /**
    * Times thread starts from now on, reporting them to {@code activity} and their durations to
-   * {@code starts} (for the JFR mapping). When timing cannot be installed it says why, once, and
-   * starts stay untimed.
+   * {@code starts} (for the JFR mapping), until {@link #stop()}. When timing cannot be installed it
+   * says why, once, and starts stay untimed.
+   *
+   * @return true when starts are timed
    */
-  static void install(Instrumentation inst, ThreadActivity activity, ThreadStarts starts) {
+  static boolean install(Instrumentation inst, ThreadActivity activity, ThreadStarts starts) {
     String why;
     try {
       ThreadMXBean mx = ManagementFactory.getThreadMXBean();
@@ -58,7 +60,7 @@ final class ThreadStartTiming {
             inst.appendToBootstrapClassLoaderSearch(file); // the JVM opens the jar itself
           }
           ThreadStartHookup.hookUp(inst, mx, activity, starts);
-          return;
+          return true;
         } finally {
           deleteNow(jar);
         }
@@ -75,6 +77,15 @@ final class ThreadStartTiming {
         "Profold agent: thread starts are counted but not timed ({0}); their time off CPU"
             + " stays idle",
         why);
+    return false;
+  }
+
+  /**
+   * Stops timing and reporting thread starts (after {@link #install} returned true; the rewritten
+   * {@code Thread.start} stays, finding no listener).
+   */
+  static void stop() {
+    ThreadStartHookup.unhook();
   }
 
   /** Deletes the boot jar now if the file system lets it (it stays registered for exit). */

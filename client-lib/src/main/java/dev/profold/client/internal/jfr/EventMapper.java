@@ -3,6 +3,7 @@ package dev.profold.client.internal.jfr;
 import dev.profold.client.Kind;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.regex.Pattern;
 
 /**
@@ -12,7 +13,7 @@ import java.util.regex.Pattern;
  *   <caption>Events and what they record</caption>
  *   <tr><th>event</th><th>kind of the innermost region</th><th>value</th></tr>
  *   <tr><td>jdk.ExecutionSample</td><td>COMPUTE, or THREAD_MGMT in thread and executor code
- *       (see {@link #inThreadManagement})</td><td>the sample period</td></tr>
+ *       outside tasks (see {@link #inThreadManagement})</td><td>the sample period</td></tr>
  *   <tr><td>jdk.JavaMonitorEnter</td><td>SYNC</td><td>duration</td></tr>
  *   <tr><td>jdk.JavaMonitorWait, jdk.ThreadSleep</td><td>WAIT</td><td>duration</td></tr>
  *   <tr><td>jdk.ThreadPark</td><td>SYNC on a lock (see {@link #parkKind}), else WAIT</td>
@@ -78,11 +79,30 @@ public final class EventMapper {
           "java.util.concurrent.ThreadPoolExecutor.",
           "java.util.concurrent.ScheduledThreadPoolExecutor.",
           "java.util.concurrent.ForkJoinPool.",
+          "java.util.concurrent.ForkJoinPool$WorkQueue.",
           "java.util.concurrent.ForkJoinTask.",
           "java.util.concurrent.ForkJoinWorkerThread.",
           "java.util.concurrent.FutureTask.",
           "java.util.concurrent.CompletableFuture.",
           "java.util.concurrent.Executors$");
+
+  /**
+   * Management frames that run a task, each with the name of the method it calls to run it: a
+   * sample that reached one through that call is inside the task. {@code topLevelExec} is here for
+   * when {@code doExec} was inlined into it, {@code Worker.run} for when {@code runWorker} was.
+   * Tasks' own classes ({@code CountedCompleter.exec}, {@code CompletableFuture$AsyncSupply.run},
+   * {@code ForkJoinTask$AdaptedRunnableAction.exec}, ...) are not management frames: the walk
+   * passes them and reaches one of these.
+   */
+  private static final Map<String, String> TASK_DISPATCH =
+      Map.of(
+          "java.util.concurrent.ThreadPoolExecutor.runWorker", "run",
+          "java.util.concurrent.ThreadPoolExecutor$Worker.run", "run",
+          "java.util.concurrent.FutureTask.run", "call",
+          "java.util.concurrent.FutureTask.runAndReset", "call",
+          "java.util.concurrent.Executors$RunnableAdapter.call", "run",
+          "java.util.concurrent.ForkJoinTask.doExec", "exec",
+          "java.util.concurrent.ForkJoinPool$WorkQueue.topLevelExec", "exec");
 
   private final JfrSettings settings;
   private final ThreadStarts starts;
@@ -139,15 +159,26 @@ public final class EventMapper {
    * True when a CPU sample with this stack (innermost frame first) is thread or task management
    * rather than the application's work: walking outwards from the innermost frame through JDK code
    * ({@code java.}, {@code jdk.}, {@code sun.}), a frame of thread creation or of an executor's own
-   * code is met before any application frame. So time in {@code ThreadPoolExecutor.execute}
-   * queueing a task, in {@code getTask} taking one, in {@code Thread.start} or in {@code
-   * ForkJoinPool} scanning is management; time in the task's own code, even under {@code
-   * runWorker}, is not. Frames of the agent's own internals are passed over, so its hook timing
-   * {@code Thread.start} counts as part of the start.
+   * code is met before any application frame, and that frame is not running a task. So time in
+   * {@code ThreadPoolExecutor.execute} queueing a task, in {@code getTask} taking one, in {@code
+   * Thread.start}, in {@code ForkJoinPool} scanning or in the pool's bookkeeping around a task is
+   * management; time in the task's own code, even under {@code runWorker}, is not, whether the task
+   * is the application's or the JDK's ({@code Arrays.parallelSort}, a parallel stream of JDK
+   * operations, {@code HttpClient} work on its executor).
+   *
+   * <p>A frame runs a task when it is a task-dispatch frame ({@code ThreadPoolExecutor.runWorker},
+   * {@code FutureTask.run}, {@code ForkJoinTask.doExec}, {@code Executors$RunnableAdapter.call},
+   * ...) and the frame inside it is the call that runs the task ({@code run}, {@code call}, {@code
+   * exec}); a sample in the dispatch frame itself or in another call it makes ({@code
+   * Worker.unlock}, {@code getTask}, {@code FutureTask.set}) is management. Frames of the agent's
+   * own internals are passed over, so its hook timing {@code Thread.start} counts as part of the
+   * start.
    */
   public static boolean inThreadManagement(List<String> frames) {
+    String callee = null;
     for (String f : frames) {
       if (f.startsWith(OWN_CLASSES)) {
+        callee = f;
         continue; // the agent's own hooks (timing Thread.start) inside the JDK's code
       }
       if (!(f.startsWith("java.") || f.startsWith("jdk.") || f.startsWith("sun."))) {
@@ -155,11 +186,24 @@ public final class EventMapper {
       }
       for (String m : MANAGEMENT_FRAMES) {
         if (f.startsWith(m)) {
-          return true;
+          return !runsTask(f, callee);
         }
       }
+      callee = f;
     }
     return false;
+  }
+
+  /**
+   * True when {@code frame} is a task-dispatch frame that called {@code callee} to run the task.
+   */
+  private static boolean runsTask(String frame, String callee) {
+    String run = TASK_DISPATCH.get(frame);
+    return run != null
+        && callee != null
+        && callee.endsWith(run)
+        && callee.length() > run.length()
+        && callee.charAt(callee.length() - run.length() - 1) == '.';
   }
 
   /**

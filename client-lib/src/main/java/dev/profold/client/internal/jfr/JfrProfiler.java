@@ -6,6 +6,9 @@ import dev.profold.client.internal.record.Recorder;
 import java.lang.System.Logger.Level;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
+import java.util.Queue;
+import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -36,6 +39,7 @@ public final class JfrProfiler implements AutoCloseable {
   private final AtomicBoolean failureLogged = new AtomicBoolean();
   private final AtomicLong events = new AtomicLong();
   private final AtomicLong failures = new AtomicLong();
+  private final Queue<CountDownLatch> flushWaiters = new ConcurrentLinkedQueue<>();
 
   private JfrProfiler(
       Recorder recorder, ThreadActivity activity, JfrSettings settings, ThreadStarts starts) {
@@ -49,7 +53,7 @@ public final class JfrProfiler implements AutoCloseable {
     this.stream = new RecordingStream();
     configure(settings);
     stream.onEvent(this::onEvent);
-    stream.onFlush(flushed::countDown);
+    stream.onFlush(this::onFlush);
     stream.onError(this::onError);
     this.thread = new Thread(this::run, "profold-jfr");
     thread.setDaemon(true);
@@ -170,6 +174,18 @@ public final class JfrProfiler implements AutoCloseable {
     }
   }
 
+  /** After each batch JFR delivered (about once a second), on the consumer thread. */
+  private void onFlush() {
+    flushed.countDown();
+    try {
+      sink.sweep();
+    } catch (RuntimeException ex) {
+      onError(ex);
+    }
+    flushWaiters.forEach(CountDownLatch::countDown);
+    flushWaiters.removeIf(w -> w.getCount() == 0);
+  }
+
   private void onError(Throwable t) {
     failures.incrementAndGet();
     if (failureLogged.compareAndSet(false, true)) {
@@ -187,6 +203,21 @@ public final class JfrProfiler implements AutoCloseable {
    */
   public boolean awaitRunning(Duration timeout) throws InterruptedException {
     return flushed.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  /**
+   * A latch counted down at each of the next {@code n} batches JFR delivers: once it is open, every
+   * event committed before this call was delivered (for tests).
+   */
+  CountDownLatch nextFlushes(int n) {
+    CountDownLatch l = new CountDownLatch(n);
+    flushWaiters.add(l);
+    return l;
+  }
+
+  /** The ids of the threads the consumer keeps a table for now (for tests). */
+  Set<Long> threadsWithTables() {
+    return sink.threadIds();
   }
 
   /** Events recorded so far. */

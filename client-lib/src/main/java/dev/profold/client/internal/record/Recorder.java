@@ -54,6 +54,7 @@ public final class Recorder {
   private final Map<Misuse, LongAdder> misuse = new EnumMap<>(Misuse.class);
   private final Map<Misuse, AtomicBoolean> logged = new EnumMap<>(Misuse.class);
   private final AtomicLong dropped = new AtomicLong();
+  private final AtomicLong collections = new AtomicLong();
 
   /**
    * A recorder interning into {@code encoder}'s dictionary; each thread keeps at most {@code
@@ -302,6 +303,7 @@ public final class Recorder {
    * collected. Call from one thread at a time (the flush).
    */
   public synchronized List<ThreadSnapshot> collect() {
+    collections.incrementAndGet();
     List<ThreadSnapshot> out = new ArrayList<>();
     Map<Long, Integer> byThread = new HashMap<>();
     Iterator<ThreadState> it = threads.iterator();
@@ -326,6 +328,11 @@ public final class Recorder {
       }
     }
     return out;
+  }
+
+  /** How many times {@link #collect()} ran: intervals closed so far. Any thread may read it. */
+  public long collections() {
+    return collections.get();
   }
 
   /**

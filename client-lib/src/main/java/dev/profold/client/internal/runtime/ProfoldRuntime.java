@@ -18,7 +18,6 @@ import dev.profold.proto.v1.Delta;
 import dev.profold.proto.v1.Entry;
 import dev.profold.proto.v1.SourceIdentity;
 import io.grpc.ManagedChannel;
-import io.grpc.ManagedChannelBuilder;
 import java.lang.System.Logger.Level;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
@@ -58,11 +57,9 @@ public final class ProfoldRuntime {
   private final ThreadActivity activity = new ThreadActivity(new JvmThreads());
   private final ThreadAggregationPlan aggregation;
   private final EntryEncoder entries;
-  private static final java.util.concurrent.atomic.AtomicInteger GRPC_THREADS =
-      new java.util.concurrent.atomic.AtomicInteger();
 
-  /** The channel's callback threads, named {@code profold-grpc-N} (the agent skips them). */
-  private final java.util.concurrent.ExecutorService grpcExecutor;
+  /** The channel to the collector and its threads, named {@code profold-grpc-*}. */
+  private final CollectorChannel grpc;
 
   private final ManagedChannel channel;
   private final Exporter exporter;
@@ -111,18 +108,8 @@ public final class ProfoldRuntime {
     this.aggregation =
         new ThreadAggregationPlan(config.threadAggregation(), config.threadAggregationByGroup());
     this.entries = new EntryEncoder(encoder, recorder.contexts());
-    this.grpcExecutor =
-        Executors.newCachedThreadPool(
-            r -> {
-              Thread t = new Thread(r, "profold-grpc-" + GRPC_THREADS.incrementAndGet());
-              t.setDaemon(true);
-              return t;
-            });
-    this.channel =
-        ManagedChannelBuilder.forTarget(config.endpoint())
-            .usePlaintext()
-            .executor(grpcExecutor)
-            .build();
+    this.grpc = new CollectorChannel(config.endpoint());
+    this.channel = grpc.channel();
     this.exporter =
         new Exporter(
             channel,
@@ -205,12 +192,28 @@ public final class ProfoldRuntime {
   }
 
   private void flushSafely() {
+    flushSafely(this::flushInterval);
+  }
+
+  /**
+   * Runs {@code flush}, catching whatever it throws, Errors included (logged once, without a stack
+   * trace), so that the fixed-rate schedule goes on: anything escaping a scheduled run cancels all
+   * later runs, silently, since nothing reads the schedule's future. That holds for a {@link
+   * VirtualMachineError} too: rethrown here it would reach no handler and stop nothing but the
+   * profiling, while a later flush may well succeed (an OutOfMemoryError caused by the
+   * application's peak, say). Runs on the flush thread.
+   */
+  void flushSafely(Runnable flush) {
     try {
-      flushInterval();
-    } catch (RuntimeException e) {
+      flush.run();
+    } catch (Throwable t) { // see above: nothing may end the schedule
       if (!flushFailureLogged) {
         flushFailureLogged = true;
-        LOG.log(Level.WARNING, "Profold: a flush failed; the application is not affected", e);
+        LOG.log(
+            Level.WARNING,
+            "Profold: a flush failed ({0}); the application is not affected and flushing goes on"
+                + " (logged once)",
+            t.toString());
       }
     }
   }
@@ -250,7 +253,7 @@ public final class ProfoldRuntime {
     return d;
   }
 
-  /** CPU time of the flush and exporter threads since the previous call. */
+  /** CPU time of the flush, exporter and gRPC threads since the previous call. */
   private long ownCpuNanos() {
     if (!threadsMx.isThreadCpuTimeSupported()) {
       return 0;
@@ -260,6 +263,7 @@ public final class ProfoldRuntime {
     if (exporterThread >= 0) {
       now += Math.max(0, threadsMx.getThreadCpuTime(exporterThread));
     }
+    now += grpc.cpuNanos();
     long d = Math.max(0, now - lastCpuNanos);
     lastCpuNanos = now;
     return d;
@@ -371,7 +375,7 @@ public final class ProfoldRuntime {
       exporter.close();
       flusher.shutdownNow(); // interrupts a shutdown task still running
       channel.shutdownNow();
-      grpcExecutor.shutdown();
+      grpc.close();
     }
   }
 }

@@ -6,6 +6,8 @@ import dev.profold.client.Kind;
 import dev.profold.proto.v1.ThreadGroupActivity;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
@@ -165,6 +167,49 @@ class ThreadActivityTest {
   }
 
   @Test
+  void carriedTimeIsCarriedOnceAndWhatStillDoesNotFitIsDropped() {
+    threads.set(new LiveThread(1, "t", 0));
+    activity.close(0, 0);
+    activity.offCpu(1, Kind.WAIT, 60 * S); // a 60 s wait ends; the thread then runs flat out
+    threads.set(new LiveThread(1, "t", 10 * S));
+    assertThat(group(activity.close(0, 10 * S), "t").getWaitNanos()).isZero(); // 10 s carried
+    long cpu = 10 * S;
+    for (int i = 1; i <= 30; i++) { // five minutes fully on CPU
+      cpu += 10 * S;
+      threads.set(new LiveThread(1, "t", cpu));
+      ThreadGroupActivity busy = group(activity.close(i * 10 * S, (i + 1) * 10 * S), "t");
+      assertThat(busy.getWaitNanos()).isZero();
+      assertThat(busy.getComputeNanos()).isEqualTo(10 * S);
+    }
+    // The thread now idles (parks under the threshold): nothing of the old wait is left.
+    ThreadGroupActivity idle = group(activity.close(310 * S, 320 * S), "t");
+    assertThat(idle.getWaitNanos()).isZero();
+    assertThat(idle.getIdleNanos()).isEqualTo(10 * S);
+  }
+
+  @Test
+  void carriedTimeFillsTheRoomBeforeNewReportsAndOnlyNewReportsAreCarriedOn() {
+    threads.set(new LiveThread(1, "t", 0));
+    activity.close(0, 0);
+    activity.offCpu(1, Kind.WAIT, 20 * S);
+    threads.set(new LiveThread(1, "t", 10 * S));
+    activity.close(0, 10 * S); // no room: 10 s of WAIT carried
+
+    activity.offCpu(1, Kind.IO, 3 * S);
+    threads.set(new LiveThread(1, "t", 16 * S)); // 4 s of room
+    ThreadGroupActivity second = group(activity.close(10 * S, 20 * S), "t");
+    assertThat(second.getWaitNanos()).isEqualTo(4 * S); // the carried wait first, 6 s dropped
+    assertThat(second.getIoNanos()).isZero(); // new, so carried once
+    assertThat(second.getIdleNanos()).isZero();
+
+    threads.set(new LiveThread(1, "t", 16 * S));
+    ThreadGroupActivity third = group(activity.close(20 * S, 30 * S), "t");
+    assertThat(third.getIoNanos()).isEqualTo(3 * S);
+    assertThat(third.getWaitNanos()).isZero();
+    assertThat(third.getIdleNanos()).isEqualTo(7 * S);
+  }
+
+  @Test
   void reportsAreForOneIntervalAndEndedThreadsAreNotCounted() {
     threads.set(new LiveThread(1, "a", 0), new LiveThread(2, "b", 0));
     activity.close(0, 0);
@@ -217,6 +262,44 @@ class ThreadActivityTest {
     assertThat(other.getThreads()).isEqualTo(11);
     assertThat(out.stream().mapToLong(ThreadGroupActivity::getThreads).sum())
         .isEqualTo(ThreadActivity.MAX_GROUPS + 10);
+  }
+
+  @Test
+  void reportsDoNotWaitWhileCloseReadsTheLiveThreads() throws Exception {
+    CountDownLatch reading = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    ThreadActivity a =
+        new ThreadActivity(
+            () -> {
+              reading.countDown();
+              try {
+                release.await();
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+              return List.of(new LiveThread(1, "t", 0));
+            });
+    Thread flush = new Thread(() -> a.close(0, 10 * S), "flush");
+    flush.start();
+    try {
+      assertThat(reading.await(30, TimeUnit.SECONDS)).isTrue();
+      CountDownLatch reported = new CountDownLatch(1);
+      Thread starter =
+          new Thread(
+              () -> {
+                a.managementCpu(1, S); // what a timed Thread.start reports
+                a.offCpu(1, Kind.THREAD_MGMT, S);
+                reported.countDown();
+              },
+              "starter");
+      starter.start();
+      assertThat(reported.await(30, TimeUnit.SECONDS))
+          .as("reports made while close() reads the threads")
+          .isTrue();
+    } finally {
+      release.countDown();
+      flush.join();
+    }
   }
 
   private static void sample(ThreadActivity a, long thread, int mgmt, int other) {

@@ -70,6 +70,137 @@ class EventMapperTest {
   }
 
   @Test
+  void jdkCodeRunAsATaskIsNotThreadManagement() {
+    // a CPU sample of Arrays.parallelSort in a common-pool worker
+    assertThat(
+            EventMapper.inThreadManagement(
+                List.of(
+                    "java.util.DualPivotQuicksort.sort",
+                    "java.util.ArraysParallelSortHelpers$FJInt$Sorter.compute",
+                    "java.util.concurrent.CountedCompleter.exec",
+                    "java.util.concurrent.ForkJoinTask.doExec",
+                    "java.util.concurrent.ForkJoinPool$WorkQueue.topLevelExec",
+                    "java.util.concurrent.ForkJoinPool.scan",
+                    "java.util.concurrent.ForkJoinPool.runWorker",
+                    "java.util.concurrent.ForkJoinWorkerThread.run")))
+        .as("parallelSort")
+        .isFalse();
+    assertThat(
+            EventMapper.inThreadManagement(
+                List.of(
+                    "java.util.DualPivotQuicksort.sort",
+                    "java.util.ArraysParallelSortHelpers$FJInt$Sorter.compute",
+                    "java.util.concurrent.CountedCompleter.exec",
+                    "java.util.concurrent.ForkJoinPool$WorkQueue.topLevelExec",
+                    "java.util.concurrent.ForkJoinPool.scan")))
+        .as("parallelSort, doExec inlined into topLevelExec")
+        .isFalse();
+    // TLS work of java.net.http.HttpClient on its executor's thread
+    assertThat(
+            EventMapper.inThreadManagement(
+                List.of(
+                    "sun.security.ssl.SSLEngineImpl.wrap",
+                    "jdk.internal.net.http.common.SSLFlowDelegate$Writer.processData",
+                    "jdk.internal.net.http.common.SequentialScheduler$SchedulableTask.run",
+                    "java.util.concurrent.ThreadPoolExecutor.runWorker",
+                    "java.util.concurrent.ThreadPoolExecutor$Worker.run",
+                    "java.lang.Thread.run")))
+        .as("HttpClient TLS")
+        .isFalse();
+    // JDK code submitted to an executor as a Callable and as a Runnable
+    assertThat(
+            EventMapper.inThreadManagement(
+                List.of(
+                    "java.util.zip.Deflater.deflate",
+                    "jdk.internal.example.Compress.call",
+                    "java.util.concurrent.FutureTask.run",
+                    "java.util.concurrent.ThreadPoolExecutor.runWorker")))
+        .as("a Callable under FutureTask")
+        .isFalse();
+    assertThat(
+            EventMapper.inThreadManagement(
+                List.of(
+                    "java.util.zip.Deflater.deflate",
+                    "jdk.internal.example.Compress.run",
+                    "java.util.concurrent.Executors$RunnableAdapter.call",
+                    "java.util.concurrent.FutureTask.run",
+                    "java.util.concurrent.ThreadPoolExecutor.runWorker")))
+        .as("a Runnable under submit()")
+        .isFalse();
+    assertThat(
+            EventMapper.inThreadManagement(
+                List.of(
+                    "java.math.BigInteger.multiply",
+                    "java.util.concurrent.CompletableFuture$AsyncSupply.run",
+                    "java.util.concurrent.CompletableFuture$AsyncSupply.exec",
+                    "java.util.concurrent.ForkJoinTask.doExec",
+                    "java.util.concurrent.ForkJoinPool$WorkQueue.topLevelExec")))
+        .as("supplyAsync")
+        .isFalse();
+  }
+
+  @Test
+  void theExecutorsOwnWorkAroundATaskStaysThreadManagement() {
+    String runWorker = "java.util.concurrent.ThreadPoolExecutor.runWorker";
+    String workerRun = "java.util.concurrent.ThreadPoolExecutor$Worker.run";
+    assertThat(EventMapper.inThreadManagement(List.of(runWorker, workerRun)))
+        .as("in runWorker's own code")
+        .isTrue();
+    assertThat(
+            EventMapper.inThreadManagement(
+                List.of(
+                    "java.util.concurrent.locks.AbstractQueuedSynchronizer.release",
+                    "java.util.concurrent.ThreadPoolExecutor$Worker.unlock",
+                    runWorker,
+                    workerRun)))
+        .as("the worker's lock around a task")
+        .isTrue();
+    assertThat(
+            EventMapper.inThreadManagement(
+                List.of(
+                    "java.util.concurrent.LinkedBlockingQueue.take",
+                    "java.util.concurrent.ThreadPoolExecutor.getTask",
+                    runWorker)))
+        .as("taking the next task")
+        .isTrue();
+    assertThat(
+            EventMapper.inThreadManagement(
+                List.of(
+                    "java.util.concurrent.locks.LockSupport.unpark",
+                    "java.util.concurrent.FutureTask.finishCompletion",
+                    "java.util.concurrent.FutureTask.set",
+                    "java.util.concurrent.FutureTask.run",
+                    runWorker)))
+        .as("completing a future")
+        .isTrue();
+    assertThat(
+            EventMapper.inThreadManagement(
+                List.of(
+                    "java.lang.invoke.VarHandleGuards.guard_LLL_Z",
+                    "java.util.concurrent.FutureTask.run",
+                    runWorker)))
+        .as("FutureTask.run claiming the task")
+        .isTrue();
+    assertThat(
+            EventMapper.inThreadManagement(
+                List.of(
+                    "java.util.concurrent.ForkJoinPool$WorkQueue.poll",
+                    "java.util.concurrent.ForkJoinPool$WorkQueue.topLevelExec",
+                    "java.util.concurrent.ForkJoinPool.scan")))
+        .as("a fork-join worker polling its queue")
+        .isTrue();
+    assertThat(
+            EventMapper.inThreadManagement(
+                List.of(
+                    "java.util.concurrent.LinkedBlockingQueue.offer",
+                    "java.util.concurrent.ThreadPoolExecutor.execute",
+                    "jdk.internal.net.http.common.SequentialScheduler$SchedulableTask.run",
+                    runWorker)))
+        .as("a JDK task handing work to another executor")
+        .isTrue();
+  }
+
+  @Test
   void aThreadStartRecordTakesItsTimedDuration() {
     ThreadStarts starts = new ThreadStarts();
     starts.started(42, 70_000);

@@ -450,6 +450,49 @@ class JfrProfilerTest {
     assertThat(path).endsWith("/" + JfrProfilerTest.class.getName() + ".spawnMethod");
   }
 
+  @Test
+  void threadsThatEndRightAfterStartingAnotherLeaveNoTableBehind() throws Exception {
+    // JFR writes a thread's jdk.ThreadStart when it first runs, charged to the thread that started
+    // it; that one has usually ended by then here, and its jdk.ThreadEnd was delivered first.
+    int parents = 2_000;
+    java.util.Queue<Thread> children = new java.util.concurrent.ConcurrentLinkedQueue<>();
+    java.util.Set<Long> ended = new java.util.HashSet<>();
+    for (int i = 0; i < parents; i++) {
+      Thread parent =
+          new Thread(
+              () -> {
+                Thread child = new Thread(() -> {}, "child");
+                children.add(child);
+                child.start();
+              },
+              "parent-" + i);
+      parent.start();
+      parent.join();
+      ended.add(parent.getId());
+    }
+    for (Thread child : children) {
+      child.join();
+      ended.add(child.getId());
+    }
+    // Every event of these threads comes before the last of their ThreadEnds.
+    long deadline = System.nanoTime() + DEADLINE.toNanos();
+    long ends = 0;
+    while (ends < 2L * parents && System.nanoTime() < deadline) {
+      assertThat(profiler.nextFlushes(1).await(DEADLINE.toMillis(), TimeUnit.MILLISECONDS))
+          .isTrue();
+      for (Rows.Row r : Rows.of(encoder, recorder, recorder.collect())) {
+        if ((r.group().equals("parent-*") || r.group().equals("child"))
+            && r.event().equals(EventMapper.THREAD_END)) {
+          ends += r.count();
+        }
+      }
+    }
+    assertThat(ends).as("thread ends delivered").isEqualTo(2L * parents);
+    assertThat(profiler.threadsWithTables())
+        .as("tables of ended threads")
+        .doesNotContainAnyElementsOf(ended);
+  }
+
   /** Spins until this thread has used {@code nanos} more CPU time. */
   static void spinCpu(long nanos) {
     java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();

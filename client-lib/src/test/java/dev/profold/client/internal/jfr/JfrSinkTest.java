@@ -82,7 +82,8 @@ class JfrSinkTest {
   }
 
   @Test
-  void anEndedThreadsTableGivesItsLastValuesThenIsForgottenAndALateEventStartsANewOne() {
+  void
+      anEndedThreadsTableGivesItsLastValuesThenIsForgottenAndALateEventIsRecordedAndRetiredAtOnce() {
     sink.record(obs(7, "worker-7", Kind.WAIT, 1.0, "A.w"));
     sink.threadEnded(7);
     assertThat(sink.threads()).isZero();
@@ -91,9 +92,71 @@ class JfrSinkTest {
         .satisfies(r -> assertThat(r.sum()).isEqualTo(1.0));
     assertThat(recorder.collect()).isEmpty();
     sink.record(obs(7, "worker-7", Kind.WAIT, 2.0, "A.w")); // delivered after the end event
+    assertThat(sink.threads()).as("no table kept for an ended thread").isZero();
     assertThat(Rows.of(encoder, recorder, recorder.collect()))
         .singleElement()
         .satisfies(r -> assertThat(r.sum()).isEqualTo(2.0));
+    assertThat(recorder.collect()).isEmpty();
+  }
+
+  @Test
+  void aThreadStartDeliveredAfterTheStartingThreadEndedIsRecordedAndLeavesNoTable() {
+    // JFR writes jdk.ThreadStart when the child first runs, charged to the parent, which has often
+    // ended by then: the parent's ThreadEnd is delivered first.
+    int parents = 2_000;
+    for (int p = 0; p < parents; p++) {
+      sink.record(obs(p, "parent-" + p, Kind.COMPUTE, 0.5, "Parent.run"));
+      sink.threadEnded(p);
+      sink.record(
+          new Observation(
+              EventMapper.THREAD_START,
+              p,
+              "parent-" + p,
+              false,
+              List.of("Parent.run", "Thread.start"),
+              Kind.THREAD_MGMT,
+              false,
+              0.25));
+    }
+    assertThat(sink.threads()).isZero();
+    List<Rows.Row> rows = Rows.of(encoder, recorder, recorder.collect());
+    assertThat(rows.stream().mapToDouble(Rows.Row::sum).sum()).isEqualTo(parents * 0.75);
+    assertThat(rows.stream().filter(r -> r.event().equals(EventMapper.THREAD_START)))
+        .hasSize(parents)
+        .allSatisfy(r -> assertThat(r.count()).isEqualTo(1));
+    assertThat(recorder.collect()).isEmpty();
+  }
+
+  @Test
+  void tablesNotWrittenForSomeIntervalsAreRetiredByTheSweepAndNothingIsLost() {
+    sink.record(obs(9, "quiet", Kind.WAIT, 1.0, "A.w")); // its end is never delivered
+    sink.record(obs(10, "busy", Kind.WAIT, 1.0, "A.w"));
+    assertThat(Rows.of(encoder, recorder, recorder.collect())).hasSize(2);
+    for (int i = 1; i < JfrSink.IDLE_INTERVALS; i++) {
+      sink.record(obs(10, "busy", Kind.WAIT, 1.0, "A.w"));
+      sink.sweep();
+      assertThat(sink.threadIds()).containsExactlyInAnyOrder(9L, 10L);
+      recorder.collect();
+    }
+    sink.sweep();
+    assertThat(sink.threadIds()).containsExactly(10L);
+
+    sink.record(obs(9, "quiet", Kind.WAIT, 3.0, "A.w")); // alive after all: a fresh table
+    assertThat(sink.threadIds()).containsExactlyInAnyOrder(9L, 10L);
+    assertThat(Rows.of(encoder, recorder, recorder.collect()))
+        .singleElement()
+        .satisfies(r -> assertThat(r.sum()).isEqualTo(3.0));
+  }
+
+  @Test
+  void anEndedThreadIsRememberedForSomeIntervalsOnly() {
+    sink.threadEnded(7);
+    for (int i = 0; i < JfrSink.IDLE_INTERVALS; i++) {
+      recorder.collect();
+      sink.sweep();
+    }
+    sink.record(obs(7, "worker-7", Kind.WAIT, 1.0, "A.w")); // too late to be known as ended
+    assertThat(sink.threadIds()).containsExactly(7L);
   }
 
   @Test

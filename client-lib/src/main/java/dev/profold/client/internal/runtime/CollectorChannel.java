@@ -1,0 +1,140 @@
+package dev.profold.client.internal.runtime;
+
+import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.nio.NioIoHandler;
+import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
+import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The gRPC channel to the collector, on threads of its own, all named {@code profold-*}: one Netty
+ * event loop over NIO ({@code profold-grpc-loop-*}) and two threads ({@code profold-grpc-N}) for
+ * the channel's callbacks and its blocking work (resolving the endpoint's name).
+ *
+ * <p>gRPC's defaults are JVM-wide pools named like the application's own gRPC threads ({@code
+ * grpc-default-worker-ELG-*}, {@code grpc-default-executor-*}): the runtime's threads would be
+ * reported as application thread groups, merged with the application's own gRPC threads, and their
+ * CPU time would be missing from the client's overhead. Threads named {@code profold-*} are left
+ * out of the thread groups ({@code JvmThreads}) and of the agent's events, and {@link #cpuNanos()}
+ * gives their CPU time. NIO, not epoll: the agent jar leaves Netty's native transports out. An
+ * application that left {@code grpc-netty-shaded} out of its class path gets gRPC's default
+ * transport instead (said once at INFO): its event loop threads are then gRPC's.
+ *
+ * <p>The threads are daemons, started when first needed, and end after {@link #close()}.
+ * Thread-safe.
+ */
+final class CollectorChannel {
+  private static final System.Logger LOG = System.getLogger("dev.profold.client");
+
+  /** How long {@link #close()} waits for the channel to finish closing its connection. */
+  private static final long CLOSE_WAIT_MILLIS = 1_000;
+
+  private static final AtomicInteger EXECUTOR_THREADS = new AtomicInteger();
+
+  private final List<Thread> threads = new CopyOnWriteArrayList<>();
+  private final ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+  private final ExecutorService executor;
+  private final OwnLoop loop; // null without grpc-netty-shaded
+  private final ManagedChannel channel;
+
+  /** A plaintext channel to {@code endpoint} ({@code host:port} or a gRPC target). */
+  CollectorChannel(String endpoint) {
+    this.executor =
+        Executors.newFixedThreadPool(
+            2,
+            owned(
+                r -> {
+                  Thread t = new Thread(r, "profold-grpc-" + EXECUTOR_THREADS.incrementAndGet());
+                  t.setDaemon(true);
+                  return t;
+                }));
+    OwnLoop l = null;
+    ManagedChannelBuilder<?> builder;
+    try {
+      l = new OwnLoop(owned(new DefaultThreadFactory("profold-grpc-loop", true)));
+      builder = l.builder(endpoint);
+    } catch (LinkageError e) {
+      LOG.log(
+          System.Logger.Level.INFO,
+          "Profold: grpc-netty-shaded is not on the class path ({0}); the channel to the collector"
+              + " uses gRPC''s default transport, whose threads show as an application thread group",
+          e.toString());
+      builder = ManagedChannelBuilder.forTarget(endpoint);
+    }
+    this.loop = l;
+    this.channel = builder.usePlaintext().executor(executor).offloadExecutor(executor).build();
+  }
+
+  private ThreadFactory owned(ThreadFactory factory) {
+    return r -> {
+      Thread t = factory.newThread(r);
+      threads.add(t);
+      return t;
+    };
+  }
+
+  ManagedChannel channel() {
+    return channel;
+  }
+
+  /** CPU time the channel's threads have used so far, nanoseconds (0 where it cannot be read). */
+  long cpuNanos() {
+    long sum = 0;
+    for (Thread t : threads) {
+      sum += Math.max(0, mx.getThreadCpuTime(t.getId()));
+    }
+    return sum;
+  }
+
+  /**
+   * Closes the channel at once, waits (at most {@value #CLOSE_WAIT_MILLIS} ms) for it to finish, so
+   * that no callback of it meets a stopped executor, then stops the threads.
+   */
+  void close() {
+    channel.shutdownNow();
+    try {
+      channel.awaitTermination(CLOSE_WAIT_MILLIS, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    executor.shutdown();
+    if (loop != null) {
+      loop.close();
+    }
+  }
+
+  /**
+   * The Netty event loop of the channel. Netty's classes are named only here, so that without them
+   * the error is met when this class is loaded, in the constructor's {@code try}.
+   */
+  private static final class OwnLoop {
+    private final EventLoopGroup group;
+
+    OwnLoop(ThreadFactory threads) {
+      this.group = new MultiThreadIoEventLoopGroup(1, threads, NioIoHandler.newFactory());
+    }
+
+    ManagedChannelBuilder<?> builder(String endpoint) {
+      return NettyChannelBuilder.forTarget(endpoint)
+          .eventLoopGroup(group)
+          .channelType(NioSocketChannel.class);
+    }
+
+    void close() {
+      // No listener on the returned future: notifying it would start a thread of Netty's own.
+      var unused = group.shutdownGracefully(0, CLOSE_WAIT_MILLIS, TimeUnit.MILLISECONDS);
+    }
+  }
+}

@@ -1,0 +1,49 @@
+package dev.profold.client.internal.agent;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.profold.client.internal.boot.ThreadStartTimes;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class ThreadStartTimingTest {
+  @AfterEach
+  void noListener() {
+    ThreadStartTimes.listen(null);
+  }
+
+  /** What the rewritten {@code Thread.start} calls around the start of {@code t}. */
+  private static void start(Thread t) {
+    long wall = ThreadStartTimes.wallAtEntry();
+    long cpu = ThreadStartTimes.cpuAtEntry();
+    ThreadStartTimes.exit(t, wall, cpu);
+  }
+
+  @Test
+  void afterStopThreadStartsAreNeitherTimedNorReported() {
+    List<Thread> reported = new ArrayList<>();
+    ThreadStartTimes.listen(
+        new ThreadStartTimes.Listener() {
+          @Override
+          public long cpuNow() {
+            return 1;
+          }
+
+          @Override
+          public void started(Thread started, long wallNanos, long cpuNanos) {
+            reported.add(started);
+          }
+        });
+    Thread first = new Thread(() -> {});
+    start(first);
+    assertThat(reported).containsExactly(first);
+
+    ThreadStartTiming.stop();
+
+    assertThat(ThreadStartTimes.wallAtEntry()).isEqualTo(ThreadStartTimes.NOT_TIMED);
+    start(new Thread(() -> {}));
+    assertThat(reported).containsExactly(first);
+  }
+}
