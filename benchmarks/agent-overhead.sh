@@ -25,8 +25,9 @@
 # paths anew after wrk's. Each measured run also splits the server's CPU time by thread (from
 # /proc/<pid>/task/*/schedstat, in nanoseconds) into classes: app (the server's own threads),
 # jvm (GC and VM housekeeping), jit (C1/C2 compiler threads), jfr (JFR's threads: sampler,
-# recorder, periodic tasks) and agent (the Profold agent's threads, profold-* and its shaded
-# gRPC's grpc-*), so what the agent's own threads cost is read exactly, apart from the noisier
+# recorder, periodic tasks) and agent (the Profold agent's threads, profold-*, its gRPC and Netty
+# ones included; grpc-* for builds before they were named), so what the agent's own threads cost
+# is read exactly, apart from the noisier
 # application threads.
 #
 # PAIRED=1 (implies LOAD=open) compares within one server JVM instead of across JVMs, since most
