@@ -8,12 +8,17 @@ import java.util.List;
 /**
  * This JVM's application threads with their CPU time ({@link ThreadMXBean}, in bulk where the JDK
  * offers it). Left out: the JVM's own threads (thread group {@code system}: reference handler,
- * finalizer, signal dispatcher, ...) and Profold's own ({@code profold-*}, reported as client
- * overhead instead). Enumerating the thread groups needs no safepoint.
+ * finalizer, signal dispatcher, ...), JDK Flight Recorder's ({@code JFR *}, such as {@code JFR
+ * Periodic Tasks}, which JFR starts in the group of whichever thread started it) and Profold's own
+ * ({@code profold-*}, reported as client overhead instead). Enumerating the thread groups needs no
+ * safepoint.
  */
 public final class JvmThreads implements LiveThreads {
   /** Names of Profold's own threads. */
   public static final String OWN_PREFIX = "profold-";
+
+  /** Names of JDK Flight Recorder's Java threads. */
+  static final String JFR_PREFIX = "JFR ";
 
   private final ThreadMXBean mx = ManagementFactory.getThreadMXBean();
   private final boolean cpu;
@@ -45,7 +50,11 @@ public final class JvmThreads implements LiveThreads {
     for (int i = 0; i < n; i++) {
       Thread t = all[i];
       ThreadGroup g = t.getThreadGroup();
-      if (g == null || "system".equals(g.getName()) || t.getName().startsWith(OWN_PREFIX)) {
+      String name = t.getName();
+      if (g == null
+          || "system".equals(g.getName())
+          || name.startsWith(OWN_PREFIX)
+          || name.startsWith(JFR_PREFIX)) {
         continue;
       }
       kept.add(t);
