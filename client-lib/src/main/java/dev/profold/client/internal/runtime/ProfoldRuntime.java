@@ -42,9 +42,10 @@ import java.util.function.LongSupplier;
  * configured thread aggregation, encodes them with the thread groups' time split ({@link
  * ThreadActivity}) and hands the delta to the {@link Exporter}.
  *
- * <p>Thread-safe. Nothing here throws into the application: a failing flush is logged once and
- * counted. {@link #flush} and {@link #shutdown} wait at most their timeout in all, whatever the
- * collector or the {@linkplain #beforeShutdown shutdown tasks} do.
+ * <p>Thread-safe. Nothing here throws into the application: a failing flush is logged once and the
+ * schedule goes on (what that interval had collected is not sent). {@link #flush} and {@link
+ * #shutdown} wait at most their timeout in all, whatever the collector or the {@linkplain
+ * #beforeShutdown shutdown tasks} do.
  */
 public final class ProfoldRuntime {
   private static final System.Logger LOG = System.getLogger("dev.profold.client");
