@@ -69,7 +69,7 @@ final class JfrSink {
   JfrSink(Recorder recorder) {
     this.recorder = recorder;
     this.time = recorder.timeMetric();
-    this.allocation = recorder.metric(ALLOCATION_MEASUREMENT, "bytes");
+    this.allocation = recorder.ownMetric(ALLOCATION_MEASUREMENT, "bytes");
   }
 
   void record(Observation o) {

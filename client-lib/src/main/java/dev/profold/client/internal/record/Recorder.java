@@ -223,6 +223,23 @@ public final class Recorder {
     return id;
   }
 
+  /**
+   * The id of a measurement of Profold's own (such as the agent's allocation bytes), defined if
+   * new; unlike {@link #metric} never refused by the measurement limit, so the application's names
+   * cannot crowd it out. {@code name} must be a valid name.
+   */
+  public int ownMetric(String name, String unit) {
+    String key = unit.isEmpty() ? name : name + "\u0000" + unit;
+    synchronized (metricsLock) {
+      Integer id = metrics.get(key);
+      if (id == null) {
+        id = encoder.measurement(name, ValueType.VALUE_TYPE_DOUBLE, unit);
+        metrics.put(key, id);
+      }
+      return id;
+    }
+  }
+
   /** Records {@code value} of metric {@code id} in the calling thread's current context. */
   public void record(int id, double value) {
     if (id < 0) {

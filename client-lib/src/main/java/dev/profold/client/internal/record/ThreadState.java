@@ -277,9 +277,9 @@ final class ThreadState {
    * completion) gets its real duration and does not stay open on a pool thread.
    */
   private void closeElsewhere(Frame frame) {
-    frame.closedAt = System.nanoTime();
-    frame.closedElsewhere = true;
-    CLOSED_ELSEWHERE.getAndAdd(this, 1);
+    if (frame.flagClosedElsewhere(System.nanoTime())) {
+      CLOSED_ELSEWHERE.getAndAdd(this, 1);
+    }
     recorder.misuse(
         Misuse.CLOSED_ON_OTHER_THREAD,
         "a region or scope opened on thread \""
@@ -291,13 +291,18 @@ final class ThreadState {
 
   /**
    * Pops the innermost frames that other threads closed, with their close times, and clears the
-   * flags other threads left on frames that are not open (stale handles).
+   * flags other threads left on frames that are not open (stale handles). A close timed before the
+   * frame's region started was meant for an earlier region at that depth (a stale handle racing the
+   * frame's reuse): the flag is cleared and the region stays open.
    */
   private void unwindClosedElsewhere() {
     while (depth > 0 && frames[depth - 1].closedElsewhere) {
       Frame f = frames[depth - 1];
       f.closedElsewhere = false;
       CLOSED_ELSEWHERE.getAndAdd(this, -1);
+      if (f.region && f.closedAt - f.start < 0) {
+        break;
+      }
       pop(f, f.region ? f.closedAt : 0);
     }
     for (int i = depth; i < frames.length && frames[i] != null; i++) {

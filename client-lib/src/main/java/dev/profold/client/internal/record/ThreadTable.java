@@ -12,7 +12,7 @@ import java.util.List;
  * One thread's cells for one interval: an {@link Aggregate} per (context, metric). A cell that
  * recorded in the table's last interval is kept (reset, not freed), so a thread that keeps
  * recording the same cells allocates nothing in steady state; a cell idle for a whole interval of
- * the table is freed at {@link #drain()}.
+ * the table is freed at {@link #drain()} once the table is more than half full.
  *
  * <p>At most {@code maxCells} cells: values for further (context, metric) pairs are not recorded
  * and are counted in {@link #dropped()}.
@@ -64,11 +64,12 @@ final class ThreadTable {
   /**
    * Adds one value to the cell of (context, metric).
    *
-   * @throws IllegalArgumentException for a negative context, before anything changes
+   * @throws IllegalArgumentException for a negative context or metric, before anything changes
    */
   void record(int context, int metric, double value) {
-    if (context < 0) {
-      throw new IllegalArgumentException("context ids are 0 or more, got " + context);
+    if (context < 0 || metric < 0) {
+      throw new IllegalArgumentException(
+          "context and metric ids are 0 or more, got " + context + " and " + metric);
     }
     long key = ((long) context << 32) | metric;
     int slot = slots.get(key);
@@ -107,21 +108,25 @@ final class ThreadTable {
 
   /**
    * Copies the cells that recorded anything (count > 0; every recorded value counts) out, into
-   * fresh aggregates the caller owns, then empties them for the next interval. Cells that recorded
-   * nothing (idle for this table's whole interval) are freed, so {@code maxCells} bounds the cells
-   * in recent use rather than every cell the thread ever touched.
+   * fresh aggregates the caller owns, then empties them for the next interval. When the table holds
+   * more than half its {@code maxCells}, cells that recorded nothing (idle for this table's whole
+   * interval) are freed, so {@code maxCells} bounds the cells in recent use rather than every cell
+   * the thread ever touched; below that they are kept, so a thread's few cells are allocated once.
    */
   List<Cell> drain() {
     List<Cell> out = new ArrayList<>();
+    boolean free = size > maxCells / 2; // below, keeping idle cells costs little and allocates less
     int kept = 0;
     for (int slot = 0; slot < size; slot++) {
       Aggregate cell = cells[slot];
       long key = keys[slot];
-      if (cell.count() > 0) {
-        Aggregate copy = new Aggregate();
-        copy.copyFrom(cell);
-        out.add(new Cell((int) (key >>> 32), (int) key, copy));
-        cell.reset();
+      if (cell.count() > 0 || !free) {
+        if (cell.count() > 0) {
+          Aggregate copy = new Aggregate();
+          copy.copyFrom(cell);
+          out.add(new Cell((int) (key >>> 32), (int) key, copy));
+          cell.reset();
+        }
         if (kept != slot) {
           keys[kept] = key;
           cells[kept] = cell;

@@ -67,6 +67,8 @@ public final class ProfoldRuntime {
   private final ScheduledExecutorService flusher;
   private final ThreadMXBean threadsMx = ManagementFactory.getThreadMXBean();
   private final List<Runnable> beforeShutdown = new CopyOnWriteArrayList<>();
+  private final java.util.concurrent.atomic.AtomicBoolean shutdownTasksClaimed =
+      new java.util.concurrent.atomic.AtomicBoolean();
   private final LongSupplier nanoClock;
   private final WaitListener waits;
   private ScheduledFuture<?> schedule;
@@ -328,7 +330,15 @@ public final class ProfoldRuntime {
     }
   }
 
+  /**
+   * Runs the shutdown tasks, once: whichever of the flush thread (normally) and the shutting-down
+   * thread (when the tasks were still queued behind a slow interval at the deadline) gets here
+   * first runs them; later calls do nothing.
+   */
   private void runShutdownTasks() {
+    if (!shutdownTasksClaimed.compareAndSet(false, true)) {
+      return;
+    }
     for (Runnable task : beforeShutdown) {
       try {
         task.run();
@@ -348,8 +358,9 @@ public final class ProfoldRuntime {
 
   /**
    * Runs the shutdown tasks, sends the last interval and waits for the acks, all within {@code
-   * timeout}, then stops everything. Never throws; whatever happens, the exporter is closed and the
-   * threads and the channel are released.
+   * timeout}, then stops everything (closing the channel waits up to a second more). Never throws;
+   * whatever happens, the shutdown tasks run, the exporter is closed and the threads and the
+   * channel are released.
    *
    * @param timeout the limit of the whole wait; one too long for nanoseconds means no limit
    */
@@ -373,6 +384,9 @@ public final class ProfoldRuntime {
     } catch (RuntimeException e) {
       LOG.log(Level.WARNING, "Profold: shutdown failed ({0}); stopping anyway", e.toString());
     } finally {
+      // The tasks release what the sources hold (the JFR stream, the Thread.start hook): if they
+      // are still queued behind a slow interval, they run here rather than be discarded below.
+      runShutdownTasks();
       exporter.close();
       flusher.shutdownNow(); // interrupts a shutdown task still running
       channel.shutdownNow();

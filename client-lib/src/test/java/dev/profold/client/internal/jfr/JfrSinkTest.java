@@ -170,4 +170,38 @@ class JfrSinkTest {
             org.assertj.core.groups.Tuple.tuple("A.outer/A.read", Kind.IO),
             org.assertj.core.groups.Tuple.tuple("A.outer", Kind.COMPUTE));
   }
+
+  @Test
+  void allocationSamplesAreRecordedEvenWhenTheApplicationFilledTheMeasurementLimit() {
+    Recorder crowded = new Recorder(encoder, 1024);
+    for (int i = 0; i < Recorder.MAX_MEASUREMENTS; i++) {
+      crowded.metric("m" + i, ""); // dynamic measurement names, before the agent's JFR starts
+    }
+    JfrSink late = new JfrSink(crowded);
+    late.record(
+        new Observation(
+            "jdk.ObjectAllocationSample",
+            42,
+            "w-1",
+            false,
+            List.of("A.b"),
+            Kind.COMPUTE,
+            true,
+            4096));
+    List<dev.profold.client.internal.threads.ThreadSnapshot> threads = crowded.collect();
+    assertThat(threads).hasSize(1);
+    assertThat(threads.get(0).cells()).hasSize(1);
+    dev.profold.client.internal.threads.Cell c = threads.get(0).cells().get(0);
+    assertThat(c.metric()).isNotNegative();
+    assertThat(c.context()).isNotNegative();
+    assertThat(c.state().sum()).isEqualTo(4096.0);
+    // and the flush can encode it
+    assertThat(
+            new dev.profold.client.internal.threads.EntryEncoder(encoder, crowded.contexts())
+                .encode(
+                    new dev.profold.client.internal.threads.ThreadAggregationPlan(
+                            dev.profold.client.ThreadAggregation.SUM, java.util.Map.of())
+                        .aggregate(threads, crowded.contexts(), crowded.timeMetric())))
+        .hasSize(1);
+  }
 }

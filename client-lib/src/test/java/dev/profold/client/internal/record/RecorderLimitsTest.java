@@ -241,4 +241,68 @@ class RecorderLimitsTest {
     assertThat(r.misuseCounts()).containsEntry("bad_argument", 1L);
     assertThat(r.collect()).hasSize(1);
   }
+
+  private static int pendingClosesElsewhere(ThreadState s) throws Exception {
+    java.lang.reflect.Field f = ThreadState.class.getDeclaredField("closedElsewhere");
+    f.setAccessible(true);
+    return f.getInt(s);
+  }
+
+  @Test
+  void twoClosesElsewhereOfOneHandleAreHandledOnceAndLeaveNothingPending() throws Exception {
+    Recorder r = new Recorder(encoder, 4096);
+    Region open = r.region("req", Kind.WAIT);
+    Thread other =
+        new Thread(
+            () -> {
+              open.close();
+              open.close();
+            });
+    other.start();
+    other.join();
+    r.region("next", Kind.COMPUTE).close(); // the owner handles the flagged frame here
+    assertThat(pendingClosesElsewhere(r.stateOfCallingThread())).isZero();
+    assertThat(countsByPath(r, r.collect(), r.timeMetric()))
+        .containsOnly(Map.entry("req", 1L), Map.entry("next", 1L));
+  }
+
+  @Test
+  void aCloseElsewhereRacingTheReuseOfItsFrameNeverRecordsANegativeDuration() throws Exception {
+    Recorder r = new Recorder(encoder, 4096);
+    java.util.concurrent.atomic.AtomicReference<Region> handoff =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    java.util.concurrent.atomic.AtomicBoolean stop =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    Thread other =
+        new Thread(
+            () -> {
+              while (!stop.get()) {
+                Region h = handoff.getAndSet(null);
+                if (h != null) {
+                  h.close(); // a second close, from another thread, of a handle already closed
+                }
+              }
+            });
+    other.start();
+    double min = Double.MAX_VALUE;
+    try {
+      for (int round = 0; round < 10; round++) {
+        for (int i = 0; i < 100_000; i++) {
+          Region a = r.region("a", Kind.COMPUTE);
+          handoff.set(a);
+          a.close();
+          r.region("b", Kind.COMPUTE).close(); // reuses a's frame, racing the other close
+        }
+        for (ThreadSnapshot t : r.collect()) {
+          for (Cell c : t.cells()) {
+            min = Math.min(min, c.state().min());
+          }
+        }
+      }
+    } finally {
+      stop.set(true);
+      other.join();
+    }
+    assertThat(min).isGreaterThanOrEqualTo(0);
+  }
 }

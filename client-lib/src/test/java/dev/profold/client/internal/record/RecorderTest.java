@@ -463,17 +463,35 @@ class RecorderTest {
 
   @Test
   void aCellThatComesBackAfterBeingFreedStartsFromZero() {
-    int m = recorder.metric("m", "");
-    recorder.record(m, 2.0); // interval 1: table A
-    recorder.collect();
-    recorder.collect(); // interval 2: table B, nothing; interval 3's drain of A frees the cell
-    recorder.collect();
-    recorder.record(m, 3.0);
-    List<ThreadSnapshot> out = recorder.collect();
+    Recorder small = new Recorder(encoder, 16);
+    int m = small.metric("m", "");
+    // Interval 1 (table A): 10 cells, more than half the limit, so idle ones are freed later.
+    for (long k = 0; k < 10; k++) {
+      try (Scope s = small.with("k", k)) {
+        small.record(m, 2.0);
+      }
+    }
+    small.collect();
+    small.collect(); // interval 2 (table B): nothing
+    small.collect(); // interval 3 (table A): nothing; its drain frees the 10 idle cells
+    try (Scope s = small.with("k", 3L)) {
+      small.record(m, 3.0);
+    }
+    List<ThreadSnapshot> out = small.collect();
     assertThat(out).hasSize(1);
     assertThat(out.get(0).cells()).hasSize(1);
     assertThat(out.get(0).cells().get(0).state().count()).isEqualTo(1);
     assertThat(out.get(0).cells().get(0).state().sum()).isEqualTo(3.0);
+  }
+
+  @Test
+  void aTableUnderHalfFullKeepsItsIdleCellsSoTheyAreNotAllocatedAgain() {
+    int m = recorder.metric("m", "");
+    recorder.record(m, 2.0); // interval 1: table A
+    recorder.collect();
+    recorder.collect(); // interval 2: table B
+    recorder.collect(); // interval 3: table A, idle: its one cell is kept
+    assertThat(recorder.stateOfCallingThread().cells()).isEqualTo(1);
   }
 
   @Test

@@ -132,4 +132,50 @@ class ProfoldRuntimeTest {
     assertThat(r.flush(Duration.ofSeconds(1))).isFalse(); // before: RejectedExecutionException
     assertThat(ProfoldRuntime.current()).isNull();
   }
+
+  @Test
+  void shutdownTasksStillQueuedBehindASlowIntervalRunOnTheShuttingDownThread() throws Exception {
+    runtime = ProfoldRuntime.start(config(AckingCollector.unreachable()));
+    ProfoldRuntime r = runtime;
+    List<String> ranOn = new CopyOnWriteArrayList<>();
+    r.beforeShutdown(() -> ranOn.add(Thread.currentThread().getName()));
+    CountDownLatch holding = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    // A slow interval: the flush thread blocks on the monitor flushInterval takes.
+    Thread holder =
+        new Thread(
+            () -> {
+              synchronized (r) {
+                holding.countDown();
+                try {
+                  release.await();
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+              }
+            });
+    holder.start();
+    holding.await();
+    Thread flusher = new Thread(() -> r.flush(Duration.ofSeconds(30)));
+    flusher.start();
+    CountDownLatch never = new CountDownLatch(1);
+    while (!flushThreadBlocked()) {
+      assertThat(never.await(10, TimeUnit.MILLISECONDS)).isFalse();
+    }
+    try {
+      r.shutdown(Duration.ofMillis(100));
+      assertThat(ranOn).containsExactly(Thread.currentThread().getName());
+    } finally {
+      release.countDown();
+      holder.join();
+      flusher.join();
+    }
+    assertThat(ranOn).hasSize(1); // not again on the flush thread
+    runtime = null;
+  }
+
+  private static boolean flushThreadBlocked() {
+    return Thread.getAllStackTraces().keySet().stream()
+        .anyMatch(t -> t.getName().equals("profold-flush") && t.getState() == Thread.State.BLOCKED);
+  }
 }
