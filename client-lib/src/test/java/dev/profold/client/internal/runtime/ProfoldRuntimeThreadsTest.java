@@ -56,7 +56,14 @@ class ProfoldRuntimeThreadsTest {
         assertThat(never.await(50, TimeUnit.MILLISECONDS)).isFalse();
       }
       assertThat(r.exporterStats().lastError()).as("a failed connection attempt").isPresent();
-      added = live().stream().filter(t -> !before.contains(t.getId())).collect(Collectors.toList());
+      // Netty's process-wide executor thread is left out: earlier tests' servers in this JVM
+      // restart it on their own schedule (awaited above, yet seen again in one CI run), and a
+      // runtime alone against an unreachable collector was watched for 5 s without starting it.
+      added =
+          live().stream()
+              .filter(t -> !before.contains(t.getId()))
+              .filter(t -> !t.getName().startsWith("globalEventExecutor-"))
+              .collect(Collectors.toList());
     } finally {
       r.shutdown(Duration.ofMillis(100));
     }
