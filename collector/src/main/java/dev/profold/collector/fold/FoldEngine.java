@@ -206,6 +206,11 @@ public final class FoldEngine {
     inst.clientCpuNanos += d.clientCpuNanos;
     inst.clientEventsDropped += d.clientEventsDropped;
     inst.clientBytesHeld = d.clientBytesHeld;
+    for (Map.Entry<String, Long> m : d.clientMisuse.entrySet()) {
+      if (inst.clientMisuse.containsKey(m.getKey()) || inst.clientMisuse.size() < 16) {
+        inst.clientMisuse.merge(m.getKey(), m.getValue(), Long::sum);
+      }
+    }
     int evicted = inst.threads.add(d.sequence, d.endUnixNanos - d.startUnixNanos, d.threadActivity);
     if (evicted > 0) {
       metrics.threadGroupsEvicted(evicted);
@@ -294,6 +299,7 @@ public final class FoldEngine {
               i.clientCpuNanos,
               i.clientEventsDropped,
               i.clientBytesHeld,
+              java.util.Map.copyOf(i.clientMisuse),
               i.threads.snapshot()));
     }
     return new CollectorSnapshot(schemeSnapshots, sources);

@@ -19,6 +19,10 @@ final class Instance {
   long clientCpuNanos;
   long clientEventsDropped;
   long clientBytesHeld;
+
+  /** The client's misuse and limit counts by kind, cumulative (at most 16 kinds). */
+  final java.util.Map<String, Long> clientMisuse = new java.util.TreeMap<>();
+
   final ThreadTime threads = new ThreadTime();
 
   Instance(SourceKey key, SourceInfo info) {
@@ -34,6 +38,7 @@ final class Instance {
     clientCpuNanos = 0;
     clientEventsDropped = 0;
     clientBytesHeld = 0;
+    clientMisuse.clear();
     threads.reset();
   }
 }

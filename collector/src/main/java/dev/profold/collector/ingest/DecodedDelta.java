@@ -41,6 +41,10 @@ public final class DecodedDelta {
   public final long clientCpuNanos;
   public final long clientEventsDropped;
   public final long clientBytesHeld;
+
+  /** The client's misuse and limit counts of the interval, by kind (valid kinds only). */
+  public final java.util.Map<String, Long> clientMisuse;
+
   public final java.util.List<GroupActivity> threadActivity;
   public final int serializedBytes;
 
@@ -73,6 +77,7 @@ public final class DecodedDelta {
     clientCpuNanos = b.clientCpuNanos;
     clientEventsDropped = b.clientEventsDropped;
     clientBytesHeld = b.clientBytesHeld;
+    clientMisuse = b.clientMisuse;
     threadActivity = b.threadActivity;
     serializedBytes = b.serializedBytes;
   }
@@ -106,6 +111,7 @@ public final class DecodedDelta {
     clientCpuNanos = d.clientCpuNanos;
     clientEventsDropped = d.clientEventsDropped;
     clientBytesHeld = d.clientBytesHeld;
+    clientMisuse = d.clientMisuse;
     threadActivity = d.threadActivity;
     serializedBytes = d.serializedBytes;
   }
@@ -158,6 +164,7 @@ public final class DecodedDelta {
     long clientCpuNanos;
     long clientEventsDropped;
     long clientBytesHeld;
+    java.util.Map<String, Long> clientMisuse = java.util.Map.of();
     java.util.List<GroupActivity> threadActivity = java.util.List.of();
     int serializedBytes;
 

@@ -110,6 +110,7 @@ public final class StreamDecoder {
     b.clientCpuNanos = delta.getOverhead().getCpuNanos();
     b.clientEventsDropped = delta.getOverhead().getEventsDropped();
     b.clientBytesHeld = delta.getOverhead().getBytesHeld();
+    b.clientMisuse = misuse(delta.getOverhead().getMisuseMap());
     b.serializedBytes = serializedBytes;
     b.threadActivity = ActivityReader.read(delta);
     readEntries(delta, b);
@@ -652,5 +653,31 @@ public final class StreamDecoder {
               };
       return new InvalidDeltaException(at + suffix, problem);
     }
+  }
+
+  /** Kinds of client misuse kept per delta and per source at most. */
+  static final int MAX_MISUSE_KINDS = 16;
+
+  private static final java.util.regex.Pattern MISUSE_KIND =
+      java.util.regex.Pattern.compile("[a-z][a-z0-9_]{0,39}");
+
+  /**
+   * The client's misuse counts with valid kinds ({@code [a-z][a-z0-9_]*}, at most 40 characters)
+   * and counts, at most {@link #MAX_MISUSE_KINDS} of them in name order; the rest is ignored (a
+   * client cannot grow the collector's label sets).
+   */
+  static java.util.Map<String, Long> misuse(java.util.Map<String, Long> reported) {
+    if (reported.isEmpty()) {
+      return java.util.Map.of();
+    }
+    java.util.Map<String, Long> out = new java.util.TreeMap<>();
+    for (java.util.Map.Entry<String, Long> e : new java.util.TreeMap<>(reported).entrySet()) {
+      if (out.size() < MAX_MISUSE_KINDS
+          && e.getValue() > 0
+          && MISUSE_KIND.matcher(e.getKey()).matches()) {
+        out.put(e.getKey(), e.getValue());
+      }
+    }
+    return java.util.Collections.unmodifiableMap(out);
   }
 }

@@ -72,6 +72,9 @@ class ProfoldClientEndToEndTest {
     for (Thread w : workers) {
       w.join();
     }
+    Region twice = Profold.region("misused", Kind.COMPUTE);
+    twice.close();
+    twice.close(); // misuse: counted, and reported to the collector with the overhead
     assertThat(Profold.flush(Duration.ofSeconds(20))).as("flushed and acknowledged").isTrue();
 
     String metrics = server.meters().scrape();
@@ -83,7 +86,10 @@ class ProfoldClientEndToEndTest {
         .contains("profold_region_items_count" + handle + " 300\n")
         .contains("profold_region_items_sum" + handle + " 600.0\n")
         .contains("profold_region_rows_count" + db + " 300\n")
-        .contains("profold_deltas_applied_total 1.0\n");
+        .contains("profold_deltas_applied_total 1.0\n")
+        .contains(
+            "profold_client_misuse_total{instance=\"client-1\",kind=\"closed_twice\","
+                + "service=\"e2e\"} 1.0\n");
     // The library reports its own CPU time (flush and exporter threads) in every delta.
     java.util.regex.Matcher cpu =
         java.util.regex.Pattern.compile(

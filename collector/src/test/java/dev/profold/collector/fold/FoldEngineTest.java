@@ -243,6 +243,23 @@ class FoldEngineTest {
     }
 
     @Test
+    void clientMisuseIsSummedByKindAndStartsAgainWithANewIncarnation() {
+      apply(
+          checkout("i-1")
+              .seq(1)
+              .overhead(1000, 2, 4096, java.util.Map.of("contexts_full", 5L, "too_deep", 1L))
+              .entry(1, 1.0));
+      apply(
+          checkout("i-1")
+              .seq(2)
+              .overhead(500, 1, 1024, java.util.Map.of("contexts_full", 2L))
+              .entry(1, 1.0));
+      assertThat(source("i-1").clientMisuse())
+          .containsExactlyInAnyOrderEntriesOf(
+              java.util.Map.of("contexts_full", 7L, "too_deep", 1L));
+    }
+
+    @Test
     void sourceDescriptionIsKept() {
       Deltas.Builder b = checkout("i-1").host("h1").entry(1, 1.0);
       b.sourceBuilder().setRuntimeVersion("OpenJDK 21").setSdkVersion("profold-java/0.1");

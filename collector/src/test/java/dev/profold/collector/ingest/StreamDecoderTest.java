@@ -1115,7 +1115,7 @@ class StreamDecoderTest {
       Delta delta =
           valid()
               .entryWithoutKey(values[2])
-              .overhead(1000, 3, 4096)
+              .overhead(1000, 3, 4096, java.util.Map.of("closed_twice", 2L))
               .interval(5_000_000_000L, 15_000_000_000L)
               .build();
       DecodedDelta d = decoder.decode(delta, 777);
@@ -1128,6 +1128,7 @@ class StreamDecoderTest {
       assertThat(d.clientCpuNanos).isEqualTo(1000);
       assertThat(d.clientEventsDropped).isEqualTo(3);
       assertThat(d.clientBytesHeld).isEqualTo(4096);
+      assertThat(d.clientMisuse).containsExactly(java.util.Map.entry("closed_twice", 2L));
       assertThat(d.serializedBytes).isEqualTo(777);
 
       // Global ids: interning the same definitions again returns the ids already used.
@@ -1374,5 +1375,20 @@ class StreamDecoderTest {
       }
       assertInvalid(with(many), "thread_activity", "257 thread groups; at most 256");
     }
+  }
+
+  @Test
+  void clientMisuseKindsAreValidatedAndCappedSoAClientCannotGrowLabelSets() {
+    java.util.Map<String, Long> reported = new java.util.HashMap<>();
+    for (int i = 0; i < 40; i++) {
+      reported.put(String.format("kind_%02d", i), 1L);
+    }
+    reported.put("Bad-Kind", 5L);
+    reported.put("x".repeat(41), 5L);
+    reported.put("zero", 0L);
+    java.util.Map<String, Long> kept = StreamDecoder.misuse(reported);
+    assertThat(kept).hasSize(StreamDecoder.MAX_MISUSE_KINDS);
+    assertThat(kept.keySet()).allMatch(k -> k.startsWith("kind_"));
+    assertThat(kept).containsEntry("kind_00", 1L).doesNotContainKey("kind_16");
   }
 }

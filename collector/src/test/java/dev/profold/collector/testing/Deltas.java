@@ -269,11 +269,18 @@ public final class Deltas {
     }
 
     public Builder overhead(long cpuNanos, long eventsDropped, long bytesHeld) {
+      return overhead(cpuNanos, eventsDropped, bytesHeld, java.util.Map.of());
+    }
+
+    /** As {@link #overhead(long, long, long)}, with the client's misuse counts by kind. */
+    public Builder overhead(
+        long cpuNanos, long eventsDropped, long bytesHeld, java.util.Map<String, Long> misuse) {
       this.overhead =
           ClientOverhead.newBuilder()
               .setCpuNanos(cpuNanos)
               .setEventsDropped(eventsDropped)
               .setBytesHeld(bytesHeld)
+              .putAllMisuse(misuse)
               .build();
       return this;
     }

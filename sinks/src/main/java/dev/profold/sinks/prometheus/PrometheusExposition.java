@@ -159,6 +159,12 @@ public final class PrometheusExposition implements MultiCollector {
         CounterSnapshot.builder()
             .name("profold_client_events_dropped")
             .help("Events the source's profiling library reported it could not record.");
+    CounterSnapshot.Builder misuse =
+        CounterSnapshot.builder()
+            .name("profold_client_misuse")
+            .help(
+                "Times the source's profiling library reported its API misused or one of its"
+                    + " limits biting, by kind (docs/client.md, Misuse and limits).");
     GaugeSnapshot.Builder held =
         GaugeSnapshot.builder()
             .name("profold_client_memory_bytes")
@@ -191,12 +197,21 @@ public final class PrometheusExposition implements MultiCollector {
               .build());
       held.dataPoint(
           GaugeDataPointSnapshot.builder().labels(id).value((double) s.clientBytesHeld()).build());
+      s.clientMisuse()
+          .forEach(
+              (kind, n) ->
+                  misuse.dataPoint(
+                      CounterDataPointSnapshot.builder()
+                          .labels(id.merge(Labels.of("kind", kind)))
+                          .value((double) n)
+                          .build()));
     }
     out.add(info.build());
     out.add(start.build());
     out.add(missing.build());
     out.add(cpu.build());
     out.add(dropped.build());
+    out.add(misuse.build());
     out.add(held.build());
   }
 

@@ -1,6 +1,7 @@
 package dev.profold.sinks.snapshot;
 
 import java.util.List;
+import java.util.Map;
 
 /**
  * What the collector knows of one live source (a service instance's current incarnation).
@@ -16,6 +17,8 @@ import java.util.List;
  * @param clientCpuNanos profiling CPU time the client reported, cumulative
  * @param clientEventsDropped events the client reported dropping, cumulative
  * @param clientBytesHeld memory the client last reported holding
+ * @param clientMisuse times the client reported its API misused or a limit biting, by kind,
+ *     cumulative
  * @param threadActivity where its thread groups spent their time, largest first; empty when the
  *     client does not report it
  */
@@ -31,8 +34,10 @@ public record SourceSnapshot(
     long clientCpuNanos,
     long clientEventsDropped,
     long clientBytesHeld,
+    Map<String, Long> clientMisuse,
     List<ThreadActivitySnapshot> threadActivity) {
   public SourceSnapshot {
+    clientMisuse = Map.copyOf(clientMisuse);
     threadActivity = List.copyOf(threadActivity);
   }
 }

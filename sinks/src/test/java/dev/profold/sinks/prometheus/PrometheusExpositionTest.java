@@ -116,6 +116,7 @@ class PrometheusExpositionTest {
             1_500_000_000L,
             4,
             1024,
+            java.util.Map.of("contexts_full", 7L, "closed_twice", 1L),
             List.of());
     String text = render(new CollectorSnapshot(List.of(), List.of(src)));
     String l = "{instance=\"i-1\",service=\"svc\"}";
@@ -125,6 +126,12 @@ class PrometheusExpositionTest {
         .contains("profold_client_cpu_seconds_total" + l + " 1.5\n")
         .contains("profold_client_events_dropped_total" + l + " 4.0\n")
         .contains("profold_client_memory_bytes" + l + " 1024.0\n")
+        .contains(
+            "profold_client_misuse_total{instance=\"i-1\",kind=\"contexts_full\",service=\"svc\"}"
+                + " 7.0\n")
+        .contains(
+            "profold_client_misuse_total{instance=\"i-1\",kind=\"closed_twice\",service=\"svc\"}"
+                + " 1.0\n")
         .contains(
             "profold_source_info{host=\"h\",instance=\"i-1\",runtime_version=\"Java 17\","
                 + "sdk_version=\"sdk/1\",service=\"svc\"} 1.0\n");
@@ -158,7 +165,8 @@ class PrometheusExpositionTest {
             0,
             0);
     SourceSnapshot src =
-        new SourceSnapshot("svc", "i-1", "", "", "", 1, 1, 0, 0, 0, 0, List.of(pool, gone));
+        new SourceSnapshot(
+            "svc", "i-1", "", "", "", 1, 1, 0, 0, 0, 0, java.util.Map.of(), List.of(pool, gone));
     String text = render(new CollectorSnapshot(List.of(), List.of(src)));
     String id = "instance=\"i-1\",service=\"svc\",thread_group=\"pool-*\"";
     assertThat(text)

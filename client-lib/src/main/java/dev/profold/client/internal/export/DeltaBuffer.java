@@ -211,11 +211,15 @@ final class DeltaBuffer {
     if (older.hasOverhead() || newer.hasOverhead()) {
       ClientOverhead a = older.getOverhead();
       ClientOverhead b = newer.getOverhead();
-      out.setOverhead(
+      ClientOverhead.Builder overhead =
           ClientOverhead.newBuilder()
               .setCpuNanos(a.getCpuNanos() + b.getCpuNanos())
               .setEventsDropped(a.getEventsDropped() + b.getEventsDropped())
-              .setBytesHeld(newer.hasOverhead() ? b.getBytesHeld() : a.getBytesHeld()));
+              .setBytesHeld(newer.hasOverhead() ? b.getBytesHeld() : a.getBytesHeld())
+              .putAllMisuse(a.getMisuseMap());
+      b.getMisuseMap()
+          .forEach((k, v) -> overhead.putMisuse(k, overhead.getMisuseOrDefault(k, 0) + v));
+      out.setOverhead(overhead);
     }
     out.addAllThreadActivity(mergeActivity(older, newer));
     for (Map.Entry<List<AttributeValue>, Map<Integer, Merged>> e : entries.entrySet()) {

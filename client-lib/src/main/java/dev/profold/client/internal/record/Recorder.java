@@ -53,6 +53,7 @@ public final class Recorder {
   private final ThreadLocal<ThreadState> state = ThreadLocal.withInitial(this::register);
   private final Map<Misuse, LongAdder> misuse = new EnumMap<>(Misuse.class);
   private final Map<Misuse, AtomicBoolean> logged = new EnumMap<>(Misuse.class);
+  private final Map<Misuse, Long> reportedMisuse = new EnumMap<>(Misuse.class); // takeMisuseCounts
   private final AtomicLong dropped = new AtomicLong();
   private final AtomicLong collections = new AtomicLong();
 
@@ -392,6 +393,24 @@ public final class Recorder {
     if (logged.get(kind).compareAndSet(false, true)) {
       LOG.log(Level.WARNING, "Profold: " + message + " (logged once; counted)");
     }
+  }
+
+  /**
+   * Times the API was misused or a limit bit since the previous call, by kind (snake_case), kinds
+   * with none left out. Call from one thread at a time (the flush).
+   */
+  public synchronized Map<String, Long> takeMisuseCounts() {
+    Map<String, Long> out = new java.util.TreeMap<>();
+    misuse.forEach(
+        (k, v) -> {
+          long total = v.sum();
+          long d = total - reportedMisuse.getOrDefault(k, 0L);
+          if (d > 0) {
+            out.put(k.name().toLowerCase(java.util.Locale.ROOT), d);
+            reportedMisuse.put(k, total);
+          }
+        });
+    return out;
   }
 
   /** Times the API was misused, by kind. */

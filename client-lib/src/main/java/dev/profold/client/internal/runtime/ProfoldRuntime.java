@@ -244,6 +244,7 @@ public final class ProfoldRuntime {
                 ClientOverhead.newBuilder()
                     .setCpuNanos(ownCpuNanos())
                     .setEventsDropped(recorder.takeDropped() + newlyLost(stats))
+                    .putAllMisuse(recorder.takeMisuseCounts())
                     .setBytesHeld(recorder.bytesHeld() + stats.bufferedBytes()));
     intervalStart = end;
     exporter.submit(delta);

@@ -47,7 +47,9 @@ class DeltaBufferTest {
                 ClientOverhead.newBuilder()
                     .setCpuNanos(1000 * seq)
                     .setEventsDropped(seq)
-                    .setBytesHeld(100 * seq));
+                    .setBytesHeld(100 * seq)
+                    .putMisuse("closed_twice", seq)
+                    .putMisuse(seq % 2 == 0 ? "contexts_full" : "too_deep", 10 * seq));
     timeByNode.forEach(
         (node, values) ->
             b.addEntries(
@@ -203,6 +205,9 @@ class DeltaBufferTest {
     assertThat(m.getOverhead().getCpuNanos()).isEqualTo(3000);
     assertThat(m.getOverhead().getEventsDropped()).isEqualTo(3);
     assertThat(m.getOverhead().getBytesHeld()).isEqualTo(200); // a level: the newer one
+    assertThat(m.getOverhead().getMisuseMap())
+        .containsExactlyInAnyOrderEntriesOf(
+            Map.of("closed_twice", 3L, "too_deep", 10L, "contexts_full", 20L));
     assertThat(totals(List.of(m))).isEqualTo(totals(List.of(a, b)));
 
     Delta c = delta(3, 2.0);

@@ -547,4 +547,19 @@ class RecorderTest {
     assertThat(((Object[]) f.get(t)).length).isLessThanOrEqualTo(ThreadTable.DIRECT_CONTEXTS);
     assertThat(t.drain()).hasSize(2);
   }
+
+  @Test
+  void misuseCountsAreTakenPerIntervalWithKindsThatDidNotHappenLeftOut() {
+    Region r = recorder.region("a", Kind.COMPUTE);
+    r.close();
+    r.close();
+    r.close();
+    recorder.record(recorder.metric("m", ""), Double.NaN);
+    assertThat(recorder.takeMisuseCounts())
+        .containsExactlyInAnyOrderEntriesOf(Map.of("closed_twice", 2L, "bad_argument", 1L));
+    assertThat(recorder.takeMisuseCounts()).isEmpty();
+    r.close();
+    assertThat(recorder.takeMisuseCounts()).containsExactly(Map.entry("closed_twice", 1L));
+    assertThat(recorder.misuseCounts()).containsEntry("closed_twice", 3L); // cumulative
+  }
 }
