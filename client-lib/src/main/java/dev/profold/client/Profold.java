@@ -150,8 +150,8 @@ public final class Profold {
    * Runs the shutdown tasks, sends the last interval and waits for its acknowledgement, all within
    * {@code timeout}, then stops Profold and releases its threads.
    *
-   * @param timeout the limit of the shutdown's wait for the last data (closing the connection may
-   *     take up to a second more); null means 5 s
+   * @param timeout the limit of the shutdown's wait for the last data (stopping the data sources
+   *     and closing the connection may each take up to a second more); null means 5 s
    */
   public static synchronized void shutdown(Duration timeout) {
     ProfoldRuntime r = runtime;

@@ -203,12 +203,12 @@ public final class FoldEngine {
       metrics.futureMeasurements(d.measurements());
     }
     inst.lastSequence = d.sequence;
-    inst.clientCpuNanos += d.clientCpuNanos;
-    inst.clientEventsDropped += d.clientEventsDropped;
+    inst.clientCpuNanos = saturatedAdd(inst.clientCpuNanos, d.clientCpuNanos);
+    inst.clientEventsDropped = saturatedAdd(inst.clientEventsDropped, d.clientEventsDropped);
     inst.clientBytesHeld = d.clientBytesHeld;
     for (Map.Entry<String, Long> m : d.clientMisuse.entrySet()) {
       if (inst.clientMisuse.containsKey(m.getKey()) || inst.clientMisuse.size() < 16) {
-        inst.clientMisuse.merge(m.getKey(), m.getValue(), Long::sum);
+        inst.clientMisuse.merge(m.getKey(), m.getValue(), FoldEngine::saturatedAdd);
       }
     }
     int evicted = inst.threads.add(d.sequence, d.endUnixNanos - d.startUnixNanos, d.threadActivity);
@@ -308,5 +308,14 @@ public final class FoldEngine {
   /** Number of live instances. */
   public int activeSources() {
     return instances.size();
+  }
+
+  /**
+   * {@code a + b} for counts that are not negative, held at {@link Long#MAX_VALUE} rather than
+   * wrapping: a client's counter must never turn negative (a negative counter fails the scrape).
+   */
+  static long saturatedAdd(long a, long b) {
+    long sum = a + b;
+    return sum < 0 ? Long.MAX_VALUE : sum;
   }
 }

@@ -107,9 +107,9 @@ public final class StreamDecoder {
     b.firstSequence = delta.getFirstSequence();
     b.startUnixNanos = start;
     b.endUnixNanos = end;
-    b.clientCpuNanos = delta.getOverhead().getCpuNanos();
-    b.clientEventsDropped = delta.getOverhead().getEventsDropped();
-    b.clientBytesHeld = delta.getOverhead().getBytesHeld();
+    b.clientCpuNanos = unsigned(delta.getOverhead().getCpuNanos());
+    b.clientEventsDropped = unsigned(delta.getOverhead().getEventsDropped());
+    b.clientBytesHeld = unsigned(delta.getOverhead().getBytesHeld());
     b.clientMisuse = misuse(delta.getOverhead().getMisuseMap());
     b.serializedBytes = serializedBytes;
     b.threadActivity = ActivityReader.read(delta);
@@ -655,6 +655,14 @@ public final class StreamDecoder {
     }
   }
 
+  /**
+   * A {@code uint64} field's value as a long that is not negative: values of 2^63 and more (read as
+   * negative) are held at {@link Long#MAX_VALUE}.
+   */
+  static long unsigned(long wire) {
+    return wire < 0 ? Long.MAX_VALUE : wire;
+  }
+
   /** Kinds of client misuse kept per delta and per source at most. */
   static final int MAX_MISUSE_KINDS = 16;
 
@@ -673,9 +681,9 @@ public final class StreamDecoder {
     java.util.Map<String, Long> out = new java.util.TreeMap<>();
     for (java.util.Map.Entry<String, Long> e : new java.util.TreeMap<>(reported).entrySet()) {
       if (out.size() < MAX_MISUSE_KINDS
-          && e.getValue() > 0
+          && e.getValue() != 0
           && MISUSE_KIND.matcher(e.getKey()).matches()) {
-        out.put(e.getKey(), e.getValue());
+        out.put(e.getKey(), unsigned(e.getValue()));
       }
     }
     return java.util.Collections.unmodifiableMap(out);

@@ -260,6 +260,25 @@ class FoldEngineTest {
     }
 
     @Test
+    void clientCountsHoldAtTheLargestLongRatherThanWrapNegative() {
+      apply(
+          checkout("i-1")
+              .seq(1)
+              .overhead(
+                  Long.MAX_VALUE, Long.MAX_VALUE, 1, java.util.Map.of("table_full", Long.MAX_VALUE))
+              .entry(1, 1.0));
+      apply(
+          checkout("i-1")
+              .seq(2)
+              .overhead(1, 1, 1, java.util.Map.of("table_full", 1L))
+              .entry(1, 1.0));
+      SourceSnapshot src = source("i-1");
+      assertThat(src.clientCpuNanos()).isEqualTo(Long.MAX_VALUE);
+      assertThat(src.clientEventsDropped()).isEqualTo(Long.MAX_VALUE);
+      assertThat(src.clientMisuse()).containsEntry("table_full", Long.MAX_VALUE);
+    }
+
+    @Test
     void sourceDescriptionIsKept() {
       Deltas.Builder b = checkout("i-1").host("h1").entry(1, 1.0);
       b.sourceBuilder().setRuntimeVersion("OpenJDK 21").setSdkVersion("profold-java/0.1");

@@ -1391,4 +1391,12 @@ class StreamDecoderTest {
     assertThat(kept.keySet()).allMatch(k -> k.startsWith("kind_"));
     assertThat(kept).containsEntry("kind_00", 1L).doesNotContainKey("kind_16");
   }
+
+  @Test
+  void uint64CountsOfTwoToTheSixtyThreeAndMoreAreHeldAtTheLargestLong() {
+    assertThat(StreamDecoder.unsigned(-1L)).isEqualTo(Long.MAX_VALUE); // 2^64 - 1 on the wire
+    assertThat(StreamDecoder.unsigned(5L)).isEqualTo(5L);
+    assertThat(StreamDecoder.misuse(java.util.Map.of("table_full", -2L)))
+        .containsExactly(java.util.Map.entry("table_full", Long.MAX_VALUE));
+  }
 }

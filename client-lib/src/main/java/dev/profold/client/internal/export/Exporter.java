@@ -90,6 +90,7 @@ public final class Exporter implements AutoCloseable {
   private final AtomicLong merged = new AtomicLong();
   private final AtomicLong dropped = new AtomicLong();
   private final AtomicLong eventsLost = new AtomicLong();
+  private final Map<String, Long> lostMisuse = new ConcurrentHashMap<>();
   private final AtomicLong reconnects = new AtomicLong();
   private final AtomicLong bufferedDeltas = new AtomicLong();
   private final AtomicLong bufferedBytes = new AtomicLong();
@@ -293,7 +294,7 @@ public final class Exporter implements AutoCloseable {
    */
   private void dropFromBuffer(Delta d) {
     Stream s = stream;
-    Loss loss = new Loss(DeltaBuffer.covered(d), lostEvents(d));
+    Loss loss = new Loss(DeltaBuffer.covered(d), lostEvents(d), d.getOverhead().getMisuseMap());
     if (s != null && s.isInFlight(d.getSequence())) {
       s.droppedInFlight.put(d.getSequence(), loss);
     } else {
@@ -606,13 +607,29 @@ public final class Exporter implements AutoCloseable {
 
   /** Counts a submitted delta as dropped. */
   private void lose(Delta d) {
-    lose(new Loss(1, lostEvents(d)));
+    lose(new Loss(1, lostEvents(d), d.getOverhead().getMisuseMap()));
   }
 
   private void lose(Loss loss) {
     dropped.addAndGet(loss.deltas());
     eventsLost.addAndGet(loss.events());
+    loss.misuse().forEach((kind, n) -> lostMisuse.merge(kind, n, Long::sum));
     resolve(loss.deltas());
+  }
+
+  /**
+   * The misuse counts (by kind) of the deltas dropped since the previous call, so that the caller
+   * reports them again in a later delta, as it does the lost events.
+   */
+  public Map<String, Long> takeLostMisuse() {
+    Map<String, Long> out = new TreeMap<>();
+    for (String kind : Set.copyOf(lostMisuse.keySet())) {
+      Long n = lostMisuse.remove(kind);
+      if (n != null) {
+        out.put(kind, n);
+      }
+    }
+    return out;
   }
 
   /**
@@ -712,7 +729,7 @@ public final class Exporter implements AutoCloseable {
   private record InFlight(long sequence, boolean carriedDictionary) {}
 
   /** What dropping a (possibly merged) delta costs: the submitted deltas and the events in it. */
-  private record Loss(long deltas, long events) {}
+  private record Loss(long deltas, long events, Map<String, Long> misuse) {}
 
   /** One Push stream. Used on the exporter's thread only; {@code call} is set in beforeStart. */
   private static final class Stream {

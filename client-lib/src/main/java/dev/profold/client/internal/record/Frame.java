@@ -11,17 +11,20 @@ import java.lang.invoke.VarHandle;
  * regions allocates nothing; as a consequence, closing a handle twice is detected only while no
  * other region or scope was opened at the same depth in between.
  *
- * <p>The mutable fields are written and read by the owning thread only, except {@code closedAt} and
- * {@code closedElsewhere}: another thread closing the handle writes the time, then the flag
- * (volatile), and the owner reads them in that order (see {@code ThreadState#close}).
+ * <p>The mutable fields are written and read by the owning thread only, except {@code
+ * closedElsewhereAt}: threads closing the handle elsewhere raise it to their close time, and the
+ * owner takes it (see {@code ThreadState#close}).
  */
 final class Frame implements Region, Scope {
-  private static final VarHandle CLOSED_ELSEWHERE;
+  /** {@link #closedElsewhereAt} of a frame no other thread closed. */
+  static final long NOT_CLOSED = Long.MIN_VALUE;
+
+  private static final VarHandle CLOSED_AT;
 
   static {
     try {
-      CLOSED_ELSEWHERE =
-          MethodHandles.lookup().findVarHandle(Frame.class, "closedElsewhere", boolean.class);
+      CLOSED_AT =
+          MethodHandles.lookup().findVarHandle(Frame.class, "closedElsewhereAt", long.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -32,19 +35,36 @@ final class Frame implements Region, Scope {
   int parent; // the context to return to
   long start; // System.nanoTime() at entry, for a region
   boolean region;
-  long closedAt; // System.nanoTime() of a close on another thread
-  volatile boolean closedElsewhere;
+
+  /** The latest System.nanoTime() of a close on another thread, or {@link #NOT_CLOSED}. */
+  private volatile long closedElsewhereAt = NOT_CLOSED;
 
   /**
-   * Flags this frame as closed by another thread at {@code nanoTime}; true for the one call that
-   * set the flag (a second close elsewhere before the owner saw the first does nothing).
+   * Records a close on another thread at {@code nanoTime}, keeping the latest of such closes (a
+   * real close is later than a stale one meant for an earlier region at this depth).
+   *
+   * @return true for the call that flagged the frame first (the owner has one more to handle)
    */
   boolean flagClosedElsewhere(long nanoTime) {
-    if (closedElsewhere) {
-      return false;
+    while (true) {
+      long at = closedElsewhereAt;
+      if (at != NOT_CLOSED && at - nanoTime >= 0) {
+        return false;
+      }
+      if (CLOSED_AT.compareAndSet(this, at, nanoTime)) {
+        return at == NOT_CLOSED;
+      }
     }
-    closedAt = nanoTime; // before the flag, which publishes it
-    return CLOSED_ELSEWHERE.compareAndSet(this, false, true);
+  }
+
+  /** True while a close on another thread waits for the owner. */
+  boolean closedElsewhere() {
+    return closedElsewhereAt != NOT_CLOSED;
+  }
+
+  /** The owner takes the close time (or {@link #NOT_CLOSED}) and clears it. */
+  long takeClosedElsewhere() {
+    return (long) CLOSED_AT.getAndSet(this, NOT_CLOSED);
   }
 
   Frame(ThreadState state, int depth) {

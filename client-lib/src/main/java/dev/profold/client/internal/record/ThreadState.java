@@ -296,18 +296,18 @@ final class ThreadState {
    * frame's reuse): the flag is cleared and the region stays open.
    */
   private void unwindClosedElsewhere() {
-    while (depth > 0 && frames[depth - 1].closedElsewhere) {
+    while (depth > 0 && frames[depth - 1].closedElsewhere()) {
       Frame f = frames[depth - 1];
-      f.closedElsewhere = false;
+      long at = f.takeClosedElsewhere();
       CLOSED_ELSEWHERE.getAndAdd(this, -1);
-      if (f.region && f.closedAt - f.start < 0) {
+      if (f.region && at - f.start < 0) {
         break;
       }
-      pop(f, f.region ? f.closedAt : 0);
+      pop(f, f.region ? at : 0);
     }
     for (int i = depth; i < frames.length && frames[i] != null; i++) {
-      if (frames[i].closedElsewhere) {
-        frames[i].closedElsewhere = false;
+      if (frames[i].closedElsewhere()) {
+        frames[i].takeClosedElsewhere();
         CLOSED_ELSEWHERE.getAndAdd(this, -1);
       }
     }

@@ -12,7 +12,7 @@ import java.util.List;
  * One thread's cells for one interval: an {@link Aggregate} per (context, metric). A cell that
  * recorded in the table's last interval is kept (reset, not freed), so a thread that keeps
  * recording the same cells allocates nothing in steady state; a cell idle for a whole interval of
- * the table is freed at {@link #drain()} once the table is more than half full.
+ * the table is freed at {@link #drain()} once the table holds more than {@link #IDLE_KEPT}.
  *
  * <p>At most {@code maxCells} cells: values for further (context, metric) pairs are not recorded
  * and are counted in {@link #dropped()}.
@@ -32,6 +32,12 @@ final class ThreadTable {
    * times, so it is capped (32 KiB of references per table); higher ids take the hash probe.
    */
   static final int DIRECT_CONTEXTS = 4096;
+
+  /**
+   * Cells a table holds at most without freeing its idle ones: a thread's few cells are allocated
+   * once, and its idle cells hold little memory.
+   */
+  static final int IDLE_KEPT = 64;
 
   private Aggregate[] timeCells = new Aggregate[64]; // by context id: the time metric's cell
   private int size;
@@ -109,13 +115,14 @@ final class ThreadTable {
   /**
    * Copies the cells that recorded anything (count > 0; every recorded value counts) out, into
    * fresh aggregates the caller owns, then empties them for the next interval. When the table holds
-   * more than half its {@code maxCells}, cells that recorded nothing (idle for this table's whole
-   * interval) are freed, so {@code maxCells} bounds the cells in recent use rather than every cell
-   * the thread ever touched; below that they are kept, so a thread's few cells are allocated once.
+   * more than {@link #IDLE_KEPT} cells (or half its {@code maxCells}, if less), cells that recorded
+   * nothing (idle for this table's whole interval) are freed, so {@code maxCells} bounds the cells
+   * in recent use rather than every cell the thread ever touched; below that they are kept, so a
+   * thread's few cells are allocated once.
    */
   List<Cell> drain() {
     List<Cell> out = new ArrayList<>();
-    boolean free = size > maxCells / 2; // below, keeping idle cells costs little and allocates less
+    boolean free = size > Math.min(IDLE_KEPT, maxCells / 2);
     int kept = 0;
     for (int slot = 0; slot < size; slot++) {
       Aggregate cell = cells[slot];

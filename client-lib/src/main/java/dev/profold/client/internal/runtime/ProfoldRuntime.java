@@ -67,6 +67,7 @@ public final class ProfoldRuntime {
   private final ScheduledExecutorService flusher;
   private final ThreadMXBean threadsMx = ManagementFactory.getThreadMXBean();
   private final List<Runnable> beforeShutdown = new CopyOnWriteArrayList<>();
+  private static final long LEFTOVER_TASKS_WAIT_MILLIS = 1_000;
   private final java.util.concurrent.atomic.AtomicBoolean shutdownTasksClaimed =
       new java.util.concurrent.atomic.AtomicBoolean();
   private final LongSupplier nanoClock;
@@ -244,10 +245,17 @@ public final class ProfoldRuntime {
                 ClientOverhead.newBuilder()
                     .setCpuNanos(ownCpuNanos())
                     .setEventsDropped(recorder.takeDropped() + newlyLost(stats))
-                    .putAllMisuse(recorder.takeMisuseCounts())
+                    .putAllMisuse(misuse())
                     .setBytesHeld(recorder.bytesHeld() + stats.bufferedBytes()));
     intervalStart = end;
     exporter.submit(delta);
+  }
+
+  /** Misuse counts of the interval, with those of deltas the exporter dropped since the last. */
+  private java.util.Map<String, Long> misuse() {
+    java.util.Map<String, Long> m = new java.util.TreeMap<>(recorder.takeMisuseCounts());
+    exporter.takeLostMisuse().forEach((kind, n) -> m.merge(kind, n, Long::sum));
+    return m;
   }
 
   /** Events in deltas the exporter dropped since the previous call. */
@@ -332,9 +340,28 @@ public final class ProfoldRuntime {
   }
 
   /**
-   * Runs the shutdown tasks, once: whichever of the flush thread (normally) and the shutting-down
-   * thread (when the tasks were still queued behind a slow interval at the deadline) gets here
-   * first runs them; later calls do nothing.
+   * The shutdown tasks release what the sources hold (the JFR stream, the Thread.start hook). If
+   * they are still queued behind a slow interval when the deadline has passed, they run on a daemon
+   * thread of their own rather than be discarded with the flush thread's queue; shutdown waits at
+   * most {@value #LEFTOVER_TASKS_WAIT_MILLIS} ms for them.
+   */
+  private void runLeftoverShutdownTasks() {
+    if (shutdownTasksClaimed.get()) {
+      return; // run, or running, on the flush thread
+    }
+    Thread t = new Thread(this::runShutdownTasks, "profold-shutdown-tasks");
+    t.setDaemon(true);
+    t.start();
+    try {
+      t.join(LEFTOVER_TASKS_WAIT_MILLIS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /**
+   * Runs the shutdown tasks, once: whichever of the flush thread (normally) and the leftover-tasks
+   * thread gets here first runs them; later calls do nothing.
    */
   private void runShutdownTasks() {
     if (!shutdownTasksClaimed.compareAndSet(false, true)) {
@@ -359,9 +386,9 @@ public final class ProfoldRuntime {
 
   /**
    * Runs the shutdown tasks, sends the last interval and waits for the acks, all within {@code
-   * timeout}, then stops everything (closing the channel waits up to a second more). Never throws;
-   * whatever happens, the shutdown tasks run, the exporter is closed and the threads and the
-   * channel are released.
+   * timeout}, then stops everything (shutdown tasks still queued behind a slow interval, and
+   * closing the channel, may take up to a second more each). Never throws; whatever happens, the
+   * shutdown tasks run, the exporter is closed and the threads and the channel are released.
    *
    * @param timeout the limit of the whole wait; one too long for nanoseconds means no limit
    */
@@ -385,9 +412,7 @@ public final class ProfoldRuntime {
     } catch (RuntimeException e) {
       LOG.log(Level.WARNING, "Profold: shutdown failed ({0}); stopping anyway", e.toString());
     } finally {
-      // The tasks release what the sources hold (the JFR stream, the Thread.start hook): if they
-      // are still queued behind a slow interval, they run here rather than be discarded below.
-      runShutdownTasks();
+      runLeftoverShutdownTasks();
       exporter.close();
       flusher.shutdownNow(); // interrupts a shutdown task still running
       channel.shutdownNow();

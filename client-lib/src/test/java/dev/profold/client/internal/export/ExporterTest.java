@@ -680,6 +680,23 @@ class ExporterTest {
   }
 
   @Test
+  void theMisuseCountsOfDroppedDeltasAreHandedBackOnceToBeReportedAgain() {
+    Exporter e = exporter(config());
+    e.close();
+    scheduler.runDue();
+    Delta.Builder a = delta(0, 0.25);
+    a.getOverheadBuilder().putMisuse("contexts_full", 3).putMisuse("too_deep", 1);
+    Delta.Builder b = delta(0, 0.5);
+    b.getOverheadBuilder().putMisuse("contexts_full", 2);
+    e.submit(a); // closed: both are dropped
+    e.submit(b);
+    assertThat(e.stats().dropped()).isEqualTo(2);
+    assertThat(e.takeLostMisuse())
+        .containsExactlyInAnyOrderEntriesOf(java.util.Map.of("contexts_full", 5L, "too_deep", 1L));
+    assertThat(e.takeLostMisuse()).isEmpty();
+  }
+
+  @Test
   void submitNeverThrowsEvenWhenTheSchedulerRefuses() {
     Scheduler refusing =
         new Scheduler() {

@@ -305,4 +305,26 @@ class RecorderLimitsTest {
     }
     assertThat(min).isGreaterThanOrEqualTo(0);
   }
+
+  @Test
+  void aStaleCloseFlaggedLateDoesNotSwallowTheRealCloseThatFollows() throws Exception {
+    Recorder r = new Recorder(encoder, 4096);
+    ExecutorService owner = thread();
+    Region a = owner.submit(() -> r.region("a", Kind.COMPUTE)).get();
+    owner.submit(a::close).get();
+    long staleTime = System.nanoTime(); // a stale closer of a reads the clock here...
+    Region b = owner.submit(() -> r.region("b", Kind.WAIT)).get();
+    assertThat(b).isSameAs(a); // the frame is reused
+    // ...and flags the frame only now, as ThreadState.closeElsewhere would, with its old time.
+    Frame f = (Frame) a;
+    if (f.flagClosedElsewhere(staleTime)) {
+      java.lang.reflect.Field pending = ThreadState.class.getDeclaredField("closedElsewhere");
+      pending.setAccessible(true);
+      pending.setInt(f.state, pending.getInt(f.state) + 1);
+    }
+    b.close(); // b's real, asynchronous completion, on this thread
+    owner.submit(() -> r.region("tick", Kind.COMPUTE).close()).get();
+    assertThat(countsByPath(r, r.collect(), r.timeMetric()))
+        .containsOnly(Map.entry("a", 1L), Map.entry("b", 1L), Map.entry("tick", 1L));
+  }
 }

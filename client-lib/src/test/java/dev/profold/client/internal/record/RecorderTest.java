@@ -562,4 +562,18 @@ class RecorderTest {
     assertThat(recorder.takeMisuseCounts()).containsExactly(Map.entry("closed_twice", 1L));
     assertThat(recorder.misuseCounts()).containsEntry("closed_twice", 3L); // cumulative
   }
+
+  @Test
+  void aTableOfMoreThanSixtyFourCellsFreesItsIdleOnes() {
+    int m = recorder.metric("m", "");
+    for (long k = 0; k < ThreadTable.IDLE_KEPT + 36; k++) {
+      try (Scope s = recorder.with("k", k)) {
+        recorder.record(m, 1.0);
+      }
+    }
+    recorder.collect(); // interval 1 (table A): 100 cells recorded, kept
+    recorder.collect(); // interval 2 (table B): nothing
+    recorder.collect(); // interval 3 (table A): all idle, more than 64: freed
+    assertThat(recorder.stateOfCallingThread().cells()).isZero();
+  }
 }

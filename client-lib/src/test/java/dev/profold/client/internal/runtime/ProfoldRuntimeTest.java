@@ -134,7 +134,7 @@ class ProfoldRuntimeTest {
   }
 
   @Test
-  void shutdownTasksStillQueuedBehindASlowIntervalRunOnTheShuttingDownThread() throws Exception {
+  void shutdownTasksStillQueuedBehindASlowIntervalRunOnAThreadOfTheirOwn() throws Exception {
     runtime = ProfoldRuntime.start(config(AckingCollector.unreachable()));
     ProfoldRuntime r = runtime;
     List<String> ranOn = new CopyOnWriteArrayList<>();
@@ -164,7 +164,7 @@ class ProfoldRuntimeTest {
     }
     try {
       r.shutdown(Duration.ofMillis(100));
-      assertThat(ranOn).containsExactly(Thread.currentThread().getName());
+      assertThat(ranOn).containsExactly("profold-shutdown-tasks");
     } finally {
       release.countDown();
       holder.join();
@@ -177,5 +177,64 @@ class ProfoldRuntimeTest {
   private static boolean flushThreadBlocked() {
     return Thread.getAllStackTraces().keySet().stream()
         .anyMatch(t -> t.getName().equals("profold-flush") && t.getState() == Thread.State.BLOCKED);
+  }
+
+  @Test
+  void aSlowShutdownTaskLeftBehindASlowIntervalHoldsShutdownAtMostASecondMore() throws Exception {
+    runtime = ProfoldRuntime.start(config(AckingCollector.unreachable()));
+    ProfoldRuntime r = runtime;
+    CountDownLatch taskStarted = new CountDownLatch(1);
+    CountDownLatch taskRelease = new CountDownLatch(1);
+    CountDownLatch shutdownReturned = new CountDownLatch(1);
+    r.beforeShutdown(
+        () -> {
+          taskStarted.countDown();
+          try {
+            taskRelease.await(); // a task that would never end by itself
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        });
+    CountDownLatch holding = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    Thread holder =
+        new Thread(
+            () -> {
+              synchronized (r) {
+                holding.countDown();
+                try {
+                  release.await();
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+              }
+            });
+    holder.start();
+    holding.await();
+    Thread flusher = new Thread(() -> r.flush(Duration.ofSeconds(30)));
+    flusher.start();
+    CountDownLatch never = new CountDownLatch(1);
+    while (!flushThreadBlocked()) {
+      assertThat(never.await(10, TimeUnit.MILLISECONDS)).isFalse();
+    }
+    Thread shutdown =
+        new Thread(
+            () -> {
+              r.shutdown(Duration.ofMillis(100));
+              shutdownReturned.countDown();
+            });
+    try {
+      shutdown.start();
+      assertThat(taskStarted.await(30, TimeUnit.SECONDS)).as("the task ran").isTrue();
+      // The task never ends, yet shutdown returns: it waited a bounded time for it.
+      assertThat(shutdownReturned.await(30, TimeUnit.SECONDS)).as("shutdown returned").isTrue();
+    } finally {
+      taskRelease.countDown();
+      release.countDown();
+      holder.join();
+      flusher.join();
+      shutdown.join();
+    }
+    runtime = null;
   }
 }
