@@ -43,15 +43,95 @@ public final class DeltaEncoder {
     return identity;
   }
 
-  /** The id of {@code s}. */
+  /** The longest dictionary string the protocol accepts, in UTF-8 bytes. */
+  static final int MAX_STRING_BYTES = 4096;
+
+  /**
+   * The dictionary's strings in all, UTF-8 bytes, at most: a new stream re-sends them all in its
+   * first message, which must stay well under the collector's message limit (16 MiB by default).
+   */
+  static final long MAX_DICTIONARY_STRING_BYTES = 4L << 20;
+
+  /** What a string becomes once the dictionary is full. */
+  public static final String OVERFLOW = "profold.overflow";
+
+  private long stringBytes;
+  private long stringsCut;
+  private long stringsRefused;
+
+  /**
+   * The id of {@code s}, cut to {@value #MAX_STRING_BYTES} UTF-8 bytes (on a character boundary);
+   * once the dictionary holds {@value #MAX_DICTIONARY_STRING_BYTES} bytes of strings, a new one
+   * gets the id of {@link #OVERFLOW}. Both are counted ({@link #takeLimitCounts()}).
+   */
   public synchronized int string(String s) {
     Integer id = strings.get(s);
-    if (id == null) {
-      stringById.add(s);
-      id = stringById.size();
-      strings.put(s, id);
+    if (id != null) {
+      return id;
     }
+    String v = cut(s);
+    if (v.length() != s.length()) {
+      stringsCut++;
+      id = strings.get(v);
+      if (id != null) {
+        return id;
+      }
+    }
+    int bytes = utf8Length(v);
+    if (stringBytes + bytes > MAX_DICTIONARY_STRING_BYTES && !v.equals(OVERFLOW)) {
+      stringsRefused++;
+      return string(OVERFLOW);
+    }
+    stringBytes += bytes;
+    stringById.add(v);
+    id = stringById.size();
+    strings.put(v, id);
     return id;
+  }
+
+  /**
+   * Strings cut to the protocol's length ({@code string_cut}) and strings that found the dictionary
+   * full ({@code dictionary_full}) since the previous call, kinds with none left out.
+   */
+  public synchronized Map<String, Long> takeLimitCounts() {
+    Map<String, Long> out = new java.util.TreeMap<>();
+    if (stringsCut > 0) {
+      out.put("string_cut", stringsCut);
+    }
+    if (stringsRefused > 0) {
+      out.put("dictionary_full", stringsRefused);
+    }
+    stringsCut = 0;
+    stringsRefused = 0;
+    return out;
+  }
+
+  /** {@code s}, or its longest prefix of whole characters within {@value #MAX_STRING_BYTES}. */
+  static String cut(String s) {
+    if (s.length() * 3 <= MAX_STRING_BYTES) {
+      return s; // at most 3 bytes per char (a surrogate pair: 4 bytes for 2 chars)
+    }
+    int bytes = 0;
+    for (int i = 0; i < s.length(); ) {
+      int cp = s.codePointAt(i);
+      int n = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+      if (bytes + n > MAX_STRING_BYTES) {
+        return s.substring(0, i);
+      }
+      bytes += n;
+      i += Character.charCount(cp);
+    }
+    return s;
+  }
+
+  private static int utf8Length(String s) {
+    int bytes = 0;
+    for (int i = 0; i < s.length(); ) {
+      int cp = s.codePointAt(i);
+      bytes += cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+      i += Character.charCount(cp);
+    }
+    return bytes;
   }
 
   /** The id of a dimension attribute. */

@@ -255,6 +255,7 @@ public final class ProfoldRuntime {
   private java.util.Map<String, Long> misuse() {
     java.util.Map<String, Long> m = new java.util.TreeMap<>(recorder.takeMisuseCounts());
     exporter.takeLostMisuse().forEach((kind, n) -> m.merge(kind, n, Long::sum));
+    encoder.takeLimitCounts().forEach((kind, n) -> m.merge(kind, n, Long::sum));
     return m;
   }
 

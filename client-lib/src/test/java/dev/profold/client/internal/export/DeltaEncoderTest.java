@@ -6,6 +6,10 @@ import dev.profold.proto.v1.Delta;
 import dev.profold.proto.v1.RegionKind;
 import dev.profold.proto.v1.SourceIdentity;
 import dev.profold.proto.v1.ValueType;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class DeltaEncoderTest {
@@ -51,5 +55,47 @@ class DeltaEncoderTest {
     assertThat(resent.getDictionary().getStringsCount()).isEqualTo(2);
     assertThat(resent.getDictionary().getAttributesCount()).isEqualTo(1);
     assertThat(resent.getDictionary().getPathNodesCount()).isEqualTo(2);
+  }
+
+  @org.junit.jupiter.api.Test
+  void stringsAreCutToTheProtocolsLengthOnACharacterBoundaryAndCounted() {
+    DeltaEncoder e = encoder();
+    String emoji = "\uD83D\uDE00"; // 4 bytes in UTF-8
+    String name = "x".repeat(4094) + emoji + "tail"; // the emoji would end at byte 4098
+    int id = e.string(name);
+    Delta d = e.prepare(Delta.newBuilder()).build();
+    String sent = d.getDictionary().getStringsMap().get(id);
+    assertThat(sent).isEqualTo("x".repeat(4094));
+    assertThat(sent.getBytes(StandardCharsets.UTF_8).length)
+        .isLessThanOrEqualTo(DeltaEncoder.MAX_STRING_BYTES);
+    assertThat(e.string(name)).isEqualTo(id);
+    assertThat(e.takeLimitCounts()) // each time it was given
+        .containsExactly(Map.entry("string_cut", 2L));
+    assertThat(e.takeLimitCounts()).isEmpty();
+  }
+
+  @org.junit.jupiter.api.Test
+  void aFullDictionaryGivesNewStringsTheOverflowStringAndCountsThem() {
+    DeltaEncoder e = encoder();
+    List<Integer> ids = new ArrayList<>();
+    int n = 0;
+    while (ids.size() < 2 || !ids.get(ids.size() - 1).equals(ids.get(ids.size() - 2))) {
+      ids.add(e.string(String.format("%05d", n++) + "y".repeat(3995))); // 4,000 bytes each
+    }
+    int overflow = ids.get(ids.size() - 1);
+    // 4 MiB hold 1,048 such strings; the next two got the overflow string's id.
+    assertThat(n).isEqualTo(1048 + 2);
+    assertThat(ids.subList(0, 1048)).doesNotHaveDuplicates().doesNotContain(overflow);
+    assertThat(e.string(DeltaEncoder.OVERFLOW)).isEqualTo(overflow);
+    assertThat(e.string("00000" + "y".repeat(3995))).isEqualTo(ids.get(0)); // ids are kept
+    assertThat(e.takeLimitCounts()).containsExactly(Map.entry("dictionary_full", 2L));
+    Delta d = e.prepare(Delta.newBuilder()).build();
+    assertThat(d.getSerializedSize())
+        .isLessThan((int) DeltaEncoder.MAX_DICTIONARY_STRING_BYTES + (1 << 20));
+  }
+
+  private static DeltaEncoder encoder() {
+    return new DeltaEncoder(
+        SourceIdentity.newBuilder().setService("s").setInstance("i").setIncarnationId(1).build());
   }
 }
