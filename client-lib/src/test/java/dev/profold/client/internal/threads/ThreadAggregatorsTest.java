@@ -53,6 +53,23 @@ class ThreadAggregatorsTest {
   }
 
   @Test
+  void noneGivesEveryThreadItsOwnLabelEvenWhenADisambiguatedNameIsAnotherThreadsName() {
+    List<ThreadSnapshot> clash =
+        List.of(
+            thread(5, "a", POOL, cell(WORK, TIME, 1.0)),
+            thread(6, "a", POOL, cell(WORK, TIME, 2.0)),
+            thread(7, "a#5", POOL, cell(WORK, TIME, 4.0)));
+    List<AggregatedEntry> out =
+        ThreadAggregators.forMode(ThreadAggregation.NONE).aggregate(clash, contexts, TIME);
+    assertThat(out).hasSize(3);
+    assertThat(out.stream().map(e -> e.labels().get("thread")))
+        .containsExactlyInAnyOrder("a#5#5", "a#6", "a#5");
+    assertThat(out.stream().filter(e -> e.labels().get("thread").equals("a#5")))
+        .singleElement()
+        .satisfies(e -> assertThat(e.state().sum()).isEqualTo(4.0));
+  }
+
+  @Test
   void noneKeepsEveryThreadAndDisambiguatesSharedNames() {
     Map<String, String> io = labels("thread.group", IO, "thread", "io");
     Map<String, String> main = labels("thread.group", POOL, "thread", "main");
