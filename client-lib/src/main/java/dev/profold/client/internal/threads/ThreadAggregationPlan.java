@@ -2,15 +2,15 @@ package dev.profold.client.internal.threads;
 
 import dev.profold.client.ThreadAggregation;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * Which thread aggregation each thread group gets: a default mode and overrides by group name
- * ({@code http-exec-*}). Aggregates each group with its mode and concatenates the results; since
- * every mode works within a group, this equals running each mode on its own groups. Immutable and
- * thread-safe.
+ * ({@code http-exec-*}). Aggregates each group with its mode and concatenates the results in group
+ * name order; since every mode works within a group, this equals running each mode on its own
+ * groups, and the output is ordered by group as a single mode's is. Immutable and thread-safe.
  */
 public final class ThreadAggregationPlan {
   private final ThreadAggregation defaultMode;
@@ -38,14 +38,16 @@ public final class ThreadAggregationPlan {
     if (byGroup.isEmpty()) {
       return ThreadAggregators.forMode(defaultMode).aggregate(threads, contexts, timeMetric);
     }
-    Map<ThreadAggregation, List<ThreadSnapshot>> byMode = new LinkedHashMap<>();
+    // Group by group, in name order, as each mode orders its own output.
+    Map<String, List<ThreadSnapshot>> groups = new TreeMap<>();
     for (ThreadSnapshot t : threads) {
-      byMode.computeIfAbsent(modeOf(t.group()), m -> new ArrayList<>()).add(t);
+      groups.computeIfAbsent(t.group(), g -> new ArrayList<>()).add(t);
     }
     List<AggregatedEntry> out = new ArrayList<>();
-    for (Map.Entry<ThreadAggregation, List<ThreadSnapshot>> e : byMode.entrySet()) {
+    for (Map.Entry<String, List<ThreadSnapshot>> e : groups.entrySet()) {
       out.addAll(
-          ThreadAggregators.forMode(e.getKey()).aggregate(e.getValue(), contexts, timeMetric));
+          ThreadAggregators.forMode(modeOf(e.getKey()))
+              .aggregate(e.getValue(), contexts, timeMetric));
     }
     return out;
   }

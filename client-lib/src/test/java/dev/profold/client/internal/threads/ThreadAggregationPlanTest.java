@@ -56,4 +56,18 @@ class ThreadAggregationPlanTest {
     assertThat(plan.modeOf("worker-*")).isEqualTo(ThreadAggregation.SUM);
     assertThat(plan.defaultMode()).isEqualTo(ThreadAggregation.SUM);
   }
+
+  @Test
+  void theOutputIsInGroupNameOrderWhateverOrderTheThreadsCameIn() {
+    ThreadAggregationPlan plan =
+        new ThreadAggregationPlan(ThreadAggregation.KEY, Map.of("worker-*", ThreadAggregation.SUM));
+    List<ThreadSnapshot> all = new ArrayList<>(workers); // worker-* (SUM) first in the input
+    all.addAll(http);
+    List<String> groups =
+        plan.aggregate(all, contexts, TIME).stream()
+            .map(e -> e.labels().get("thread.group"))
+            .distinct()
+            .toList();
+    assertThat(groups).containsExactly("http-exec-*", "worker-*");
+  }
 }
