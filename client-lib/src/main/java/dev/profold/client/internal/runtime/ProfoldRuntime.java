@@ -43,9 +43,9 @@ import java.util.function.LongSupplier;
  * ThreadActivity}) and hands the delta to the {@link Exporter}.
  *
  * <p>Thread-safe. Nothing here throws into the application: a failing flush is logged once and the
- * schedule goes on (what that interval had collected is not sent). {@link #flush} and {@link
- * #shutdown} wait at most their timeout in all, whatever the collector or the {@linkplain
- * #beforeShutdown shutdown tasks} do.
+ * schedule goes on (the values that interval had collected are lost, and reported as events dropped
+ * in the next delta). {@link #flush} and {@link #shutdown} wait at most their timeout in all,
+ * whatever the collector or the {@linkplain #beforeShutdown shutdown tasks} do.
  */
 public final class ProfoldRuntime {
   private static final System.Logger LOG = System.getLogger("dev.profold.client");
@@ -78,6 +78,7 @@ public final class ProfoldRuntime {
   private long lastCpuNanos;
   private boolean flushFailureLogged;
   private long lastEventsLost;
+  private long lostInFailedFlushes; // values of intervals whose flush failed, not yet reported
 
   /** Hears the budget of each wait of a {@link #flush} or {@link #shutdown} (for tests). */
   interface WaitListener {
@@ -230,9 +231,16 @@ public final class ProfoldRuntime {
       end = intervalStart + 1;
     }
     List<ThreadSnapshot> threads = recorder.collect();
-    List<AggregatedEntry> reduced =
-        aggregation.aggregate(threads, recorder.contexts(), recorder.timeMetric());
-    List<Entry> encoded = entries.encode(reduced);
+    List<Entry> encoded;
+    try {
+      List<AggregatedEntry> reduced =
+          aggregation.aggregate(threads, recorder.contexts(), recorder.timeMetric());
+      encoded = entries.encode(reduced);
+    } catch (RuntimeException | Error e) {
+      // The tables were taken: their values are lost with this interval; say so in the next.
+      lostInFailedFlushes += values(threads);
+      throw e;
+    }
     ExporterStats stats = exporter.stats();
     Delta.Builder delta =
         Delta.newBuilder()
@@ -244,7 +252,8 @@ public final class ProfoldRuntime {
             .setOverhead(
                 ClientOverhead.newBuilder()
                     .setCpuNanos(ownCpuNanos())
-                    .setEventsDropped(recorder.takeDropped() + newlyLost(stats))
+                    .setEventsDropped(
+                        recorder.takeDropped() + newlyLost(stats) + takeLostInFailedFlushes())
                     .putAllMisuse(misuse())
                     .setBytesHeld(recorder.bytesHeld() + stats.bufferedBytes()));
     intervalStart = end;
@@ -257,6 +266,23 @@ public final class ProfoldRuntime {
     exporter.takeLostMisuse().forEach((kind, n) -> m.merge(kind, n, Long::sum));
     encoder.takeLimitCounts().forEach((kind, n) -> m.merge(kind, n, Long::sum));
     return m;
+  }
+
+  /** Values recorded in {@code threads}. */
+  private static long values(List<ThreadSnapshot> threads) {
+    long n = 0;
+    for (ThreadSnapshot t : threads) {
+      for (var c : t.cells()) {
+        n += c.state().count();
+      }
+    }
+    return n;
+  }
+
+  private long takeLostInFailedFlushes() {
+    long n = lostInFailedFlushes;
+    lostInFailedFlushes = 0;
+    return n;
   }
 
   /** Events in deltas the exporter dropped since the previous call. */

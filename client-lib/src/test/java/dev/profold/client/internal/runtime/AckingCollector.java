@@ -14,6 +14,7 @@ import java.net.ServerSocket;
 /** A collector on a local port that acknowledges every delta APPLIED; and a port nobody serves. */
 public final class AckingCollector implements AutoCloseable {
   private final Server server;
+  private final java.util.List<Delta> received = new java.util.concurrent.CopyOnWriteArrayList<>();
 
   public AckingCollector() throws IOException {
     server =
@@ -25,6 +26,7 @@ public final class AckingCollector implements AutoCloseable {
                     return new StreamObserver<>() {
                       @Override
                       public void onNext(Delta d) {
+                        received.add(d);
                         acks.onNext(
                             Ack.newBuilder()
                                 .setSequence(d.getSequence())
@@ -44,6 +46,11 @@ public final class AckingCollector implements AutoCloseable {
                 })
             .build()
             .start();
+  }
+
+  /** The deltas it received, in order. */
+  public java.util.List<Delta> received() {
+    return java.util.List.copyOf(received);
   }
 
   /** Its address, {@code host:port}. */

@@ -237,4 +237,20 @@ class ProfoldRuntimeTest {
     }
     runtime = null;
   }
+
+  @Test
+  void theValuesOfAFlushThatFailedAreReportedAsDroppedInTheNextDelta() throws Exception {
+    collector = new AckingCollector();
+    runtime = ProfoldRuntime.start(config(collector.endpoint()));
+    var table = runtime.recorder().foreign(42, "w-1", false);
+    int time = runtime.recorder().timeMetric();
+    table.record(0, time, 1.0);
+    table.record(0, time, 2.0);
+    table.record(1_000_000, time, 3.0); // a context that was never interned: encoding fails
+    runtime.flushSafely(runtime::flushInterval); // fails, logged once
+    assertThat(runtime.flush(Duration.ofSeconds(30))).as("the next flush is acknowledged").isTrue();
+    assertThat(collector.received())
+        .extracting(d -> d.getOverhead().getEventsDropped())
+        .containsExactly(3L);
+  }
 }
