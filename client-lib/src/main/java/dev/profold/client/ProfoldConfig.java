@@ -170,22 +170,25 @@ public final class ProfoldConfig {
       b.enabled(t.equals("true"));
     }
     if ((v = setting(env, props, "PROFOLD_MAX_BUFFER_BYTES", "profold.max.buffer.bytes")) != null) {
-      try {
-        b.maxBufferBytes(Long.parseLong(v.trim()));
-      } catch (NumberFormatException e) {
-        throw new IllegalArgumentException(
-            "PROFOLD_MAX_BUFFER_BYTES: '" + v + "' is not a whole number of bytes", e);
-      }
+      b.maxBufferBytes(wholeNumber("PROFOLD_MAX_BUFFER_BYTES", v, " of bytes", Long.MAX_VALUE));
     }
     if ((v = setting(env, props, "PROFOLD_MAX_CONTEXTS", "profold.max.contexts")) != null) {
-      try {
-        b.maxContexts(Integer.parseInt(v.trim()));
-      } catch (NumberFormatException e) {
-        throw new IllegalArgumentException(
-            "PROFOLD_MAX_CONTEXTS: '" + v + "' is not a whole number", e);
-      }
+      b.maxContexts((int) wholeNumber("PROFOLD_MAX_CONTEXTS", v, "", Integer.MAX_VALUE));
     }
     return b.build();
+  }
+
+  /** {@code v} as a whole number of at most {@code max}, or an error naming {@code name}. */
+  private static long wholeNumber(String name, String v, String unit, long max) {
+    try {
+      long n = Long.parseLong(v.trim());
+      if (n > max) {
+        throw new NumberFormatException("over " + max);
+      }
+      return n;
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(name + ": '" + v + "' is not a whole number" + unit, e);
+    }
   }
 
   private static String setting(Map<String, String> env, Properties props, String e, String p) {

@@ -33,23 +33,13 @@ final class DaemonScheduler implements Scheduler {
 
   @Override
   public Cancellable schedule(Runnable task, Duration delay) {
-    ScheduledFuture<?> f = executor.schedule(task, saturatedNanos(delay), TimeUnit.NANOSECONDS);
+    ScheduledFuture<?> f =
+        executor.schedule(task, Durations.saturatedNanos(delay), TimeUnit.NANOSECONDS);
     return () -> f.cancel(false);
   }
 
   @Override
   public void shutdown() {
     executor.shutdown();
-  }
-
-  private static long saturatedNanos(Duration d) {
-    if (d.isNegative()) {
-      return 0;
-    }
-    try {
-      return d.toNanos();
-    } catch (ArithmeticException e) {
-      return Long.MAX_VALUE;
-    }
   }
 }

@@ -192,7 +192,7 @@ public final class Exporter implements AutoCloseable {
    */
   public boolean flush(Duration timeout) {
     try {
-      long deadline = System.nanoTime() + saturatedNanos(timeout);
+      long deadline = System.nanoTime() + Durations.saturatedNanos(timeout);
       synchronized (flushMonitor) {
         while (unresolved.get() > 0) {
           long left = deadline - System.nanoTime();
@@ -294,7 +294,7 @@ public final class Exporter implements AutoCloseable {
    */
   private void dropFromBuffer(Delta d) {
     Stream s = stream;
-    Loss loss = new Loss(DeltaBuffer.covered(d), lostEvents(d), d.getOverhead().getMisuseMap());
+    Loss loss = Loss.of(d, DeltaBuffer.covered(d));
     if (s != null && s.isInFlight(d.getSequence())) {
       s.droppedInFlight.put(d.getSequence(), loss);
     } else {
@@ -572,7 +572,7 @@ public final class Exporter implements AutoCloseable {
   private Duration stretch(Duration delay) {
     consecutiveFailures++;
     double factor = 1 + config.jitter() * random.nextDouble();
-    return Duration.ofNanos((long) (saturatedNanos(delay) * factor));
+    return Duration.ofNanos((long) (Durations.saturatedNanos(delay) * factor));
   }
 
   /** The RetryInfo delay in {@code status}'s details, if any. */
@@ -607,7 +607,7 @@ public final class Exporter implements AutoCloseable {
 
   /** Counts a submitted delta as dropped. */
   private void lose(Delta d) {
-    lose(new Loss(1, lostEvents(d), d.getOverhead().getMisuseMap()));
+    lose(Loss.of(d, 1));
   }
 
   private void lose(Loss loss) {
@@ -714,22 +714,19 @@ public final class Exporter implements AutoCloseable {
     return head == null ? "none in flight" : "sequence " + head.sequence;
   }
 
-  private static long saturatedNanos(Duration d) {
-    if (d.isNegative()) {
-      return 0;
-    }
-    try {
-      return d.toNanos();
-    } catch (ArithmeticException e) {
-      return Long.MAX_VALUE;
-    }
-  }
-
   /** A delta on the wire, waiting for its ack. */
   private record InFlight(long sequence, boolean carriedDictionary) {}
 
-  /** What dropping a (possibly merged) delta costs: the submitted deltas and the events in it. */
-  private record Loss(long deltas, long events, Map<String, Long> misuse) {}
+  /**
+   * What dropping a (possibly merged) delta costs: the submitted deltas, the events in it and the
+   * misuse counts it carried.
+   */
+  private record Loss(long deltas, long events, Map<String, Long> misuse) {
+    /** Dropping {@code d}, which stands for {@code deltas} submitted deltas. */
+    static Loss of(Delta d, long deltas) {
+      return new Loss(deltas, lostEvents(d), d.getOverhead().getMisuseMap());
+    }
+  }
 
   /** One Push stream. Used on the exporter's thread only; {@code call} is set in beforeStart. */
   private static final class Stream {

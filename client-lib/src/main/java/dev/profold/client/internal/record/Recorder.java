@@ -199,7 +199,7 @@ public final class Recorder {
               + (measurementUnit == null ? "null" : "\"" + unit + "\"")
               + "; null was recorded as \"null\" and \"\"");
     }
-    String key = unit.isEmpty() ? name : name + "\u0000" + unit;
+    String key = metricKey(name, unit);
     Integer id = metrics.get(key);
     if (id == null) {
       synchronized (metricsLock) { // so the limit is exact
@@ -230,7 +230,7 @@ public final class Recorder {
    * cannot crowd it out. {@code name} must be a valid name.
    */
   public int ownMetric(String name, String unit) {
-    String key = unit.isEmpty() ? name : name + "\u0000" + unit;
+    String key = metricKey(name, unit);
     synchronized (metricsLock) {
       Integer id = metrics.get(key);
       if (id == null) {
@@ -239,6 +239,10 @@ public final class Recorder {
       }
       return id;
     }
+  }
+
+  private static String metricKey(String name, String unit) {
+    return unit.isEmpty() ? name : name + "\u0000" + unit;
   }
 
   /** Records {@code value} of metric {@code id} in the calling thread's current context. */

@@ -127,13 +127,14 @@ final class ThreadTable {
     for (int slot = 0; slot < size; slot++) {
       Aggregate cell = cells[slot];
       long key = keys[slot];
-      if (cell.count() > 0 || !free) {
-        if (cell.count() > 0) {
-          Aggregate copy = new Aggregate();
-          copy.copyFrom(cell);
-          out.add(new Cell((int) (key >>> 32), (int) key, copy));
-          cell.reset();
-        }
+      boolean used = cell.count() > 0;
+      if (used) {
+        Aggregate copy = new Aggregate();
+        copy.copyFrom(cell);
+        out.add(new Cell((int) (key >>> 32), (int) key, copy));
+        cell.reset();
+      }
+      if (used || !free) {
         if (kept != slot) {
           keys[kept] = key;
           cells[kept] = cell;

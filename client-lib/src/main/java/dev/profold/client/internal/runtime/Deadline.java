@@ -1,5 +1,6 @@
 package dev.profold.client.internal.runtime;
 
+import dev.profold.client.internal.export.Durations;
 import java.time.Duration;
 import java.util.function.LongSupplier;
 
@@ -24,24 +25,12 @@ final class Deadline {
    * for a long count of nanoseconds (about 292 years) has no end in practice.
    */
   static Deadline after(Duration limit, LongSupplier nanoTime) {
-    return new Deadline(nanoTime, saturatedNanos(limit));
+    return new Deadline(nanoTime, Durations.saturatedNanos(limit));
   }
 
   /** What is left of the limit, zero once it has passed. */
   Duration remaining() {
     long elapsed = Math.max(0, nanoTime.getAsLong() - start);
     return Duration.ofNanos(elapsed >= budgetNanos ? 0 : budgetNanos - elapsed);
-  }
-
-  /** {@code d} in nanoseconds, 0 if negative, {@link Long#MAX_VALUE} if too long for a long. */
-  static long saturatedNanos(Duration d) {
-    if (d.isNegative()) {
-      return 0;
-    }
-    try {
-      return d.toNanos();
-    } catch (ArithmeticException e) {
-      return Long.MAX_VALUE;
-    }
   }
 }

@@ -4,6 +4,7 @@ import dev.profold.client.ProfoldConfig;
 import dev.profold.client.internal.activity.JvmThreads;
 import dev.profold.client.internal.activity.ThreadActivity;
 import dev.profold.client.internal.export.DeltaEncoder;
+import dev.profold.client.internal.export.Durations;
 import dev.profold.client.internal.export.Exporter;
 import dev.profold.client.internal.export.ExporterConfig;
 import dev.profold.client.internal.export.ExporterStats;
@@ -431,7 +432,7 @@ public final class ProfoldRuntime {
         LOG.log(
             Level.WARNING,
             "Profold: the last deltas were not acknowledged within {0} ms; {1} are lost",
-            TimeUnit.NANOSECONDS.toMillis(Deadline.saturatedNanos(timeout)),
+            TimeUnit.NANOSECONDS.toMillis(Durations.saturatedNanos(timeout)),
             exporter.stats().bufferedDeltas());
       }
     } catch (RejectedExecutionException e) {

@@ -133,50 +133,65 @@ class ProfoldRuntimeTest {
     assertThat(ProfoldRuntime.current()).isNull();
   }
 
+  /**
+   * A slow interval in progress: a thread holds the monitor {@code flushInterval} takes and a flush
+   * is asked for, so the flush thread blocks inside it until {@link #close()}.
+   */
+  private static final class SlowInterval implements AutoCloseable {
+    private final CountDownLatch release = new CountDownLatch(1);
+    private final Thread holder;
+    private final Thread flusher;
+
+    SlowInterval(ProfoldRuntime r) throws InterruptedException {
+      CountDownLatch holding = new CountDownLatch(1);
+      holder =
+          new Thread(
+              () -> {
+                synchronized (r) {
+                  holding.countDown();
+                  try {
+                    release.await();
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                  }
+                }
+              });
+      holder.start();
+      holding.await();
+      flusher = new Thread(() -> r.flush(Duration.ofSeconds(30)));
+      flusher.start();
+      CountDownLatch never = new CountDownLatch(1);
+      while (!flushThreadBlocked()) {
+        assertThat(never.await(10, TimeUnit.MILLISECONDS)).isFalse();
+      }
+    }
+
+    private static boolean flushThreadBlocked() {
+      return Thread.getAllStackTraces().keySet().stream()
+          .anyMatch(
+              t -> t.getName().equals("profold-flush") && t.getState() == Thread.State.BLOCKED);
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+      release.countDown();
+      holder.join();
+      flusher.join();
+    }
+  }
+
   @Test
   void shutdownTasksStillQueuedBehindASlowIntervalRunOnAThreadOfTheirOwn() throws Exception {
     runtime = ProfoldRuntime.start(config(AckingCollector.unreachable()));
     ProfoldRuntime r = runtime;
     List<String> ranOn = new CopyOnWriteArrayList<>();
     r.beforeShutdown(() -> ranOn.add(Thread.currentThread().getName()));
-    CountDownLatch holding = new CountDownLatch(1);
-    CountDownLatch release = new CountDownLatch(1);
-    // A slow interval: the flush thread blocks on the monitor flushInterval takes.
-    Thread holder =
-        new Thread(
-            () -> {
-              synchronized (r) {
-                holding.countDown();
-                try {
-                  release.await();
-                } catch (InterruptedException e) {
-                  Thread.currentThread().interrupt();
-                }
-              }
-            });
-    holder.start();
-    holding.await();
-    Thread flusher = new Thread(() -> r.flush(Duration.ofSeconds(30)));
-    flusher.start();
-    CountDownLatch never = new CountDownLatch(1);
-    while (!flushThreadBlocked()) {
-      assertThat(never.await(10, TimeUnit.MILLISECONDS)).isFalse();
-    }
-    try {
+    try (SlowInterval slow = new SlowInterval(r)) {
       r.shutdown(Duration.ofMillis(100));
       assertThat(ranOn).containsExactly("profold-shutdown-tasks");
-    } finally {
-      release.countDown();
-      holder.join();
-      flusher.join();
     }
     assertThat(ranOn).hasSize(1); // not again on the flush thread
     runtime = null;
-  }
-
-  private static boolean flushThreadBlocked() {
-    return Thread.getAllStackTraces().keySet().stream()
-        .anyMatch(t -> t.getName().equals("profold-flush") && t.getState() == Thread.State.BLOCKED);
   }
 
   @Test
@@ -195,44 +210,19 @@ class ProfoldRuntimeTest {
             Thread.currentThread().interrupt();
           }
         });
-    CountDownLatch holding = new CountDownLatch(1);
-    CountDownLatch release = new CountDownLatch(1);
-    Thread holder =
-        new Thread(
-            () -> {
-              synchronized (r) {
-                holding.countDown();
-                try {
-                  release.await();
-                } catch (InterruptedException e) {
-                  Thread.currentThread().interrupt();
-                }
-              }
-            });
-    holder.start();
-    holding.await();
-    Thread flusher = new Thread(() -> r.flush(Duration.ofSeconds(30)));
-    flusher.start();
-    CountDownLatch never = new CountDownLatch(1);
-    while (!flushThreadBlocked()) {
-      assertThat(never.await(10, TimeUnit.MILLISECONDS)).isFalse();
-    }
     Thread shutdown =
         new Thread(
             () -> {
               r.shutdown(Duration.ofMillis(100));
               shutdownReturned.countDown();
             });
-    try {
+    try (SlowInterval slow = new SlowInterval(r)) {
       shutdown.start();
       assertThat(taskStarted.await(30, TimeUnit.SECONDS)).as("the task ran").isTrue();
       // The task never ends, yet shutdown returns: it waited a bounded time for it.
       assertThat(shutdownReturned.await(30, TimeUnit.SECONDS)).as("shutdown returned").isTrue();
     } finally {
       taskRelease.countDown();
-      release.countDown();
-      holder.join();
-      flusher.join();
       shutdown.join();
     }
     runtime = null;
