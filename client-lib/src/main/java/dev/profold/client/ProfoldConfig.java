@@ -34,6 +34,8 @@ import java.util.regex.Pattern;
  *       <td>profold.max.buffer.bytes</td><td>8 MiB</td></tr>
  *   <tr><td>maxContexts</td><td>PROFOLD_MAX_CONTEXTS</td>
  *       <td>profold.max.contexts</td><td>16384</td></tr>
+ *   <tr><td>maxMessageBytes</td><td>PROFOLD_MAX_MESSAGE_BYTES</td>
+ *       <td>profold.max.message.bytes</td><td>16 MiB</td></tr>
  * </table>
  *
  * <p>System properties win over environment variables.
@@ -53,6 +55,7 @@ public final class ProfoldConfig {
   private final long maxBufferBytes;
   private final int maxCellsPerThread;
   private final int maxContexts;
+  private final long maxMessageBytes;
 
   private ProfoldConfig(Builder b) {
     endpoint = b.endpoint;
@@ -66,6 +69,7 @@ public final class ProfoldConfig {
     maxBufferBytes = b.maxBufferBytes;
     maxCellsPerThread = b.maxCellsPerThread;
     maxContexts = b.maxContexts;
+    maxMessageBytes = b.maxMessageBytes;
   }
 
   private static String defaultInstance() {
@@ -175,6 +179,10 @@ public final class ProfoldConfig {
     if ((v = setting(env, props, "PROFOLD_MAX_CONTEXTS", "profold.max.contexts")) != null) {
       b.maxContexts((int) wholeNumber("PROFOLD_MAX_CONTEXTS", v, "", Integer.MAX_VALUE));
     }
+    if ((v = setting(env, props, "PROFOLD_MAX_MESSAGE_BYTES", "profold.max.message.bytes"))
+        != null) {
+      b.maxMessageBytes(wholeNumber("PROFOLD_MAX_MESSAGE_BYTES", v, " of bytes", Long.MAX_VALUE));
+    }
     return b.build();
   }
 
@@ -273,6 +281,14 @@ public final class ProfoldConfig {
     return maxContexts;
   }
 
+  /**
+   * The largest message the collector accepts (its {@code limits.max_message_bytes}): larger deltas
+   * are split, merges stay within half of it, and the dictionary's strings within a quarter.
+   */
+  public long maxMessageBytes() {
+    return maxMessageBytes;
+  }
+
   @Override
   public String toString() {
     return "ProfoldConfig{endpoint="
@@ -305,6 +321,7 @@ public final class ProfoldConfig {
     private long maxBufferBytes = 8L << 20;
     private int maxCellsPerThread = 4096;
     private int maxContexts = 16_384;
+    private long maxMessageBytes = 16L << 20;
 
     private Builder() {}
 
@@ -407,6 +424,18 @@ public final class ProfoldConfig {
         throw new IllegalArgumentException("maxContexts: must be at least 64, was " + contexts);
       }
       this.maxContexts = contexts;
+      return this;
+    }
+
+    /** At least 64 KiB; set it to the collector's {@code limits.max_message_bytes}. */
+    public Builder maxMessageBytes(long bytes) {
+      if (bytes < 64 * 1024) {
+        throw new IllegalArgumentException(
+            "maxMessageBytes: must be at least 65536, was "
+                + bytes
+                + " (set it to the collector's limits.max_message_bytes)");
+      }
+      this.maxMessageBytes = bytes;
       return this;
     }
 

@@ -93,6 +93,13 @@ class ProfoldConfigTest {
         .hasMessage("maxContexts: must be at least 64, was 10");
     assertThat(env(Map.of("PROFOLD_MAX_CONTEXTS", " 2000 ")).maxContexts()).isEqualTo(2000);
     assertThat(env(Map.of()).maxContexts()).isEqualTo(16_384);
+    assertThat(env(Map.of()).maxMessageBytes()).isEqualTo(16L << 20);
+    assertThat(env(Map.of("PROFOLD_MAX_MESSAGE_BYTES", "4194304")).maxMessageBytes())
+        .isEqualTo(4L << 20);
+    assertThatThrownBy(() -> env(Map.of("PROFOLD_MAX_MESSAGE_BYTES", "1000")))
+        .hasMessage(
+            "maxMessageBytes: must be at least 65536, was 1000 (set it to the collector's"
+                + " limits.max_message_bytes)");
     assertThatThrownBy(() -> env(Map.of("PROFOLD_INTERVAL", "99999999999999999999ms")))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("is out of range");

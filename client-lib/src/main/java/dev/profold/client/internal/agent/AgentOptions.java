@@ -41,6 +41,7 @@ public record AgentOptions(ProfoldConfig config, JfrSettings jfr, boolean jfrEna
     CLIENT.put("enabled", "profold.enabled");
     CLIENT.put("max.buffer.bytes", "profold.max.buffer.bytes");
     CLIENT.put("max.contexts", "profold.max.contexts");
+    CLIENT.put("max.message.bytes", "profold.max.message.bytes");
     JFR.put("jfr", "profold.jfr");
     JFR.put("sample.period", "profold.jfr.sample.period");
     JFR.put("depth", "profold.jfr.depth");

@@ -28,19 +28,20 @@ import java.util.TreeMap;
  *
  * <p>When an {@link #add} takes the buffer over its bound, the two oldest never-sent deltas are
  * {@linkplain #merge merged} into one, again and again, until it fits. A merge is made only when
- * the merged delta fits the bound by itself: one that does not would have to be dropped whole,
- * taking the newer delta's data with it. When the two oldest never-sent deltas cannot be merged
- * (only one is left, or their merge does not fit), the oldest delta is dropped instead (sent ones
- * first, as they are the oldest), and so on. So a delta that fits the bound by itself is never
- * dropped by its own {@code add}: an outage costs resolution and then the oldest data, never the
- * newest. Merging keeps every count exact: the merged delta stands for the sequences {@code
- * [first_sequence, sequence]} and the collector applies it as one.
+ * the merged delta fits the bound by itself (one that does not would have to be dropped whole,
+ * taking the newer delta's data with it) and fits one message ({@code maxDeltaBytes}). When the two
+ * oldest never-sent deltas cannot be merged (only one is left, or their merge does not fit), the
+ * oldest delta is dropped instead (sent ones first, as they are the oldest), and so on. So a delta
+ * that fits the bound by itself is never dropped by its own {@code add}: an outage costs resolution
+ * and then the oldest data, never the newest. Merging keeps every count exact: the merged delta
+ * stands for the sequences {@code [first_sequence, sequence]} and the collector applies it as one.
  *
  * <p>Not thread-safe: the exporter's thread owns it. All methods are cheap except {@link #add} on
  * overflow, which merges (linear in the entries involved).
  */
 final class DeltaBuffer {
   private final long maxBytes;
+  private long maxDeltaBytes;
   private final NavigableMap<Long, Delta> deltas = new TreeMap<>();
   private long bytes;
   private long maxSent;
@@ -60,11 +61,27 @@ final class DeltaBuffer {
     }
   }
 
+  /** A buffer of at most {@code maxBytes}, whose merges may grow as large as that. */
   DeltaBuffer(long maxBytes) {
-    if (maxBytes <= 0) {
-      throw new IllegalArgumentException("maxBytes must be > 0, was " + maxBytes);
+    this(maxBytes, maxBytes);
+  }
+
+  /**
+   * A buffer of at most {@code maxBytes}, whose merged deltas stay within {@code maxDeltaBytes}
+   * (numbered, without dictionary), so that each still fits one message.
+   */
+  DeltaBuffer(long maxBytes, long maxDeltaBytes) {
+    if (maxBytes <= 0 || maxDeltaBytes <= 0) {
+      throw new IllegalArgumentException(
+          "maxBytes and maxDeltaBytes must be > 0, were " + maxBytes + " and " + maxDeltaBytes);
     }
     this.maxBytes = maxBytes;
+    this.maxDeltaBytes = maxDeltaBytes;
+  }
+
+  /** Lowers the bound of merged deltas (the collector turned out to accept less). */
+  void limitDeltaBytes(long bytes) {
+    maxDeltaBytes = Math.max(1, Math.min(maxDeltaBytes, bytes));
   }
 
   /**
@@ -95,7 +112,7 @@ final class DeltaBuffer {
         Delta older = it.next();
         Delta newer = it.next();
         Delta merged = merge(older, newer);
-        if (merged.getSerializedSize() <= maxBytes) {
+        if (merged.getSerializedSize() <= Math.min(maxBytes, maxDeltaBytes)) {
           deltas.remove(older.getSequence());
           deltas.put(newer.getSequence(), merged);
           bytes +=

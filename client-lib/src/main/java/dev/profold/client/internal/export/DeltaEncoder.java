@@ -35,8 +35,27 @@ public final class DeltaEncoder {
   private int sentPaths;
   private boolean identitySent;
 
+  private final long maxDictionaryStringBytes;
+
+  /** An encoder whose dictionary strings are bounded at {@value #MAX_DICTIONARY_STRING_BYTES}. */
   public DeltaEncoder(SourceIdentity identity) {
+    this(identity, MAX_DICTIONARY_STRING_BYTES);
+  }
+
+  /**
+   * An encoder whose dictionary strings are bounded at {@code maxDictionaryStringBytes} UTF-8 bytes
+   * in all (a new stream re-sends them in one message, which must fit the collector's limit).
+   */
+  public DeltaEncoder(SourceIdentity identity, long maxDictionaryStringBytes) {
+    if (maxDictionaryStringBytes < MAX_STRING_BYTES) {
+      throw new IllegalArgumentException(
+          "maxDictionaryStringBytes must be >= "
+              + MAX_STRING_BYTES
+              + ", was "
+              + maxDictionaryStringBytes);
+    }
     this.identity = identity;
+    this.maxDictionaryStringBytes = maxDictionaryStringBytes;
   }
 
   public SourceIdentity identity() {
@@ -47,10 +66,11 @@ public final class DeltaEncoder {
   static final int MAX_STRING_BYTES = 4096;
 
   /**
-   * The dictionary's strings in all, UTF-8 bytes, at most: a new stream re-sends them all in its
-   * first message, which must stay well under the collector's message limit (16 MiB by default).
+   * The dictionary's strings in all, UTF-8 bytes, at most, by default: a new stream re-sends them
+   * all in its first message, which must stay well under the collector's message limit (16 MiB by
+   * default).
    */
-  static final long MAX_DICTIONARY_STRING_BYTES = 4L << 20;
+  public static final long MAX_DICTIONARY_STRING_BYTES = 4L << 20;
 
   /** What a string becomes once the dictionary is full. */
   public static final String OVERFLOW = "profold.overflow";
@@ -61,8 +81,8 @@ public final class DeltaEncoder {
 
   /**
    * The id of {@code s}, cut to {@value #MAX_STRING_BYTES} UTF-8 bytes (on a character boundary);
-   * once the dictionary holds {@value #MAX_DICTIONARY_STRING_BYTES} bytes of strings, a new one
-   * gets the id of {@link #OVERFLOW}. Both are counted ({@link #takeLimitCounts()}).
+   * once the dictionary holds its bound of string bytes (see the constructors), a new one gets the
+   * id of {@link #OVERFLOW}. Both are counted ({@link #takeLimitCounts()}).
    */
   public synchronized int string(String s) {
     Integer id = strings.get(s);
@@ -78,7 +98,7 @@ public final class DeltaEncoder {
       }
     }
     int bytes = utf8Length(v);
-    if (stringBytes + bytes > MAX_DICTIONARY_STRING_BYTES && !v.equals(OVERFLOW)) {
+    if (stringBytes + bytes > maxDictionaryStringBytes && !v.equals(OVERFLOW)) {
       stringsRefused++;
       return string(OVERFLOW);
     }
@@ -190,6 +210,25 @@ public final class DeltaEncoder {
     sentAttributes = 0;
     sentPaths = 0;
     identitySent = false;
+  }
+
+  /** What the current stream has carried, as of one moment; see {@link #mark()}. */
+  public record Mark(int strings, int attributes, int paths, boolean identity) {}
+
+  /** What the current stream has carried so far, to {@link #reset} to if a message is not sent. */
+  public synchronized Mark mark() {
+    return new Mark(sentStrings, sentAttributes, sentPaths, identitySent);
+  }
+
+  /**
+   * Forgets what the stream carried since {@code mark} (taken on this stream): the message that was
+   * to carry it is not sent, so the next one carries it instead.
+   */
+  public synchronized void reset(Mark mark) {
+    sentStrings = Math.min(sentStrings, mark.strings());
+    sentAttributes = Math.min(sentAttributes, mark.attributes());
+    sentPaths = Math.min(sentPaths, mark.paths());
+    identitySent = identitySent && mark.identity();
   }
 
   /**

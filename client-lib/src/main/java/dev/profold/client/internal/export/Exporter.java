@@ -16,6 +16,7 @@ import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -26,6 +27,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.random.RandomGenerator;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Sends an instrumented process's profile deltas to the collector over one {@code
@@ -47,6 +50,16 @@ import java.util.random.RandomGenerator;
  * A stream is opened only when there is something to send, and a delta counts as sent only once the
  * stream is ready, so deltas buffered during an outage stay mergeable. The buffer is bounded by
  * {@link ExporterConfig#maxBufferBytes()}: see {@link DeltaBuffer} for merging and dropping.
+ *
+ * <p><b>Message size.</b> A delta larger than {@link ExporterConfig#maxDeltaBytes()} is split into
+ * parts of the same interval, each numbered as a delta of its own ({@link DeltaSplitter}), and
+ * merges stay within that size. A message that with its dictionary definitions would still exceed
+ * {@link ExporterConfig#maxMessageBytes()} is not sent, since the collector's gRPC layer would end
+ * the stream and refuse it again after every reconnect: it is dropped, counted and logged, and the
+ * definitions go with the next message. When the collector ends a stream with RESOURCE_EXHAUSTED
+ * and no RetryInfo (its gRPC layer refusing a message: its limit is below the configured one), the
+ * exporter lowers its message limit to the one the error names (or, if it names none, below the
+ * largest message then in flight) and goes on: the refused delta is dropped when resent, counted.
  *
  * <p><b>Threads.</b> Thread-safe. Every decision runs on the {@link Scheduler}'s single logical
  * thread ({@code profold-exporter} by default); gRPC callbacks and {@link #submit} only enqueue
@@ -88,6 +101,7 @@ public final class Exporter implements AutoCloseable {
   private final AtomicLong duplicates = new AtomicLong();
   private final Map<String, AtomicLong> rejected = new ConcurrentHashMap<>();
   private final AtomicLong merged = new AtomicLong();
+  private final AtomicLong split = new AtomicLong();
   private final AtomicLong dropped = new AtomicLong();
   private final AtomicLong eventsLost = new AtomicLong();
   private final Map<String, Long> lostMisuse = new ConcurrentHashMap<>();
@@ -105,6 +119,7 @@ public final class Exporter implements AutoCloseable {
   private int consecutiveFailures;
   private volatile long thread = -1;
   private boolean everConnected;
+  private long maxMessageBytes; // config's, lowered when the collector refuses a message size
 
   /**
    * An exporter running on its own daemon thread ({@link Scheduler#daemon()}, shut down by {@link
@@ -140,7 +155,8 @@ public final class Exporter implements AutoCloseable {
     this.scheduler = scheduler;
     this.random = random;
     this.ownsScheduler = ownsScheduler;
-    this.buffer = new DeltaBuffer(config.maxBufferBytes());
+    this.buffer = new DeltaBuffer(config.maxBufferBytes(), config.maxDeltaBytes());
+    this.maxMessageBytes = config.maxMessageBytes();
   }
 
   /**
@@ -237,6 +253,7 @@ public final class Exporter implements AutoCloseable {
         duplicates.get(),
         byCode,
         merged.get(),
+        split.get(),
         dropped.get(),
         eventsLost.get(),
         reconnects.get(),
@@ -257,27 +274,24 @@ public final class Exporter implements AutoCloseable {
     Delta d;
     while ((d = inbox.poll()) != null) {
       inboxBytes.addAndGet(-d.getSerializedSize());
-      Delta numbered =
-          d.toBuilder()
-              .clearSource()
-              .clearDictionary()
-              .clearFirstSequence()
-              .setSequence(nextSequence++)
-              .build();
-      DeltaBuffer.AddResult r = buffer.add(numbered);
-      if (r.merges() > 0) {
-        merged.addAndGet(r.merges());
+      Delta bare = d.toBuilder().clearSource().clearDictionary().clearFirstSequence().build();
+      List<Delta> parts = DeltaSplitter.split(bare, maxMessageBytes / 2);
+      if (parts.size() > 1) {
+        split.incrementAndGet();
+        unresolved.addAndGet(parts.size() - 1); // each part is acknowledged as a delta
         logOnce(
-            "merged",
+            "split",
             Level.INFO,
-            "profold: the export buffer is full (collector unreachable?); merging buffered deltas");
+            "profold: a delta of "
+                + bare.getSerializedSize()
+                + " bytes is sent as "
+                + parts.size()
+                + " messages of at most "
+                + maxMessageBytes / 2
+                + " bytes (half the message limit, PROFOLD_MAX_MESSAGE_BYTES)");
       }
-      for (Delta lost : r.dropped()) {
-        dropFromBuffer(lost);
-        logOnce(
-            "overflow",
-            Level.WARNING,
-            "profold: the export buffer is full even after merging; dropping the oldest deltas");
+      for (Delta part : parts) {
+        add(part.toBuilder().setSequence(nextSequence++).build());
       }
     }
     updateGauges();
@@ -285,6 +299,25 @@ public final class Exporter implements AutoCloseable {
       connectIfNeeded();
     } else {
       pump();
+    }
+  }
+
+  /** Buffers a numbered delta, merging or dropping older ones as {@link DeltaBuffer} decides. */
+  private void add(Delta numbered) {
+    DeltaBuffer.AddResult r = buffer.add(numbered);
+    if (r.merges() > 0) {
+      merged.addAndGet(r.merges());
+      logOnce(
+          "merged",
+          Level.INFO,
+          "profold: the export buffer is full (collector unreachable?); merging buffered deltas");
+    }
+    for (Delta lost : r.dropped()) {
+      dropFromBuffer(lost);
+      logOnce(
+          "overflow",
+          Level.WARNING,
+          "profold: the export buffer is full even after merging; dropping the oldest deltas");
     }
   }
 
@@ -344,16 +377,47 @@ public final class Exporter implements AutoCloseable {
       if (d == null) {
         break;
       }
-      Delta.Builder wire = d.toBuilder();
-      encoder.prepare(wire);
-      boolean carriesDictionary = wire.hasDictionary();
+      DeltaEncoder.Mark mark = encoder.mark();
+      Delta wire = encoder.prepare(d.toBuilder()).build();
+      int bytes = wire.getSerializedSize();
+      if (bytes > maxMessageBytes) {
+        encoder.reset(mark); // the next message carries the definitions instead
+        refuseTooLarge(d, bytes);
+        continue;
+      }
       buffer.markSent(d.getSequence());
       s.lastSent = d.getSequence();
-      s.inFlight.add(new InFlight(d.getSequence(), carriesDictionary));
-      s.call.onNext(wire.build());
+      s.inFlight.add(new InFlight(d.getSequence(), wire.hasDictionary(), bytes));
+      s.call.onNext(wire);
       sent.incrementAndGet();
     }
     armTimer(s);
+  }
+
+  /**
+   * Drops buffered delta {@code d}, whose message would be {@code bytes} long: more than the
+   * collector accepts, so sending it would only end the stream.
+   */
+  private void refuseTooLarge(Delta d, int bytes) {
+    lastError.set(
+        "delta "
+            + d.getSequence()
+            + " not sent: its message would be "
+            + bytes
+            + " bytes ("
+            + d.getSerializedSize()
+            + " of data, the rest dictionary definitions), over the message limit of "
+            + maxMessageBytes);
+    logOnce(
+        "too-large",
+        Level.WARNING,
+        "profold: "
+            + lastError.get()
+            + "; it is dropped. Raise the collector's limits.max_message_bytes and"
+            + " PROFOLD_MAX_MESSAGE_BYTES together");
+    buffer.remove(d.getSequence());
+    lose(Loss.of(d, DeltaBuffer.covered(d)));
+    updateGauges();
   }
 
   private void onReady(Stream s) {
@@ -462,12 +526,55 @@ public final class Exporter implements AutoCloseable {
       com.google.rpc.Status details = StatusProto.fromThrowable(error);
       Optional<Duration> retry = details == null ? Optional.empty() : retryDelay(details);
       delay = retry.map(this::stretch).orElseGet(this::backoff);
+      Status status = Status.fromThrowable(error);
+      if (status.getCode() == Status.Code.RESOURCE_EXHAUSTED && retry.isEmpty()) {
+        lowerMessageLimit(s, status.getDescription());
+      }
     }
     logOnce("stream", Level.INFO, "profold: " + lastError.get() + "; reconnecting");
     disarmTimer(s);
     stream = null;
     loseDroppedInFlight(s);
     scheduleReconnect(delay);
+  }
+
+  /** How gRPC describes a message over its limit: "gRPC message exceeds maximum size N: M". */
+  private static final Pattern TOO_LARGE = Pattern.compile("exceeds maximum size (\\d{1,18})");
+
+  /**
+   * The collector's gRPC layer refused a message of {@code s} as too large ({@code description}
+   * being its status's): its limit is below ours. Keeps messages within the limit the description
+   * names from now on, or, if it names none, under the largest message that was in flight (that one
+   * is then refused when resent, and so on until the limits agree).
+   */
+  private void lowerMessageLimit(Stream s, String description) {
+    long limit = -1;
+    Matcher m = TOO_LARGE.matcher(description == null ? "" : description);
+    if (m.find()) {
+      limit = Long.parseLong(m.group(1));
+    } else {
+      int largest = 0;
+      for (InFlight f : s.inFlight) {
+        largest = Math.max(largest, f.bytes());
+      }
+      limit = largest - 1L;
+    }
+    limit = Math.max(ExporterConfig.MIN_MESSAGE_BYTES, limit);
+    if (limit >= maxMessageBytes) {
+      return;
+    }
+    maxMessageBytes = limit;
+    buffer.limitDeltaBytes(limit / 2);
+    log.log(
+        Level.WARNING,
+        "profold: the collector refused a message as too large ("
+            + lastError.get()
+            + "): its limits.max_message_bytes is below PROFOLD_MAX_MESSAGE_BYTES ("
+            + config.maxMessageBytes()
+            + "). Messages are kept within "
+            + limit
+            + " bytes from now on, and a buffered delta that does not fit is dropped. Set"
+            + " PROFOLD_MAX_MESSAGE_BYTES to the collector's limit");
   }
 
   private void onTimeout(Stream s, long generation) {
@@ -715,7 +822,7 @@ public final class Exporter implements AutoCloseable {
   }
 
   /** A delta on the wire, waiting for its ack. */
-  private record InFlight(long sequence, boolean carriedDictionary) {}
+  private record InFlight(long sequence, boolean carriedDictionary, int bytes) {}
 
   /**
    * What dropping a (possibly merged) delta costs: the submitted deltas, the events in it and the

@@ -21,6 +21,11 @@ import java.time.Duration;
  *     delta goes out when the previous one is acknowledged, so a retryable rejection can never let
  *     a later delta be applied first (which would turn the retry into a duplicate and lose the
  *     rejected delta's data)
+ * @param maxMessageBytes the largest Push message the collector accepts (its {@code
+ *     limits.max_message_bytes}), at least 64 KiB. A delta is split into messages of at most half
+ *     of it (the other half is room for the dictionary definitions a message may carry) and merged
+ *     deltas stay under that half too; a message that would still be larger is not sent (it would
+ *     end the stream) but dropped and counted. Default 16 MiB, the collector's default
  */
 public record ExporterConfig(
     long maxBufferBytes,
@@ -28,7 +33,11 @@ public record ExporterConfig(
     Duration maxBackoff,
     double jitter,
     Duration ackTimeout,
-    int maxInFlight) {
+    int maxInFlight,
+    long maxMessageBytes) {
+
+  /** The smallest {@link #maxMessageBytes()} accepted. */
+  public static final long MIN_MESSAGE_BYTES = 64 << 10;
 
   /** Validates the settings. */
   public ExporterConfig {
@@ -55,39 +64,68 @@ public record ExporterConfig(
     if (maxInFlight < 1) {
       throw new IllegalArgumentException("maxInFlight must be >= 1, was " + maxInFlight);
     }
+    if (maxMessageBytes < MIN_MESSAGE_BYTES) {
+      throw new IllegalArgumentException(
+          "maxMessageBytes must be >= " + MIN_MESSAGE_BYTES + ", was " + maxMessageBytes);
+    }
   }
 
-  /** The production defaults: 8 MiB, 500 ms .. 30 s backoff with ±20% jitter, 30 s, 1. */
+  /** The largest delta (entries and the rest, no dictionary) sent in one message: half of it. */
+  public long maxDeltaBytes() {
+    return maxMessageBytes / 2;
+  }
+
+  /** The production defaults: 8 MiB, 500 ms .. 30 s backoff with ±20% jitter, 30 s, 1, 16 MiB. */
   public static ExporterConfig defaults() {
     return new ExporterConfig(
-        8L << 20, Duration.ofMillis(500), Duration.ofSeconds(30), 0.2, Duration.ofSeconds(30), 1);
+        8L << 20,
+        Duration.ofMillis(500),
+        Duration.ofSeconds(30),
+        0.2,
+        Duration.ofSeconds(30),
+        1,
+        16L << 20);
   }
 
   /** This configuration with another buffer bound. */
   public ExporterConfig withMaxBufferBytes(long bytes) {
-    return new ExporterConfig(bytes, initialBackoff, maxBackoff, jitter, ackTimeout, maxInFlight);
+    return new ExporterConfig(
+        bytes, initialBackoff, maxBackoff, jitter, ackTimeout, maxInFlight, maxMessageBytes);
   }
 
   /** This configuration with another backoff range. */
   public ExporterConfig withBackoff(Duration initial, Duration max) {
-    return new ExporterConfig(maxBufferBytes, initial, max, jitter, ackTimeout, maxInFlight);
+    return new ExporterConfig(
+        maxBufferBytes, initial, max, jitter, ackTimeout, maxInFlight, maxMessageBytes);
   }
 
   /** This configuration with another jitter. */
   public ExporterConfig withJitter(double relative) {
     return new ExporterConfig(
-        maxBufferBytes, initialBackoff, maxBackoff, relative, ackTimeout, maxInFlight);
+        maxBufferBytes,
+        initialBackoff,
+        maxBackoff,
+        relative,
+        ackTimeout,
+        maxInFlight,
+        maxMessageBytes);
   }
 
   /** This configuration with another ack timeout. */
   public ExporterConfig withAckTimeout(Duration timeout) {
     return new ExporterConfig(
-        maxBufferBytes, initialBackoff, maxBackoff, jitter, timeout, maxInFlight);
+        maxBufferBytes, initialBackoff, maxBackoff, jitter, timeout, maxInFlight, maxMessageBytes);
   }
 
   /** This configuration with another in-flight window. */
   public ExporterConfig withMaxInFlight(int deltas) {
     return new ExporterConfig(
-        maxBufferBytes, initialBackoff, maxBackoff, jitter, ackTimeout, deltas);
+        maxBufferBytes, initialBackoff, maxBackoff, jitter, ackTimeout, deltas, maxMessageBytes);
+  }
+
+  /** This configuration with another message limit. */
+  public ExporterConfig withMaxMessageBytes(long bytes) {
+    return new ExporterConfig(
+        maxBufferBytes, initialBackoff, maxBackoff, jitter, ackTimeout, maxInFlight, bytes);
   }
 }

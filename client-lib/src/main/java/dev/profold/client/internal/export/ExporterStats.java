@@ -8,8 +8,9 @@ import java.util.Optional;
  * client's self-telemetry. Immutable. Counters are read one by one, so a snapshot taken while the
  * exporter works may be off by the events in progress.
  *
- * <p>Units: "deltas" are the deltas passed to {@link Exporter#submit}; "messages" are Push
- * messages, resends included (one merged delta is one message).
+ * <p>Units: "deltas" are the deltas passed to {@link Exporter#submit}, except that a delta split
+ * into several messages counts once per part in {@code dropped} (each part is a delta on the wire);
+ * "messages" are Push messages, resends included (one merged delta is one message).
  *
  * @param submitted deltas passed to {@link Exporter#submit}
  * @param sent messages sent, resends after a reconnect included
@@ -19,10 +20,12 @@ import java.util.Optional;
  * @param rejected REJECTED acks by status code name ({@code "INVALID_ARGUMENT"}, ...), retryable
  *     ones included; permanently rejected messages are dropped, retryable ones resent
  * @param merged deltas folded into an older never-sent delta to make room in the buffer
+ * @param split deltas sent as several messages because they were larger than half the message limit
  * @param dropped deltas given up without being acknowledged: they did not fit in the buffer even
- *     after merging, or were submitted after {@link Exporter#close}. Permanent rejections are not
- *     included (see {@code rejected}), nor is a delta the buffer dropped while it was in flight and
- *     whose ack then came (it is counted when its stream ends first)
+ *     after merging, were submitted after {@link Exporter#close}, or would have made a message
+ *     larger than the collector accepts. Permanent rejections are not included (see {@code
+ *     rejected}), nor is a delta the buffer dropped while it was in flight and whose ack then came
+ *     (it is counted when its stream ends first)
  * @param eventsLost events recorded in the dropped deltas (per entry, the largest measurement
  *     count, summed), plus the events those deltas reported as dropped in their overhead
  * @param reconnects streams opened after an earlier one failed
@@ -39,6 +42,7 @@ public record ExporterStats(
     long duplicates,
     Map<String, Long> rejected,
     long merged,
+    long split,
     long dropped,
     long eventsLost,
     long reconnects,

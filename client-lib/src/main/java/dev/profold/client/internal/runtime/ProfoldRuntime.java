@@ -109,7 +109,10 @@ public final class ProfoldRuntime {
     } catch (java.io.IOException | RuntimeException e) {
       id.setHost("");
     }
-    this.encoder = new DeltaEncoder(id.build());
+    this.encoder =
+        new DeltaEncoder(
+            id.build(),
+            Math.min(DeltaEncoder.MAX_DICTIONARY_STRING_BYTES, config.maxMessageBytes() / 4));
     this.recorder = new Recorder(encoder, config.maxCellsPerThread(), config.maxContexts());
     this.aggregation =
         new ThreadAggregationPlan(config.threadAggregation(), config.threadAggregationByGroup());
@@ -120,7 +123,9 @@ public final class ProfoldRuntime {
         new Exporter(
             channel,
             encoder,
-            ExporterConfig.defaults().withMaxBufferBytes(config.maxBufferBytes()));
+            ExporterConfig.defaults()
+                .withMaxBufferBytes(config.maxBufferBytes())
+                .withMaxMessageBytes(config.maxMessageBytes()));
     this.flusher =
         Executors.newSingleThreadScheduledExecutor(
             r -> {

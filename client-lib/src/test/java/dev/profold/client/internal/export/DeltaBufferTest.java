@@ -126,6 +126,31 @@ class DeltaBufferTest {
   }
 
   @Test
+  void mergesStayWithinTheMessageBoundAndTheOldestGoesWhenTheyCannot() {
+    Delta d1 = delta(1, 0.25);
+    Delta d2 = delta(2, 0.5);
+    Delta d3 = delta(3, 1.0);
+    long bound = sizes(List.of(d1, d2, d3)) - 1; // the third add overflows
+    long mergedSize = DeltaBuffer.merge(d1, d2).getSerializedSize();
+
+    DeltaBuffer roomy = new DeltaBuffer(bound, mergedSize);
+    roomy.add(d1);
+    roomy.add(d2);
+    DeltaBuffer.AddResult merging = roomy.add(d3);
+    assertThat(merging.merges()).isPositive();
+    assertThat(merging.dropped()).isEmpty();
+
+    DeltaBuffer tight = new DeltaBuffer(bound, mergedSize);
+    tight.limitDeltaBytes(mergedSize - 1); // the collector turned out to take less
+    tight.add(d1);
+    tight.add(d2);
+    DeltaBuffer.AddResult r = tight.add(d3);
+    assertThat(r.merges()).isZero();
+    assertThat(r.dropped()).containsExactly(d1);
+    assertThat(tight.deltas()).containsExactly(d2, d3);
+  }
+
+  @Test
   void overflowMergesTheOldestNeverSentDeltasWithExactTotals() {
     List<Delta> all = new ArrayList<>();
     for (int seq = 1; seq <= 6; seq++) {

@@ -1,6 +1,7 @@
 package dev.profold.client.internal.export;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.profold.proto.v1.Delta;
 import dev.profold.proto.v1.RegionKind;
@@ -92,6 +93,46 @@ class DeltaEncoderTest {
     Delta d = e.prepare(Delta.newBuilder()).build();
     assertThat(d.getSerializedSize())
         .isLessThan((int) DeltaEncoder.MAX_DICTIONARY_STRING_BYTES + (1 << 20));
+  }
+
+  @Test
+  void aResetToAMarkMakesTheNextMessageCarryWhatTheUnsentOneWouldHave() {
+    int region = enc.dimension("region", ValueType.VALUE_TYPE_PATH);
+    enc.pathNode(0, region, "main", RegionKind.REGION_KIND_COMPUTE);
+    DeltaEncoder.Mark start = enc.mark();
+    Delta unsent = enc.prepare(Delta.newBuilder().setSequence(1)).build();
+    enc.pathNode(1, region, "later", RegionKind.REGION_KIND_IO); // defined meanwhile
+    enc.reset(start);
+
+    Delta next = enc.prepare(Delta.newBuilder().setSequence(2)).build();
+    assertThat(next.getSource()).isEqualTo(unsent.getSource());
+    assertThat(next.getDictionary().getPathNodesCount()).isEqualTo(2);
+    assertThat(next.getDictionary().getStringsMap()).containsValues("main", "later");
+
+    DeltaEncoder.Mark afterNext = enc.mark();
+    Delta third = enc.prepare(Delta.newBuilder().setSequence(3)).build();
+    assertThat(third.hasSource()).isFalse();
+    assertThat(third.hasDictionary()).isFalse();
+    enc.reset(afterNext); // nothing was carried since: nothing to carry again
+    assertThat(enc.prepare(Delta.newBuilder().setSequence(4)).build().hasDictionary()).isFalse();
+  }
+
+  @Test
+  void theDictionaryStringBoundCanBeSetBelowTheDefault() {
+    DeltaEncoder small =
+        new DeltaEncoder(
+            SourceIdentity.newBuilder().setService("s").setInstance("i").build(), 16 << 10);
+    List<Integer> ids = new ArrayList<>();
+    for (int i = 0; i < 20; i++) {
+      ids.add(small.string(String.format("%05d", i) + "y".repeat(995))); // 1,000 bytes each
+    }
+    // 16 KiB hold 16 of them; the other 4 got the overflow string's id.
+    assertThat(ids.subList(0, 16)).doesNotHaveDuplicates();
+    assertThat(ids.subList(16, 20)).containsOnly(small.string(DeltaEncoder.OVERFLOW));
+    assertThat(small.takeLimitCounts()).containsExactly(Map.entry("dictionary_full", 4L));
+    assertThatThrownBy(() -> new DeltaEncoder(SourceIdentity.getDefaultInstance(), 100))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("maxDictionaryStringBytes");
   }
 
   private static DeltaEncoder encoder() {

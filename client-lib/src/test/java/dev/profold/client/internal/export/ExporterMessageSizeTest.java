@@ -1,0 +1,305 @@
+package dev.profold.client.internal.export;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.profold.client.internal.export.ExporterTest.FakeIngest;
+import dev.profold.client.internal.export.ExporterTest.FakeStream;
+import dev.profold.proto.v1.AttributeValue;
+import dev.profold.proto.v1.ClientOverhead;
+import dev.profold.proto.v1.Delta;
+import dev.profold.proto.v1.Entry;
+import dev.profold.proto.v1.Measurement;
+import dev.profold.proto.v1.RegionKind;
+import dev.profold.proto.v1.SourceIdentity;
+import dev.profold.proto.v1.ThreadAggregation;
+import dev.profold.proto.v1.ValueType;
+import dev.profold.reduce.Aggregate;
+import dev.profold.reduce.WireStates;
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.Status;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.random.RandomGenerator;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The exporter's message limit: deltas split to fit it, messages that cannot fit dropped and
+ * counted instead of ending the stream, and a collector whose limit is lower than the configured
+ * one (in-process with a scripted error, and a real Netty server refusing a real message).
+ */
+class ExporterMessageSizeTest {
+  private static final long T0 = 1_700_000_010_000_000_000L;
+  private static final long LIMIT = ExporterConfig.MIN_MESSAGE_BYTES; // 64 KiB
+
+  /** Entries of a delta of 70,000 to 128 KiB bytes. */
+  private static final int ENTRIES = 1800;
+
+  private final ManualScheduler scheduler = new ManualScheduler();
+  private final FakeIngest ingest = new FakeIngest();
+  private final DeltaEncoder encoder =
+      new DeltaEncoder(
+          SourceIdentity.newBuilder()
+              .setService("checkout")
+              .setInstance("pod-1")
+              .setIncarnationId(7)
+              .setProcessStartUnixNanos(T0 - 10_000_000_000L)
+              .build());
+  private final int region = encoder.dimension("region", ValueType.VALUE_TYPE_PATH);
+  private final int time = encoder.measurement("time", ValueType.VALUE_TYPE_DOUBLE, "seconds");
+  private final int main = encoder.pathNode(0, region, "main", RegionKind.REGION_KIND_COMPUTE);
+  private Server server;
+  private ManagedChannel channel;
+  private Exporter exporter;
+
+  @BeforeEach
+  void start() throws Exception {
+    String name = InProcessServerBuilder.generateName();
+    server = InProcessServerBuilder.forName(name).directExecutor().addService(ingest).build();
+    server.start();
+    channel = InProcessChannelBuilder.forName(name).directExecutor().build();
+  }
+
+  @AfterEach
+  void stop() {
+    if (exporter != null) {
+      exporter.close();
+      scheduler.runDue();
+    }
+    channel.shutdownNow();
+    server.shutdownNow();
+  }
+
+  private Exporter exporter(ExporterConfig config) {
+    exporter = new Exporter(channel, encoder, config, scheduler, RandomGenerator.getDefault());
+    return exporter;
+  }
+
+  private static ExporterConfig config(long maxMessageBytes) {
+    return ExporterConfig.defaults()
+        .withJitter(0)
+        .withBackoff(Duration.ofMillis(500), Duration.ofSeconds(2))
+        .withMaxMessageBytes(maxMessageBytes);
+  }
+
+  /** Interval {@code i}'s delta with {@code entries} entries of one value each, about 40 B each. */
+  private Delta.Builder delta(int i, int entries) {
+    Delta.Builder d =
+        Delta.newBuilder()
+            .setIntervalStartUnixNanos(T0 + i * 10_000_000_000L)
+            .setIntervalEndUnixNanos(T0 + (i + 1) * 10_000_000_000L)
+            .setThreadAggregation(ThreadAggregation.THREAD_AGGREGATION_SUM)
+            .setOverhead(ClientOverhead.newBuilder().setCpuNanos(100).setBytesHeld(2048));
+    for (int e = 0; e < entries; e++) {
+      Aggregate a = new Aggregate();
+      a.record(0.001 * (e + 1));
+      d.addEntries(
+          Entry.newBuilder()
+              .addKey(AttributeValue.newBuilder().setAttributeId(region).setPathNodeId(main))
+              .addKey(AttributeValue.newBuilder().setAttributeId(time).setIntValue(e))
+              .addMeasurements(
+                  Measurement.newBuilder().setAttributeId(time).setState(WireStates.toProto(a))));
+    }
+    return d;
+  }
+
+  private static List<Long> sequences(List<Delta> deltas) {
+    return deltas.stream().map(Delta::getSequence).toList();
+  }
+
+  @Test
+  void aDeltaLargerThanHalfTheLimitGoesOutInPartsThatAllArriveAndAreAcknowledged() {
+    Exporter e = exporter(config(LIMIT));
+    Delta.Builder big = delta(0, 3000);
+    assertThat(big.build().getSerializedSize()).isGreaterThan((int) (2 * LIMIT));
+    e.submit(big);
+    e.submit(delta(1, 2));
+    scheduler.runDue();
+
+    List<Delta> received = ingest.streams.get(0).received;
+    int parts = received.size() - 1;
+    assertThat(parts).isGreaterThanOrEqualTo(4);
+    assertThat(sequences(received)).isEqualTo(sequences(numbered(parts + 1)));
+    List<Entry> entries = new ArrayList<>();
+    for (Delta d : received.subList(0, parts)) {
+      assertThat(d.getSerializedSize()).isLessThanOrEqualTo((int) LIMIT);
+      assertThat(d.toBuilder().clearSource().clearDictionary().build().getSerializedSize())
+          .isLessThanOrEqualTo((int) (LIMIT / 2));
+      assertThat(d.getIntervalStartUnixNanos()).isEqualTo(T0);
+      assertThat(d.getOverhead().getBytesHeld()).isEqualTo(2048);
+      entries.addAll(d.getEntriesList());
+    }
+    assertThat(entries).isEqualTo(big.getEntriesList());
+    // The interval's own counters go once, with the first part.
+    assertThat(received.stream().limit(parts).mapToLong(d -> d.getOverhead().getCpuNanos()).sum())
+        .isEqualTo(100);
+    assertThat(received.get(parts).getEntriesCount()).isEqualTo(2);
+
+    ExporterStats stats = e.stats();
+    assertThat(stats.split()).isEqualTo(1);
+    assertThat(stats.acked()).isEqualTo(parts + 1);
+    assertThat(stats.dropped()).isZero();
+    assertThat(e.flush(Duration.ZERO)).isTrue();
+  }
+
+  private static List<Delta> numbered(int n) {
+    List<Delta> out = new ArrayList<>();
+    for (int i = 1; i <= n; i++) {
+      out.add(Delta.newBuilder().setSequence(i).build());
+    }
+    return out;
+  }
+
+  @Test
+  void mergesDuringAnOutageStayWithinHalfTheLimit() {
+    ingest.failOnFirstDelta = true; // the collector is down: every stream fails
+    Exporter e = exporter(config(LIMIT).withMaxBufferBytes(4 * LIMIT));
+    for (int i = 0; i < 40; i++) {
+      e.submit(delta(i, 200)); // about 8 KiB each
+      scheduler.runDue();
+    }
+    ingest.failOnFirstDelta = false;
+    scheduler.advance(Duration.ofSeconds(5));
+    scheduler.runDue();
+
+    FakeStream last = ingest.streams.get(ingest.streams.size() - 1);
+    assertThat(e.stats().merged()).isPositive();
+    assertThat(last.received).isNotEmpty();
+    for (Delta d : last.received) {
+      assertThat(d.toBuilder().clearSource().clearDictionary().build().getSerializedSize())
+          .isLessThanOrEqualTo((int) (LIMIT / 2));
+    }
+    assertThat(e.flush(Duration.ZERO)).isTrue();
+  }
+
+  @Test
+  void aMessageThatCannotFitIsDroppedAndCountedAndTheStreamGoesOnWithTheDefinitionsInTheNext() {
+    Exporter e = exporter(config(LIMIT));
+    // One entry larger than the limit: it cannot be split.
+    Delta.Builder huge = delta(0, 1);
+    for (int k = 0; k < 20_000; k++) {
+      huge.getEntriesBuilder(0)
+          .addKey(AttributeValue.newBuilder().setAttributeId(time).setIntValue(1L << 40));
+    }
+    assertThat(huge.build().getSerializedSize()).isGreaterThan((int) LIMIT);
+    e.submit(huge);
+    e.submit(delta(1, 3));
+    scheduler.runDue();
+
+    assertThat(ingest.streams).hasSize(1);
+    FakeStream s = ingest.streams.get(0);
+    assertThat(sequences(s.received)).containsExactly(2L);
+    // The refused message was to carry the source and dictionary: the next one does.
+    assertThat(s.received.get(0).getSource()).isEqualTo(encoder.identity());
+    assertThat(s.received.get(0).getDictionary().getPathNodesCount()).isEqualTo(1);
+    assertThat(s.cancelled).isFalse();
+
+    ExporterStats stats = e.stats();
+    assertThat(stats.dropped()).isEqualTo(1);
+    assertThat(stats.eventsLost()).isEqualTo(1);
+    assertThat(stats.acked()).isEqualTo(1);
+    assertThat(stats.reconnects()).isZero();
+    assertThat(stats.lastError())
+        .hasValueSatisfying(m -> assertThat(m).contains("delta 1 not sent").contains("limit"));
+    assertThat(e.flush(Duration.ZERO)).isTrue();
+  }
+
+  @Test
+  void aStreamEndedForAMessageOverTheCollectorsLimitLowersTheLimitToTheOneTheErrorNames() {
+    Exporter e = exporter(config(4 * LIMIT));
+    ingest.silent.add(1L);
+    Delta.Builder first = delta(0, ENTRIES);
+    assertThat(first.build().getSerializedSize()).isBetween(70_001, (int) (2 * LIMIT));
+    e.submit(first); // one message: under half our limit of 256 KiB, over the collector's
+    scheduler.runDue();
+    ingest
+        .streams
+        .get(0)
+        .fail(
+            Status.RESOURCE_EXHAUSTED
+                .withDescription("gRPC message exceeds maximum size 70000: 101234")
+                .asRuntimeException());
+    scheduler.runDue();
+    scheduler.advance(Duration.ofSeconds(1));
+    e.submit(delta(1, ENTRIES));
+    scheduler.runDue();
+
+    assertThat(ingest.streams).hasSize(2);
+    List<Delta> resent = ingest.streams.get(1).received;
+    // Delta 1 is not resent (it does not fit 70000 bytes); delta 2 comes as parts of <= 35000.
+    assertThat(resent.get(0).getSequence()).isEqualTo(2L);
+    assertThat(resent.size()).isGreaterThanOrEqualTo(3);
+    for (Delta d : resent) {
+      assertThat(d.getSerializedSize()).isLessThanOrEqualTo(70_000);
+    }
+    ExporterStats stats = e.stats();
+    assertThat(stats.dropped()).isEqualTo(1);
+    assertThat(stats.split()).isEqualTo(1);
+    assertThat(e.flush(Duration.ZERO)).isTrue();
+  }
+
+  @Test
+  void withoutALimitInTheErrorTheLimitGoesBelowTheLargestMessageInFlight() {
+    Exporter e = exporter(config(4 * LIMIT));
+    ingest.silent.add(1L);
+    e.submit(delta(0, ENTRIES));
+    scheduler.runDue();
+    int refused = ingest.streams.get(0).received.get(0).getSerializedSize();
+    ingest
+        .streams
+        .get(0)
+        .fail(Status.RESOURCE_EXHAUSTED.withDescription("too big").asRuntimeException());
+    scheduler.runDue();
+    scheduler.advance(Duration.ofSeconds(1));
+    e.submit(delta(1, ENTRIES));
+    scheduler.runDue();
+
+    List<Delta> resent = ingest.streams.get(1).received;
+    assertThat(resent.get(0).getSequence()).isEqualTo(2L);
+    assertThat(resent).allSatisfy(d -> assertThat(d.getSerializedSize()).isLessThan(refused));
+    assertThat(e.stats().dropped()).isEqualTo(1);
+  }
+
+  @Test
+  void aRealGrpcServerWithALowerLimitCostsOneDeltaAndTheNextOnesArrive() throws Exception {
+    Server netty =
+        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+            .maxInboundMessageSize(70_000)
+            .addService(ingest)
+            .build()
+            .start();
+    ManagedChannel real =
+        NettyChannelBuilder.forAddress("127.0.0.1", netty.getPort()).usePlaintext().build();
+    try (Exporter e =
+        new Exporter(
+            real,
+            encoder,
+            config(4 * LIMIT).withBackoff(Duration.ofMillis(10), Duration.ofMillis(50)))) {
+      e.submit(delta(0, ENTRIES)); // over the server's limit, under half ours
+      assertThat(e.flush(Duration.ofSeconds(30))).isTrue();
+      assertThat(e.stats().lastError()).hasValueSatisfying(m -> assertThat(m).contains("not sent"));
+      e.submit(delta(1, ENTRIES));
+      e.submit(delta(2, 10));
+      assertThat(e.flush(Duration.ofSeconds(30))).isTrue();
+
+      ExporterStats stats = e.stats();
+      assertThat(stats.dropped()).isEqualTo(1);
+      assertThat(stats.split()).isEqualTo(1);
+      assertThat(stats.acked()).isGreaterThanOrEqualTo(3);
+      List<Delta> applied = new ArrayList<>();
+      ingest.streams.forEach(s -> applied.addAll(s.received));
+      assertThat(applied.stream().mapToInt(Delta::getEntriesCount).sum()).isEqualTo(ENTRIES + 10);
+    } finally {
+      real.shutdownNow();
+      netty.shutdownNow();
+    }
+  }
+}
