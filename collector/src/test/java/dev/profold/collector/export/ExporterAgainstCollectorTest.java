@@ -323,6 +323,33 @@ class ExporterAgainstCollectorTest {
     assertThat(e.flush(Duration.ZERO)).isTrue();
   }
 
+  @Test
+  void aDeltaOverHalfTheMessageLimitArrivesInPartsWithExactTotalsAndItsCountersOnce() {
+    int tenant = encoder.dimension("tenant", ValueType.VALUE_TYPE_INT);
+    Delta.Builder big = delta(0, 0.25);
+    for (int k = 0; k < 3000; k++) { // one entry per tenant, folded into the path's series
+      Entry.Builder e = entry(main, "main", 0.001 * (k % 97 + 1)).toBuilder();
+      big.addEntries(e.addKey(AttributeValue.newBuilder().setAttributeId(tenant).setIntValue(k)));
+    }
+    long limit = ExporterConfig.MIN_MESSAGE_BYTES;
+    assertThat(big.build().getSerializedSize()).isGreaterThan((int) limit);
+    try (Exporter e = new Exporter(channel, encoder, config().withMaxMessageBytes(limit))) {
+      e.submit(big);
+      e.submit(delta(1, 2.0));
+      assertThat(e.flush(WAIT)).isTrue();
+
+      ExporterStats stats = e.stats();
+      assertThat(stats.split()).isEqualTo(1);
+      assertThat(stats.acked()).isGreaterThanOrEqualTo(4);
+      assertThat(stats.rejected()).isEmpty();
+      assertThat(stats.dropped()).isZero();
+      submitted = (int) stats.acked(); // every part is a delta of its own on the wire
+      assertTotalsEqualEverythingSubmitted(); // the interval's CPU time counted once
+      assertThat(series("main").state().count()).isEqualTo(3002);
+      assertThat(counter("profold.deltas.applied")).isEqualTo(stats.acked());
+    }
+  }
+
   /** Swallows the server's responses while {@link #drop} is set: acks lost on the way back. */
   static final class AckGate implements ServerInterceptor {
     volatile boolean drop;
