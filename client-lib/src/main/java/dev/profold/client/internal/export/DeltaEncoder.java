@@ -1,5 +1,6 @@
 package dev.profold.client.internal.export;
 
+import com.google.protobuf.CodedOutputStream;
 import dev.profold.proto.v1.AttributeDef;
 import dev.profold.proto.v1.AttributeKind;
 import dev.profold.proto.v1.Delta;
@@ -35,27 +36,27 @@ public final class DeltaEncoder {
   private int sentPaths;
   private boolean identitySent;
 
-  private final long maxDictionaryStringBytes;
+  private final long maxDictionaryBytes;
 
-  /** An encoder whose dictionary strings are bounded at {@value #MAX_DICTIONARY_STRING_BYTES}. */
+  /** An encoder whose dictionary is bounded at {@value #MAX_DICTIONARY_BYTES} bytes. */
   public DeltaEncoder(SourceIdentity identity) {
-    this(identity, MAX_DICTIONARY_STRING_BYTES);
+    this(identity, MAX_DICTIONARY_BYTES);
   }
 
   /**
-   * An encoder whose dictionary strings are bounded at {@code maxDictionaryStringBytes} UTF-8 bytes
-   * in all (a new stream re-sends them in one message, which must fit the collector's limit).
+   * An encoder whose dictionary (strings and path nodes, as serialized) is bounded at about {@code
+   * maxDictionaryBytes}: a new stream re-sends it in one message, which must fit the collector's
+   * limit. Beyond the bound a new string becomes {@link #OVERFLOW} and a new path node the {@link
+   * #OVERFLOW} node of its kind under the root; attribute definitions are never refused (the
+   * recorder bounds them) but count towards the bound.
    */
-  public DeltaEncoder(SourceIdentity identity, long maxDictionaryStringBytes) {
-    if (maxDictionaryStringBytes < MAX_STRING_BYTES) {
+  public DeltaEncoder(SourceIdentity identity, long maxDictionaryBytes) {
+    if (maxDictionaryBytes < MAX_STRING_BYTES) {
       throw new IllegalArgumentException(
-          "maxDictionaryStringBytes must be >= "
-              + MAX_STRING_BYTES
-              + ", was "
-              + maxDictionaryStringBytes);
+          "maxDictionaryBytes must be >= " + MAX_STRING_BYTES + ", was " + maxDictionaryBytes);
     }
     this.identity = identity;
-    this.maxDictionaryStringBytes = maxDictionaryStringBytes;
+    this.maxDictionaryBytes = maxDictionaryBytes;
   }
 
   public SourceIdentity identity() {
@@ -66,22 +67,27 @@ public final class DeltaEncoder {
   static final int MAX_STRING_BYTES = 4096;
 
   /**
-   * The dictionary's strings in all, UTF-8 bytes, at most, by default: a new stream re-sends them
-   * all in its first message, which must stay well under the collector's message limit (16 MiB by
-   * default).
+   * The dictionary's serialized bytes at most, by default: a new stream re-sends it whole in its
+   * first message, which must stay well under the collector's message limit (16 MiB by default).
    */
-  public static final long MAX_DICTIONARY_STRING_BYTES = 4L << 20;
+  public static final long MAX_DICTIONARY_BYTES = 4L << 20;
+
+  /**
+   * What a dictionary string costs on the wire besides its UTF-8 bytes, at most: the map entry's
+   * tag and length, the key's tag and varint id, the value's tag and length.
+   */
+  static final int STRING_ENTRY_BYTES = 13;
 
   /** What a string becomes once the dictionary is full. */
   public static final String OVERFLOW = "profold.overflow";
 
-  private long stringBytes;
+  private long dictionaryBytes;
   private long stringsCut;
-  private long stringsRefused;
+  private long refused;
 
   /**
    * The id of {@code s}, cut to {@value #MAX_STRING_BYTES} UTF-8 bytes (on a character boundary);
-   * once the dictionary holds its bound of string bytes (see the constructors), a new one gets the
+   * once a new string would take the dictionary over its bound (see the constructors), it gets the
    * id of {@link #OVERFLOW}. Both are counted ({@link #takeLimitCounts()}).
    */
   public synchronized int string(String s) {
@@ -97,12 +103,12 @@ public final class DeltaEncoder {
         return id;
       }
     }
-    int bytes = utf8Length(v);
-    if (stringBytes + bytes > maxDictionaryStringBytes && !v.equals(OVERFLOW)) {
-      stringsRefused++;
+    int bytes = utf8Length(v) + STRING_ENTRY_BYTES;
+    if (dictionaryBytes + bytes > maxDictionaryBytes && !v.equals(OVERFLOW)) {
+      refused++;
       return string(OVERFLOW);
     }
-    stringBytes += bytes;
+    dictionaryBytes += bytes;
     stringById.add(v);
     id = stringById.size();
     strings.put(v, id);
@@ -110,19 +116,20 @@ public final class DeltaEncoder {
   }
 
   /**
-   * Strings cut to the protocol's length ({@code string_cut}) and strings that found the dictionary
-   * full ({@code dictionary_full}) since the previous call, kinds with none left out.
+   * Strings cut to the protocol's length ({@code string_cut}) and strings and path nodes that found
+   * the dictionary full ({@code dictionary_full}) since the previous call, kinds with none left
+   * out.
    */
   public synchronized Map<String, Long> takeLimitCounts() {
     Map<String, Long> out = new java.util.TreeMap<>();
     if (stringsCut > 0) {
       out.put("string_cut", stringsCut);
     }
-    if (stringsRefused > 0) {
-      out.put("dictionary_full", stringsRefused);
+    if (refused > 0) {
+      out.put("dictionary_full", refused);
     }
     stringsCut = 0;
-    stringsRefused = 0;
+    refused = 0;
     return out;
   }
 
@@ -170,8 +177,11 @@ public final class DeltaEncoder {
     Integer id = attributes.get(probe);
     if (id == null) {
       id = attributeById.size() + 1;
-      attributeById.add(probe.toBuilder().setId(id).build());
+      AttributeDef def = probe.toBuilder().setId(id).build();
+      attributeById.add(def);
       attributes.put(probe, id);
+      dictionaryBytes +=
+          CodedOutputStream.computeMessageSize(Dictionary.ATTRIBUTES_FIELD_NUMBER, def);
     }
     return id;
   }
@@ -184,24 +194,39 @@ public final class DeltaEncoder {
     return attributeById.get(id - 1);
   }
 
-  /** The id of the node {@code name} under {@code parent} (0: the root) of path attribute. */
+  /**
+   * The id of the node {@code name} under {@code parent} (0: the root) of path attribute. Once a
+   * new node would take the dictionary over its bound, it gets the id of the {@link #OVERFLOW} node
+   * of its kind under the root instead, counted ({@code dictionary_full}).
+   */
   public synchronized int pathNode(int parent, int attribute, String name, RegionKind kind) {
     int nameId = string(name);
-    List<Object> key = List.of(parent, attribute, nameId, kind);
-    Integer id = paths.get(key);
-    if (id == null) {
-      id = pathById.size() + 1;
-      pathById.add(
-          PathNode.newBuilder()
-              .setId(id)
-              .setParentId(parent)
-              .setAttributeId(attribute)
-              .setNameId(nameId)
-              .setKind(kind)
-              .build());
-      paths.put(key, id);
+    Integer id = paths.get(List.of(parent, attribute, nameId, kind));
+    if (id != null) {
+      return id;
     }
-    return id;
+    Integer overflow = strings.get(OVERFLOW); // not defined before it is needed
+    boolean overflowName = overflow != null && overflow == nameId;
+    boolean isOverflowNode = parent == 0 && overflowName;
+    PathNode node =
+        PathNode.newBuilder()
+            .setId(pathById.size() + 1)
+            .setParentId(parent)
+            .setAttributeId(attribute)
+            .setNameId(nameId)
+            .setKind(kind)
+            .build();
+    int bytes = CodedOutputStream.computeMessageSize(Dictionary.PATH_NODES_FIELD_NUMBER, node);
+    if (!isOverflowNode && (overflowName || dictionaryBytes + bytes > maxDictionaryBytes)) {
+      if (!overflowName) {
+        refused++; // (a name refused by string() was counted there)
+      }
+      return pathNode(0, attribute, OVERFLOW, kind);
+    }
+    dictionaryBytes += bytes;
+    pathById.add(node);
+    paths.put(List.of(parent, attribute, nameId, kind), node.getId());
+    return node.getId();
   }
 
   /** Forget what the current stream carried: the next delta re-sends identity and dictionary. */

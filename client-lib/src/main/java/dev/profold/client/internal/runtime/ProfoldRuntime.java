@@ -111,8 +111,7 @@ public final class ProfoldRuntime {
     }
     this.encoder =
         new DeltaEncoder(
-            id.build(),
-            Math.min(DeltaEncoder.MAX_DICTIONARY_STRING_BYTES, config.maxMessageBytes() / 4));
+            id.build(), Math.min(DeltaEncoder.MAX_DICTIONARY_BYTES, config.maxMessageBytes() / 4));
     this.recorder = new Recorder(encoder, config.maxCellsPerThread(), config.maxContexts());
     this.aggregation =
         new ThreadAggregationPlan(config.threadAggregation(), config.threadAggregationByGroup());

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.profold.proto.v1.Delta;
+import dev.profold.proto.v1.PathNode;
 import dev.profold.proto.v1.RegionKind;
 import dev.profold.proto.v1.SourceIdentity;
 import dev.profold.proto.v1.ValueType;
@@ -84,15 +85,16 @@ class DeltaEncoderTest {
       ids.add(e.string(String.format("%05d", n++) + "y".repeat(3995))); // 4,000 bytes each
     }
     int overflow = ids.get(ids.size() - 1);
-    // 4 MiB hold 1,048 such strings; the next two got the overflow string's id.
-    assertThat(n).isEqualTo(1048 + 2);
-    assertThat(ids.subList(0, 1048)).doesNotHaveDuplicates().doesNotContain(overflow);
+    // 4 MiB hold 1,045 such strings (4,000 bytes and 13 of map entry each); the next two got the
+    // overflow string's id.
+    assertThat(n).isEqualTo(1045 + 2);
+    assertThat(ids.subList(0, 1045)).doesNotHaveDuplicates().doesNotContain(overflow);
     assertThat(e.string(DeltaEncoder.OVERFLOW)).isEqualTo(overflow);
     assertThat(e.string("00000" + "y".repeat(3995))).isEqualTo(ids.get(0)); // ids are kept
     assertThat(e.takeLimitCounts()).containsExactly(Map.entry("dictionary_full", 2L));
     Delta d = e.prepare(Delta.newBuilder()).build();
     assertThat(d.getSerializedSize())
-        .isLessThan((int) DeltaEncoder.MAX_DICTIONARY_STRING_BYTES + (1 << 20));
+        .isLessThan((int) DeltaEncoder.MAX_DICTIONARY_BYTES + (1 << 20));
   }
 
   @Test
@@ -118,7 +120,7 @@ class DeltaEncoderTest {
   }
 
   @Test
-  void theDictionaryStringBoundCanBeSetBelowTheDefault() {
+  void theDictionaryBoundCanBeSetBelowTheDefault() {
     DeltaEncoder small =
         new DeltaEncoder(
             SourceIdentity.newBuilder().setService("s").setInstance("i").build(), 16 << 10);
@@ -132,7 +134,44 @@ class DeltaEncoderTest {
     assertThat(small.takeLimitCounts()).containsExactly(Map.entry("dictionary_full", 4L));
     assertThatThrownBy(() -> new DeltaEncoder(SourceIdentity.getDefaultInstance(), 100))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("maxDictionaryStringBytes");
+        .hasMessageContaining("maxDictionaryBytes");
+  }
+
+  @Test
+  void pathNodesBeyondTheBoundGoToTheOverflowNodeOfTheirKindUnderTheRootAndTheMessageStaysSmall() {
+    DeltaEncoder small =
+        new DeltaEncoder(
+            SourceIdentity.newBuilder().setService("s").setInstance("i").build(), 8192);
+    int region = small.dimension("region", ValueType.VALUE_TYPE_PATH);
+    List<Integer> nodes = new ArrayList<>();
+    int parent = 0;
+    for (int i = 0; i < 2000; i++) { // a deep chain of short names: nodes, not strings, fill it
+      parent = small.pathNode(parent, region, "f" + (i % 50), RegionKind.REGION_KIND_COMPUTE);
+      nodes.add(parent);
+    }
+    int overflow = nodes.get(nodes.size() - 1);
+    int firstRefused = nodes.indexOf(overflow);
+    assertThat(firstRefused).isBetween(100, 1999);
+    assertThat(nodes.subList(0, firstRefused)).doesNotHaveDuplicates();
+    assertThat(nodes.subList(firstRefused, 2000)).containsOnly(overflow);
+    // Known nodes still resolve; other kinds get their own overflow node.
+    assertThat(small.pathNode(0, region, "f0", RegionKind.REGION_KIND_COMPUTE))
+        .isEqualTo(nodes.get(0));
+    int io = small.pathNode(nodes.get(3), region, "new", RegionKind.REGION_KIND_IO);
+    assertThat(io).isNotEqualTo(overflow);
+    assertThat(small.pathNode(0, region, "other", RegionKind.REGION_KIND_IO)).isEqualTo(io);
+    assertThat(small.takeLimitCounts().get("dictionary_full")).isEqualTo(2000L - firstRefused + 2);
+
+    Delta d = small.prepare(Delta.newBuilder()).build();
+    PathNode overflowNode =
+        d.getDictionary().getPathNodesList().stream()
+            .filter(p -> p.getId() == overflow)
+            .findFirst()
+            .orElseThrow();
+    assertThat(overflowNode.getParentId()).isZero();
+    assertThat(d.getDictionary().getStringsMap().get(overflowNode.getNameId()))
+        .isEqualTo(DeltaEncoder.OVERFLOW);
+    assertThat(d.getDictionary().getSerializedSize()).isLessThan(8192 + 200);
   }
 
   private static DeltaEncoder encoder() {
