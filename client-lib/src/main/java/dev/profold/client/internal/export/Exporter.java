@@ -544,22 +544,28 @@ public final class Exporter implements AutoCloseable {
   /**
    * The collector's gRPC layer refused a message of {@code s} as too large ({@code description}
    * being its status's): its limit is below ours. Keeps messages within the limit the description
-   * names from now on, or, if it names none, under the largest message that was in flight (that one
-   * is then refused when resent, and so on until the limits agree).
+   * names from now on, even one below {@link ExporterConfig#MIN_MESSAGE_BYTES} (the collector's
+   * limit is what it is: kept above it, the refused message would be resent and refused forever),
+   * or, if it names none, under the largest message that was in flight (that one is then refused
+   * when resent, and so on until the limits agree; not below {@link
+   * ExporterConfig#MIN_MESSAGE_BYTES}, as this is a guess). With nothing in flight no message was
+   * refused: the limit stays.
    */
   private void lowerMessageLimit(Stream s, String description) {
-    long limit = -1;
+    long limit;
     Matcher m = TOO_LARGE.matcher(description == null ? "" : description);
     if (m.find()) {
-      limit = Long.parseLong(m.group(1));
+      limit = Math.max(1, Long.parseLong(m.group(1)));
     } else {
       int largest = 0;
       for (InFlight f : s.inFlight) {
         largest = Math.max(largest, f.bytes());
       }
-      limit = largest - 1L;
+      if (largest == 0) {
+        return; // nothing in flight, so no message was refused: another cause
+      }
+      limit = Math.max(ExporterConfig.MIN_MESSAGE_BYTES, largest - 1L);
     }
-    limit = Math.max(ExporterConfig.MIN_MESSAGE_BYTES, limit);
     if (limit >= maxMessageBytes) {
       return;
     }

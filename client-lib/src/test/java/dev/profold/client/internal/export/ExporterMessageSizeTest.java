@@ -269,6 +269,60 @@ class ExporterMessageSizeTest {
   }
 
   @Test
+  void aLimitNamedBelowTheSmallestConfigurableOneIsKeptToSoTheRefusedDeltaIsNotResentForever() {
+    Exporter e = exporter(config(4 * LIMIT));
+    ingest.silent.add(1L);
+    Delta.Builder first = delta(0, 700);
+    int size = first.build().getSerializedSize();
+    assertThat(size).isBetween(40_001, (int) LIMIT - 1); // over the collector's, under 64 KiB
+    e.submit(first);
+    scheduler.runDue();
+    ingest
+        .streams
+        .get(0)
+        .fail(
+            Status.RESOURCE_EXHAUSTED
+                .withDescription("gRPC message exceeds maximum size 40000: " + size)
+                .asRuntimeException());
+    scheduler.runDue();
+    scheduler.advance(Duration.ofSeconds(1));
+    e.submit(delta(1, 700));
+    scheduler.runDue();
+
+    assertThat(ingest.streams).hasSize(2);
+    List<Delta> resent = ingest.streams.get(1).received;
+    assertThat(resent).isNotEmpty();
+    assertThat(resent.get(0).getSequence()).isEqualTo(2L); // delta 1 is dropped, not resent
+    assertThat(resent).allSatisfy(d -> assertThat(d.getSerializedSize()).isLessThan(40_000));
+    assertThat(e.stats().dropped()).isEqualTo(1);
+    assertThat(e.flush(Duration.ZERO)).isTrue();
+  }
+
+  @Test
+  void resourceExhaustedWithNothingInFlightDoesNotLowerTheLimit() {
+    Exporter e = exporter(config(4 * LIMIT));
+    e.submit(delta(0, 2));
+    scheduler.runDue();
+    assertThat(e.stats().acked()).isEqualTo(1); // nothing in flight any more
+    ingest
+        .streams
+        .get(0)
+        .fail(Status.RESOURCE_EXHAUSTED.withDescription("too many streams").asRuntimeException());
+    scheduler.runDue();
+    scheduler.advance(Duration.ofSeconds(1));
+    Delta.Builder next = delta(1, ENTRIES);
+    assertThat(next.build().getSerializedSize()).isBetween(70_001, (int) (2 * LIMIT));
+    e.submit(next); // under half our limit: one message
+    scheduler.runDue();
+
+    assertThat(ingest.streams).hasSize(2);
+    assertThat(sequences(ingest.streams.get(1).received)).containsExactly(2L);
+    assertThat(e.stats().split()).isZero();
+    assertThat(e.stats().dropped()).isZero();
+    assertThat(e.flush(Duration.ZERO)).isTrue();
+  }
+
+  @Test
   void aRealGrpcServerWithALowerLimitCostsOneDeltaAndTheNextOnesArrive() throws Exception {
     Server netty =
         NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
