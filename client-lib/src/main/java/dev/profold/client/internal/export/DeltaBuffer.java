@@ -155,6 +155,20 @@ final class DeltaBuffer {
     return d;
   }
 
+  /**
+   * Removes and returns the deltas that were never sent, oldest first (to be split again and
+   * renumbered: never sent, their sequence numbers are still free to change).
+   */
+  List<Delta> removeNeverSent() {
+    NavigableMap<Long, Delta> neverSent = deltas.tailMap(maxSent, false);
+    List<Delta> out = List.copyOf(neverSent.values());
+    for (Delta d : out) {
+      bytes -= d.getSerializedSize();
+    }
+    neverSent.clear();
+    return out;
+  }
+
   /** The buffered deltas, oldest first (a copy). */
   List<Delta> deltas() {
     return List.copyOf(deltas.values());

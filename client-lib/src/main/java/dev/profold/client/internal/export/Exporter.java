@@ -59,7 +59,8 @@ import java.util.regex.Pattern;
  * definitions go with the next message. When the collector ends a stream with RESOURCE_EXHAUSTED
  * and no RetryInfo (its gRPC layer refusing a message: its limit is below the configured one), the
  * exporter lowers its message limit to the one the error names (or, if it names none, below the
- * largest message then in flight) and goes on: the refused delta is dropped when resent, counted.
+ * largest message then in flight) and goes on: the refused delta is dropped when resent, counted,
+ * and buffered deltas that were never sent are split to the new limit and renumbered.
  *
  * <p><b>Threads.</b> Thread-safe. Every decision runs on the {@link Scheduler}'s single logical
  * thread ({@code profold-exporter} by default); gRPC callbacks and {@link #submit} only enqueue
@@ -571,6 +572,7 @@ public final class Exporter implements AutoCloseable {
     }
     maxMessageBytes = limit;
     buffer.limitDeltaBytes(limit / 2);
+    splitNeverSent();
     log.log(
         Level.WARNING,
         "profold: the collector refused a message as too large ("
@@ -581,6 +583,38 @@ public final class Exporter implements AutoCloseable {
             + limit
             + " bytes from now on, and a buffered delta that does not fit is dropped. Set"
             + " PROFOLD_MAX_MESSAGE_BYTES to the collector's limit");
+  }
+
+  /**
+   * Splits the buffered deltas that were never sent to the (lowered) message limit, numbering their
+   * parts and the deltas after them on: never sent, their sequence numbers are still free to
+   * change, as for merging. A delta standing for several sequences (merged) keeps them: its parts
+   * take one each, the last one the rest, and more numbers are taken only when it has more parts
+   * than sequences.
+   */
+  private void splitNeverSent() {
+    long shift = 0; // how far the numbers moved up so far
+    for (Delta d : buffer.removeNeverSent()) {
+      Delta bare = d.toBuilder().clearSequence().clearFirstSequence().build();
+      List<Delta> parts = DeltaSplitter.split(bare, maxMessageBytes / 2);
+      long first = DeltaBuffer.firstCovered(d) + shift;
+      long last = Math.max(d.getSequence() + shift, first + parts.size() - 1);
+      // Before adding: the buffer may drop what is added, which resolves it.
+      unresolved.addAndGet(last - d.getSequence() - shift);
+      shift = last - d.getSequence();
+      if (parts.size() > 1) {
+        split.incrementAndGet();
+      }
+      for (int i = 0; i < parts.size(); i++) {
+        Delta.Builder part = parts.get(i).toBuilder().setSequence(first + i);
+        if (i == parts.size() - 1 && first + i < last) {
+          part.setSequence(last).setFirstSequence(first + i);
+        }
+        add(part.build());
+      }
+    }
+    nextSequence += shift;
+    updateGauges();
   }
 
   private void onTimeout(Stream s, long generation) {

@@ -323,6 +323,52 @@ class ExporterMessageSizeTest {
   }
 
   @Test
+  void bufferedDeltasNeverSentAreSplitToTheLoweredLimitNotDropped() {
+    Exporter e = exporter(config(4 * LIMIT));
+    ingest.silent.add(1L);
+    e.submit(delta(0, ENTRIES)); // sent, refused by the collector
+    scheduler.runDue();
+    Delta.Builder waiting = delta(1, ENTRIES);
+    Delta.Builder small = delta(2, 3);
+    e.submit(waiting); // never sent: behind the one in flight
+    e.submit(small);
+    scheduler.runDue();
+    assertThat(sequences(ingest.streams.get(0).received)).containsExactly(1L);
+    ingest
+        .streams
+        .get(0)
+        .fail(
+            Status.RESOURCE_EXHAUSTED
+                .withDescription("gRPC message exceeds maximum size 70000: 101234")
+                .asRuntimeException());
+    scheduler.runDue();
+    scheduler.advance(Duration.ofSeconds(1));
+    scheduler.runDue();
+
+    List<Delta> resent = List.copyOf(ingest.streams.get(1).received);
+    assertThat(resent).allSatisfy(d -> assertThat(d.getSerializedSize()).isLessThan(70_000));
+    List<Long> seqs = sequences(resent);
+    assertThat(seqs.get(0)).isEqualTo(2L); // delta 1 is dropped, the rest numbered on from 2
+    for (int i = 1; i < seqs.size(); i++) {
+      assertThat(seqs.get(i)).isEqualTo(seqs.get(i - 1) + 1);
+    }
+    List<Entry> entries = new ArrayList<>();
+    resent.subList(0, resent.size() - 1).forEach(d -> entries.addAll(d.getEntriesList()));
+    assertThat(entries).isEqualTo(waiting.getEntriesList());
+    assertThat(resent.get(resent.size() - 1).getEntriesList()).isEqualTo(small.getEntriesList());
+    ExporterStats stats = e.stats();
+    assertThat(stats.dropped()).isEqualTo(1);
+    assertThat(stats.split()).isEqualTo(1);
+    assertThat(stats.acked()).isEqualTo(resent.size());
+    assertThat(e.flush(Duration.ZERO)).isTrue();
+    e.submit(delta(3, 1));
+    scheduler.runDue();
+    assertThat(ingest.streams.get(1).received.get(resent.size()).getSequence())
+        .isEqualTo(seqs.get(seqs.size() - 1) + 1);
+    assertThat(e.flush(Duration.ZERO)).isTrue();
+  }
+
+  @Test
   void aRealGrpcServerWithALowerLimitCostsOneDeltaAndTheNextOnesArrive() throws Exception {
     Server netty =
         NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
