@@ -36,7 +36,7 @@ public final class DeltaEncoder {
   private int sentPaths;
   private boolean identitySent;
 
-  private final long maxDictionaryBytes;
+  private long maxDictionaryBytes;
 
   /** An encoder whose dictionary is bounded at {@value #MAX_DICTIONARY_BYTES} bytes. */
   public DeltaEncoder(SourceIdentity identity) {
@@ -57,6 +57,15 @@ public final class DeltaEncoder {
     }
     this.identity = identity;
     this.maxDictionaryBytes = maxDictionaryBytes;
+  }
+
+  /**
+   * Lowers the dictionary's bound to {@code bytes} (not below {@value #MAX_STRING_BYTES}): the
+   * collector's message limit turned out lower than configured. Definitions made from now on keep
+   * within it; those made already stay.
+   */
+  public synchronized void limitDictionaryBytes(long bytes) {
+    maxDictionaryBytes = Math.min(maxDictionaryBytes, Math.max(MAX_STRING_BYTES, bytes));
   }
 
   public SourceIdentity identity() {

@@ -572,6 +572,7 @@ public final class Exporter implements AutoCloseable {
     }
     maxMessageBytes = limit;
     buffer.limitDeltaBytes(limit / 2);
+    encoder.limitDictionaryBytes(limit / 4); // a new stream's first message carries all of it
     splitNeverSent();
     log.log(
         Level.WARNING,

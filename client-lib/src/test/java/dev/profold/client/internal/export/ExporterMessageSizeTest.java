@@ -369,6 +369,48 @@ class ExporterMessageSizeTest {
   }
 
   @Test
+  void afterTheLimitIsLoweredTheDictionaryIsKeptWithinAQuarterOfItSoNewDefinitionsStillFit() {
+    Exporter e = exporter(config(4 * LIMIT));
+    ingest.silent.add(1L);
+    e.submit(delta(0, ENTRIES));
+    scheduler.runDue();
+    ingest
+        .streams
+        .get(0)
+        .fail(
+            Status.RESOURCE_EXHAUSTED
+                .withDescription("gRPC message exceeds maximum size 70000: 101234")
+                .asRuntimeException());
+    scheduler.runDue();
+    // Thread churn: 80 new names of 1000 bytes, more than the collector takes in one message.
+    int thread = encoder.dimension("thread", ValueType.VALUE_TYPE_STRING);
+    Delta.Builder d = delta(1, 0);
+    for (int t = 0; t < 80; t++) {
+      Aggregate a = new Aggregate();
+      a.record(0.5);
+      d.addEntries(
+          Entry.newBuilder()
+              .addKey(
+                  AttributeValue.newBuilder()
+                      .setAttributeId(thread)
+                      .setStringId(encoder.string(t + "-" + "x".repeat(1000))))
+              .addMeasurements(
+                  Measurement.newBuilder().setAttributeId(time).setState(WireStates.toProto(a))));
+    }
+    e.submit(d);
+    e.submit(delta(2, 3));
+    scheduler.advance(Duration.ofSeconds(1));
+    scheduler.runDue();
+
+    List<Delta> received = ingest.streams.get(1).received;
+    assertThat(sequences(received)).containsExactly(2L, 3L);
+    assertThat(received).allSatisfy(m -> assertThat(m.getSerializedSize()).isLessThan(70_000));
+    assertThat(e.stats().dropped()).isEqualTo(1); // the refused delta only
+    assertThat(encoder.takeLimitCounts()).containsKey("dictionary_full");
+    assertThat(e.flush(Duration.ZERO)).isTrue();
+  }
+
+  @Test
   void aRealGrpcServerWithALowerLimitCostsOneDeltaAndTheNextOnesArrive() throws Exception {
     Server netty =
         NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
