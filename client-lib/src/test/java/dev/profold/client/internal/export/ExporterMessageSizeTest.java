@@ -10,7 +10,6 @@ import dev.profold.proto.v1.Delta;
 import dev.profold.proto.v1.Entry;
 import dev.profold.proto.v1.Measurement;
 import dev.profold.proto.v1.RegionKind;
-import dev.profold.proto.v1.SourceIdentity;
 import dev.profold.proto.v1.ThreadAggregation;
 import dev.profold.proto.v1.ValueType;
 import dev.profold.reduce.Aggregate;
@@ -37,7 +36,7 @@ import org.junit.jupiter.api.Test;
  * one (in-process with a scripted error, and a real Netty server refusing a real message).
  */
 class ExporterMessageSizeTest {
-  private static final long T0 = 1_700_000_010_000_000_000L;
+  private static final long T0 = ExporterTest.T0;
   private static final long LIMIT = ExporterConfig.MIN_MESSAGE_BYTES; // 64 KiB
 
   /** Entries of a delta of 70,000 to 128 KiB bytes. */
@@ -45,14 +44,7 @@ class ExporterMessageSizeTest {
 
   private final ManualScheduler scheduler = new ManualScheduler();
   private final FakeIngest ingest = new FakeIngest();
-  private final DeltaEncoder encoder =
-      new DeltaEncoder(
-          SourceIdentity.newBuilder()
-              .setService("checkout")
-              .setInstance("pod-1")
-              .setIncarnationId(7)
-              .setProcessStartUnixNanos(T0 - 10_000_000_000L)
-              .build());
+  private final DeltaEncoder encoder = ExporterTest.encoder(7);
   private final int region = encoder.dimension("region", ValueType.VALUE_TYPE_PATH);
   private final int time = encoder.measurement("time", ValueType.VALUE_TYPE_DOUBLE, "seconds");
   private final int main = encoder.pathNode(0, region, "main", RegionKind.REGION_KIND_COMPUTE);
@@ -109,6 +101,18 @@ class ExporterMessageSizeTest {
                   Measurement.newBuilder().setAttributeId(time).setState(WireStates.toProto(a))));
     }
     return d;
+  }
+
+  /**
+   * The collector's gRPC layer ends the first stream with RESOURCE_EXHAUSTED and no RetryInfo, as
+   * it does for a message over its limit, and the exporter takes it in.
+   */
+  private void endFirstStreamResourceExhausted(String description) {
+    ingest
+        .streams
+        .get(0)
+        .fail(Status.RESOURCE_EXHAUSTED.withDescription(description).asRuntimeException());
+    scheduler.runDue();
   }
 
   private static List<Long> sequences(List<Delta> deltas) {
@@ -220,14 +224,7 @@ class ExporterMessageSizeTest {
     assertThat(first.build().getSerializedSize()).isBetween(70_001, (int) (2 * LIMIT));
     e.submit(first); // one message: under half our limit of 256 KiB, over the collector's
     scheduler.runDue();
-    ingest
-        .streams
-        .get(0)
-        .fail(
-            Status.RESOURCE_EXHAUSTED
-                .withDescription("gRPC message exceeds maximum size 70000: 101234")
-                .asRuntimeException());
-    scheduler.runDue();
+    endFirstStreamResourceExhausted("gRPC message exceeds maximum size 70000: 101234");
     scheduler.advance(Duration.ofSeconds(1));
     e.submit(delta(1, ENTRIES));
     scheduler.runDue();
@@ -253,11 +250,7 @@ class ExporterMessageSizeTest {
     e.submit(delta(0, ENTRIES));
     scheduler.runDue();
     int refused = ingest.streams.get(0).received.get(0).getSerializedSize();
-    ingest
-        .streams
-        .get(0)
-        .fail(Status.RESOURCE_EXHAUSTED.withDescription("too big").asRuntimeException());
-    scheduler.runDue();
+    endFirstStreamResourceExhausted("too big");
     scheduler.advance(Duration.ofSeconds(1));
     e.submit(delta(1, ENTRIES));
     scheduler.runDue();
@@ -277,14 +270,7 @@ class ExporterMessageSizeTest {
     assertThat(size).isBetween(40_001, (int) LIMIT - 1); // over the collector's, under 64 KiB
     e.submit(first);
     scheduler.runDue();
-    ingest
-        .streams
-        .get(0)
-        .fail(
-            Status.RESOURCE_EXHAUSTED
-                .withDescription("gRPC message exceeds maximum size 40000: " + size)
-                .asRuntimeException());
-    scheduler.runDue();
+    endFirstStreamResourceExhausted("gRPC message exceeds maximum size 40000: " + size);
     scheduler.advance(Duration.ofSeconds(1));
     e.submit(delta(1, 700));
     scheduler.runDue();
@@ -304,11 +290,7 @@ class ExporterMessageSizeTest {
     e.submit(delta(0, 2));
     scheduler.runDue();
     assertThat(e.stats().acked()).isEqualTo(1); // nothing in flight any more
-    ingest
-        .streams
-        .get(0)
-        .fail(Status.RESOURCE_EXHAUSTED.withDescription("too many streams").asRuntimeException());
-    scheduler.runDue();
+    endFirstStreamResourceExhausted("too many streams");
     scheduler.advance(Duration.ofSeconds(1));
     Delta.Builder next = delta(1, ENTRIES);
     assertThat(next.build().getSerializedSize()).isBetween(70_001, (int) (2 * LIMIT));
@@ -334,14 +316,7 @@ class ExporterMessageSizeTest {
     e.submit(small);
     scheduler.runDue();
     assertThat(sequences(ingest.streams.get(0).received)).containsExactly(1L);
-    ingest
-        .streams
-        .get(0)
-        .fail(
-            Status.RESOURCE_EXHAUSTED
-                .withDescription("gRPC message exceeds maximum size 70000: 101234")
-                .asRuntimeException());
-    scheduler.runDue();
+    endFirstStreamResourceExhausted("gRPC message exceeds maximum size 70000: 101234");
     scheduler.advance(Duration.ofSeconds(1));
     scheduler.runDue();
 
@@ -374,14 +349,7 @@ class ExporterMessageSizeTest {
     ingest.silent.add(1L);
     e.submit(delta(0, ENTRIES));
     scheduler.runDue();
-    ingest
-        .streams
-        .get(0)
-        .fail(
-            Status.RESOURCE_EXHAUSTED
-                .withDescription("gRPC message exceeds maximum size 70000: 101234")
-                .asRuntimeException());
-    scheduler.runDue();
+    endFirstStreamResourceExhausted("gRPC message exceeds maximum size 70000: 101234");
     // Thread churn: 80 new names of 1000 bytes, more than the collector takes in one message.
     int thread = encoder.dimension("thread", ValueType.VALUE_TYPE_STRING);
     Delta.Builder d = delta(1, 0);

@@ -48,19 +48,12 @@ import org.junit.jupiter.api.Test;
  * delays are read from the scheduler's fake clock, never waited for.
  */
 class ExporterTest {
-  private static final long T0 = 1_700_000_010_000_000_000L;
+  static final long T0 = 1_700_000_010_000_000_000L;
   private static final Duration INITIAL = Duration.ofMillis(500);
 
   private final ManualScheduler scheduler = new ManualScheduler();
   private final FakeIngest ingest = new FakeIngest();
-  private final DeltaEncoder encoder =
-      new DeltaEncoder(
-          SourceIdentity.newBuilder()
-              .setService("checkout")
-              .setInstance("pod-1")
-              .setIncarnationId(42)
-              .setProcessStartUnixNanos(T0 - 10_000_000_000L)
-              .build());
+  private final DeltaEncoder encoder = encoder(42);
   private final int region = encoder.dimension("region", ValueType.VALUE_TYPE_PATH);
   private final int time = encoder.measurement("time", ValueType.VALUE_TYPE_DOUBLE, "seconds");
   private final int main = encoder.pathNode(0, region, "main", RegionKind.REGION_KIND_COMPUTE);
@@ -85,6 +78,17 @@ class ExporterTest {
     }
     channel.shutdownNow();
     server.shutdownNow();
+  }
+
+  /** An encoder for incarnation {@code incarnation} of checkout/pod-1, started 10 s before T0. */
+  static DeltaEncoder encoder(long incarnation) {
+    return new DeltaEncoder(
+        SourceIdentity.newBuilder()
+            .setService("checkout")
+            .setInstance("pod-1")
+            .setIncarnationId(incarnation)
+            .setProcessStartUnixNanos(T0 - 10_000_000_000L)
+            .build());
   }
 
   private static ExporterConfig config() {
