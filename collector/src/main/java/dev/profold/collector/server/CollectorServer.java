@@ -22,6 +22,7 @@ import dev.profold.collector.fold.FoldConfig;
 import dev.profold.collector.fold.FoldEngine;
 import dev.profold.collector.fold.FoldWorker;
 import dev.profold.collector.ingest.IngestService;
+import dev.profold.collector.ingest.OversizedMessages;
 import dev.profold.collector.query.online.OnlineQuery;
 import dev.profold.collector.query.online.QueryHttpHandler;
 import dev.profold.collector.query.online.QueryService;
@@ -213,6 +214,7 @@ public final class CollectorServer {
     grpc =
         NettyServerBuilder.forAddress(new InetSocketAddress(config.listen(), config.grpcPort()))
             .maxInboundMessageSize(config.maxMessageBytes())
+            .addStreamTracerFactory(new OversizedMessages(metrics, config.maxMessageBytes()))
             .addService(ingest)
             .addService(new QueryService(queries, queryExecutor))
             .addService(health.getHealthService())
