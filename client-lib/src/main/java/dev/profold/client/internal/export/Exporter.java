@@ -175,6 +175,23 @@ public final class Exporter implements AutoCloseable {
         return;
       }
       int size = d.getSerializedSize();
+      if (size > config.maxBufferBytes()) {
+        lose(d);
+        lastError.set(
+            "a delta of "
+                + size
+                + " bytes is larger than the whole export buffer ("
+                + config.maxBufferBytes()
+                + " bytes, PROFOLD_MAX_BUFFER_BYTES)");
+        logOnce(
+            "larger-than-buffer",
+            Level.WARNING,
+            "profold: "
+                + lastError.get()
+                + "; it is dropped. Raise PROFOLD_MAX_BUFFER_BYTES, or make deltas smaller"
+                + " (a thread aggregation other than NONE, fewer distinct contexts)");
+        return;
+      }
       if (inboxBytes.addAndGet(size) > config.maxBufferBytes()) {
         inboxBytes.addAndGet(-size);
         lose(d);

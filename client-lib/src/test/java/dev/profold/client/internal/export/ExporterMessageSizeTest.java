@@ -163,6 +163,26 @@ class ExporterMessageSizeTest {
   }
 
   @Test
+  void aDeltaLargerThanTheWholeBufferIsDroppedWithACauseThatSaysSoAndTheNextOnesGoOn() {
+    Exporter e = exporter(config(4 * LIMIT).withMaxBufferBytes(LIMIT));
+    Delta.Builder big = delta(0, ENTRIES);
+    assertThat(big.build().getSerializedSize()).isGreaterThan((int) LIMIT);
+    e.submit(big);
+    e.submit(delta(1, 3));
+    scheduler.runDue();
+
+    assertThat(sequences(ingest.streams.get(0).received)).containsExactly(1L);
+    assertThat(ingest.streams.get(0).received.get(0).getEntriesCount()).isEqualTo(3);
+    ExporterStats stats = e.stats();
+    assertThat(stats.dropped()).isEqualTo(1);
+    assertThat(stats.eventsLost()).isEqualTo(ENTRIES);
+    assertThat(stats.lastError())
+        .hasValueSatisfying(
+            m -> assertThat(m).contains("larger than the whole export buffer").contains("65536"));
+    assertThat(e.flush(Duration.ZERO)).isTrue();
+  }
+
+  @Test
   void mergesDuringAnOutageStayWithinHalfTheLimit() {
     ingest.failOnFirstDelta = true; // the collector is down: every stream fails
     Exporter e = exporter(config(LIMIT).withMaxBufferBytes(4 * LIMIT));
