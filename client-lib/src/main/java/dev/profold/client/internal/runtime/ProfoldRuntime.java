@@ -72,8 +72,11 @@ public final class ProfoldRuntime {
   private final java.util.concurrent.atomic.AtomicBoolean shutdownTasksClaimed =
       new java.util.concurrent.atomic.AtomicBoolean();
   private final LongSupplier nanoClock;
+  private final LongSupplier wallClock; // unix epoch nanoseconds
   private final WaitListener waits;
-  private ScheduledFuture<?> schedule;
+  private final Object scheduleLock = new Object();
+  private ScheduledFuture<?> schedule; // guarded by scheduleLock
+  private boolean stopping; // guarded by scheduleLock
   private long intervalStart;
   private long flushThreadId;
   private long lastCpuNanos;
@@ -89,9 +92,11 @@ public final class ProfoldRuntime {
     void waiting(String step, Duration budget);
   }
 
-  private ProfoldRuntime(ProfoldConfig config, LongSupplier nanoClock, WaitListener waits) {
+  private ProfoldRuntime(
+      ProfoldConfig config, LongSupplier nanoClock, WaitListener waits, LongSupplier wallClock) {
     this.config = config;
     this.nanoClock = nanoClock;
+    this.wallClock = wallClock;
     this.waits = waits;
     long incarnation = RANDOM.nextLong();
     SourceIdentity.Builder id =
@@ -141,12 +146,15 @@ public final class ProfoldRuntime {
 
   /** As {@link #start(ProfoldConfig)}, timing flush and shutdown on {@code nanoClock}. */
   static ProfoldRuntime start(ProfoldConfig config, LongSupplier nanoClock, WaitListener waits) {
-    ProfoldRuntime r = new ProfoldRuntime(config, nanoClock, waits);
-    r.intervalStart = nowNanos();
-    long period = config.interval().toNanos();
-    long untilBoundary = period - Math.floorMod(r.intervalStart, period);
-    r.schedule =
-        r.flusher.scheduleAtFixedRate(r::flushSafely, untilBoundary, period, TimeUnit.NANOSECONDS);
+    return start(config, nanoClock, waits, ProfoldRuntime::nowNanos);
+  }
+
+  /** As {@link #start(ProfoldConfig)}, with the wall clock (unix epoch nanoseconds) given too. */
+  static ProfoldRuntime start(
+      ProfoldConfig config, LongSupplier nanoClock, WaitListener waits, LongSupplier wallClock) {
+    ProfoldRuntime r = new ProfoldRuntime(config, nanoClock, waits, wallClock);
+    r.intervalStart = wallClock.getAsLong();
+    r.scheduleNextFlush(false);
     LOG.log(
         Level.INFO,
         "Profold started: service={0} instance={1} collector={2} interval={3}s aggregation={4}",
@@ -201,17 +209,52 @@ public final class ProfoldRuntime {
     return activity;
   }
 
-  private void flushSafely() {
-    flushSafely(this::flushInterval);
+  /**
+   * Schedules the next interval flush at the next boundary of the wall clock (a multiple of the
+   * interval since the epoch), read now: so the intervals stay aligned to the wall clock when a
+   * flush ran late, the clock was stepped or the monotonic clock that the scheduler waits on runs
+   * at another rate. After a flush ({@code afterFlush}), a boundary less than a tenth of the
+   * interval away is skipped: a flush that fired just before its boundary would otherwise make an
+   * interval of a few milliseconds.
+   */
+  private void scheduleNextFlush(boolean afterFlush) {
+    synchronized (scheduleLock) {
+      if (stopping) {
+        return;
+      }
+      try {
+        schedule =
+            flusher.schedule(
+                this::scheduledFlush,
+                untilNextFlush(wallClock.getAsLong(), config.interval().toNanos(), afterFlush),
+                TimeUnit.NANOSECONDS);
+      } catch (RejectedExecutionException e) {
+        // shut down
+      }
+    }
+  }
+
+  /** Nanoseconds from {@code nowNanos} to the next flush, for intervals of {@code period}. */
+  private static long untilNextFlush(long nowNanos, long period, boolean afterFlush) {
+    long until = period - Math.floorMod(nowNanos, period);
+    return afterFlush && until < period / 10 ? until + period : until;
+  }
+
+  /** The scheduled flush: closes the interval, then schedules the next one, whatever happened. */
+  private void scheduledFlush() {
+    try {
+      flushSafely(this::flushInterval);
+    } finally {
+      scheduleNextFlush(true);
+    }
   }
 
   /**
    * Runs {@code flush}, catching whatever it throws, Errors included (logged once, without a stack
-   * trace), so that the fixed-rate schedule goes on: anything escaping a scheduled run cancels all
-   * later runs, silently, since nothing reads the schedule's future. That holds for a {@link
-   * VirtualMachineError} too: rethrown here it would reach no handler and stop nothing but the
-   * profiling, while a later flush may well succeed (an OutOfMemoryError caused by the
-   * application's peak, say). Runs on the flush thread.
+   * trace), so that the schedule goes on. That holds for a {@link VirtualMachineError} too:
+   * rethrown here it would reach no handler and stop nothing but the profiling, while a later flush
+   * may well succeed (an OutOfMemoryError caused by the application's peak, say). Runs on the flush
+   * thread.
    */
   void flushSafely(Runnable flush) {
     try {
@@ -231,7 +274,7 @@ public final class ProfoldRuntime {
   /** Closes the current interval: collects, aggregates, encodes and submits one delta. */
   synchronized void flushInterval() {
     flushThreadId = Thread.currentThread().getId();
-    long end = nowNanos();
+    long end = wallClock.getAsLong();
     if (end <= intervalStart) {
       end = intervalStart + 1;
     }
@@ -411,6 +454,13 @@ public final class ProfoldRuntime {
     }
   }
 
+  /** How long until the next scheduled flush (for tests). */
+  long nextFlushDelayNanos() {
+    synchronized (scheduleLock) {
+      return schedule.getDelay(TimeUnit.NANOSECONDS);
+    }
+  }
+
   /** The exporter's counters. */
   public ExporterStats exporterStats() {
     return exporter.stats();
@@ -429,8 +479,11 @@ public final class ProfoldRuntime {
       current = null;
     }
     try {
-      if (schedule != null) {
-        schedule.cancel(false);
+      synchronized (scheduleLock) {
+        stopping = true;
+        if (schedule != null) {
+          schedule.cancel(false);
+        }
       }
       if (!sendLastAndAwait(Deadline.after(timeout, nanoClock), true)) {
         LOG.log(
