@@ -122,10 +122,20 @@ public final class ThreadActivity {
   }
 
   /**
+   * Takes the live threads' CPU times so far as the start of the first interval, so that the first
+   * {@link #close} counts only what threads older than it spent in it (without a baseline, their
+   * CPU time since they started, up to the interval's length, would be counted as the interval's).
+   * Reports made before are dropped.
+   */
+  public void baseline() {
+    close(0, 0);
+  }
+
+  /**
    * Closes the interval {@code [startNanos, endNanos)}: reads the live threads and returns one
-   * entry per thread group, largest wall time first (at most {@link #MAX_GROUPS}). The first call
-   * only takes the threads' CPU times as a baseline when they are older than the interval; see the
-   * class comment.
+   * entry per thread group, largest wall time first (at most {@link #MAX_GROUPS}). Without a {@link
+   * #baseline()} before, the first call counts each thread's CPU time since it started, up to the
+   * interval's length.
    */
   public List<ThreadGroupActivity> close(long startNanos, long endNanos) {
     // Read before taking the lock: reports come from application threads (a timed Thread.start

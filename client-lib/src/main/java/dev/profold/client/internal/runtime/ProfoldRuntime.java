@@ -154,6 +154,8 @@ public final class ProfoldRuntime {
       ProfoldConfig config, LongSupplier nanoClock, WaitListener waits, LongSupplier wallClock) {
     ProfoldRuntime r = new ProfoldRuntime(config, nanoClock, waits, wallClock);
     r.intervalStart = wallClock.getAsLong();
+    // What the threads spent before is not the first interval's.
+    r.activity.baseline();
     r.scheduleNextFlush(false);
     LOG.log(
         Level.INFO,

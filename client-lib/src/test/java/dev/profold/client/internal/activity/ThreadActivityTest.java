@@ -238,6 +238,17 @@ class ThreadActivityTest {
   }
 
   @Test
+  void afterABaselineTheFirstCloseCountsOnlyTheCpuTimeSpentSinceIt() {
+    threads.set(new LiveThread(1, "old", 100 * S));
+    activity.baseline();
+    threads.set(new LiveThread(1, "old", 103 * S), new LiveThread(2, "young", 2 * S));
+    List<ThreadGroupActivity> first = activity.close(0, 10 * S);
+    assertThat(group(first, "old").getComputeNanos()).isEqualTo(3 * S);
+    assertThat(group(first, "old").getIdleNanos()).isEqualTo(7 * S);
+    assertThat(group(first, "young").getComputeNanos()).isEqualTo(2 * S);
+  }
+
+  @Test
   void threadsWithoutACpuClockAreAllIdleUnlessReported() {
     threads.set(new LiveThread(1, "t", -1));
     activity.close(0, 0);

@@ -103,6 +103,19 @@ class ProfoldRuntimeIntervalsTest {
   }
 
   @Test
+  void theFirstIntervalHoldsOnlyTheCpuTimeThatOlderThreadsSpentInIt() throws Exception {
+    busyThenParked("busy-before-start", Duration.ofMillis(100).toNanos());
+    ProfoldRuntime r = start(null);
+    assertThat(r.flush(Duration.ofSeconds(30))).isTrue();
+    ThreadGroupActivity busy = group(collector.received().get(0), "busy-before-start");
+    // Parked for the whole interval: before the fix, its CPU time from before the start filled
+    // the interval (compute == wall).
+    assertThat(busy.getWallNanos()).isPositive();
+    assertThat(busy.getComputeNanos()).isZero();
+    assertThat(busy.getIdleNanos()).isEqualTo(busy.getWallNanos());
+  }
+
+  @Test
   void afterTheWallClockStepsTheNextFlushIsAtTheNextBoundaryOfTheWallClock() throws Exception {
     long hour = 480_000 * HOUR; // some hour in 2024, as unix epoch nanoseconds
     LongSupplierClock wall = new LongSupplierClock(hour + HOUR - Duration.ofMillis(300).toNanos());
