@@ -37,6 +37,16 @@ public final class JvmThreads implements LiveThreads {
 
   @Override
   public List<LiveThread> now() {
+    return threads(false);
+  }
+
+  /** Profold's own live threads ({@code profold-*}), with their CPU time so far. */
+  public List<LiveThread> own() {
+    return threads(true);
+  }
+
+  /** Profold's own threads when {@code own}, else the application's. */
+  private List<LiveThread> threads(boolean own) {
     ThreadGroup root = Thread.currentThread().getThreadGroup();
     while (root.getParent() != null) {
       root = root.getParent();
@@ -51,13 +61,12 @@ public final class JvmThreads implements LiveThreads {
       Thread t = all[i];
       ThreadGroup g = t.getThreadGroup();
       String name = t.getName();
-      if (g == null
-          || "system".equals(g.getName())
-          || name.startsWith(OWN_PREFIX)
-          || name.startsWith(JFR_PREFIX)) {
-        continue;
+      boolean mine = name.startsWith(OWN_PREFIX);
+      if (own
+          ? mine
+          : !(g == null || "system".equals(g.getName()) || mine || name.startsWith(JFR_PREFIX))) {
+        kept.add(t);
       }
-      kept.add(t);
     }
     long[] ids = new long[kept.size()];
     for (int i = 0; i < ids.length; i++) {

@@ -8,10 +8,6 @@ import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.nio.NioIoHandler;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
 import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadMXBean;
-import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
@@ -27,9 +23,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * grpc-default-worker-ELG-*}, {@code grpc-default-executor-*}): the runtime's threads would be
  * reported as application thread groups, merged with the application's own gRPC threads, and their
  * CPU time would be missing from the client's overhead. Threads named {@code profold-*} are left
- * out of the thread groups ({@code JvmThreads}) and of the agent's events, and {@link #cpuNanos()}
- * gives their CPU time. NIO, not epoll: the agent jar leaves Netty's native transports out. An
- * application that left {@code grpc-netty-shaded} out of its class path gets gRPC's default
+ * out of the thread groups ({@code JvmThreads}) and of the agent's events, and their CPU time is
+ * reported as the client's overhead. NIO, not epoll: the agent jar leaves Netty's native transports
+ * out. An application that left {@code grpc-netty-shaded} out of its class path gets gRPC's default
  * transport instead (said once at INFO): its event loop threads are then gRPC's.
  *
  * <p>The threads are daemons, started when first needed, and end after {@link #close()}.
@@ -43,8 +39,6 @@ final class CollectorChannel {
 
   private static final AtomicInteger EXECUTOR_THREADS = new AtomicInteger();
 
-  private final List<Thread> threads = new CopyOnWriteArrayList<>();
-  private final ThreadMXBean mx = ManagementFactory.getThreadMXBean();
   private final ExecutorService executor;
   private final OwnLoop loop; // null without grpc-netty-shaded
   private final ManagedChannel channel;
@@ -54,16 +48,15 @@ final class CollectorChannel {
     this.executor =
         Executors.newFixedThreadPool(
             2,
-            owned(
-                r -> {
-                  Thread t = new Thread(r, "profold-grpc-" + EXECUTOR_THREADS.incrementAndGet());
-                  t.setDaemon(true);
-                  return t;
-                }));
+            r -> {
+              Thread t = new Thread(r, "profold-grpc-" + EXECUTOR_THREADS.incrementAndGet());
+              t.setDaemon(true);
+              return t;
+            });
     OwnLoop l = null;
     ManagedChannelBuilder<?> builder;
     try {
-      l = new OwnLoop(owned(new DefaultThreadFactory("profold-grpc-loop", true)));
+      l = new OwnLoop(new DefaultThreadFactory("profold-grpc-loop", true));
       builder = l.builder(endpoint);
     } catch (LinkageError e) {
       LOG.log(
@@ -77,25 +70,8 @@ final class CollectorChannel {
     this.channel = builder.usePlaintext().executor(executor).offloadExecutor(executor).build();
   }
 
-  private ThreadFactory owned(ThreadFactory factory) {
-    return r -> {
-      Thread t = factory.newThread(r);
-      threads.add(t);
-      return t;
-    };
-  }
-
   ManagedChannel channel() {
     return channel;
-  }
-
-  /** CPU time the channel's threads have used so far, nanoseconds (0 where it cannot be read). */
-  long cpuNanos() {
-    long sum = 0;
-    for (Thread t : threads) {
-      sum += Math.max(0, mx.getThreadCpuTime(t.getId()));
-    }
-    return sum;
   }
 
   /**

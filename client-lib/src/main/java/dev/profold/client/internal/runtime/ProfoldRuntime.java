@@ -2,6 +2,7 @@ package dev.profold.client.internal.runtime;
 
 import dev.profold.client.ProfoldConfig;
 import dev.profold.client.internal.activity.JvmThreads;
+import dev.profold.client.internal.activity.LiveThread;
 import dev.profold.client.internal.activity.ThreadActivity;
 import dev.profold.client.internal.export.DeltaEncoder;
 import dev.profold.client.internal.export.Durations;
@@ -20,8 +21,6 @@ import dev.profold.proto.v1.Entry;
 import dev.profold.proto.v1.SourceIdentity;
 import io.grpc.ManagedChannel;
 import java.lang.System.Logger.Level;
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadMXBean;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
@@ -56,7 +55,8 @@ public final class ProfoldRuntime {
   private final ProfoldConfig config;
   private final DeltaEncoder encoder;
   private final Recorder recorder;
-  private final ThreadActivity activity = new ThreadActivity(new JvmThreads());
+  private final JvmThreads jvmThreads = new JvmThreads();
+  private final ThreadActivity activity = new ThreadActivity(jvmThreads);
   private final ThreadAggregationPlan aggregation;
   private final EntryEncoder entries;
 
@@ -66,7 +66,6 @@ public final class ProfoldRuntime {
   private final ManagedChannel channel;
   private final Exporter exporter;
   private final ScheduledExecutorService flusher;
-  private final ThreadMXBean threadsMx = ManagementFactory.getThreadMXBean();
   private final List<Runnable> beforeShutdown = new CopyOnWriteArrayList<>();
   private static final long LEFTOVER_TASKS_WAIT_MILLIS = 1_000;
   private final java.util.concurrent.atomic.AtomicBoolean shutdownTasksClaimed =
@@ -78,8 +77,7 @@ public final class ProfoldRuntime {
   private ScheduledFuture<?> schedule; // guarded by scheduleLock
   private boolean stopping; // guarded by scheduleLock
   private long intervalStart;
-  private long flushThreadId;
-  private long lastCpuNanos;
+  private final java.util.Map<Long, Long> ownCpu = new java.util.HashMap<>(); // at the last flush
   private boolean flushFailureLogged;
   private long lastEventsLost;
   private long lostInFailedFlushes; // values of intervals whose flush failed, not yet reported
@@ -275,7 +273,6 @@ public final class ProfoldRuntime {
 
   /** Closes the current interval: collects, aggregates, encodes and submits one delta. */
   synchronized void flushInterval() {
-    flushThreadId = Thread.currentThread().getId();
     long end = wallClock.getAsLong();
     if (end <= intervalStart) {
       end = intervalStart + 1;
@@ -342,19 +339,24 @@ public final class ProfoldRuntime {
     return d;
   }
 
-  /** CPU time of the flush, exporter and gRPC threads since the previous call. */
+  /**
+   * CPU time of Profold's own threads ({@code profold-*}: the flush, exporter and gRPC threads, and
+   * the agent's JFR consumer, which the thread groups leave out) since the previous call. Counted
+   * per thread, so a thread that ended loses only what it spent since the previous call, and one
+   * started since counts from its start.
+   */
   private long ownCpuNanos() {
-    if (!threadsMx.isThreadCpuTimeSupported()) {
-      return 0;
+    java.util.Map<Long, Long> now = new java.util.HashMap<>();
+    long d = 0;
+    for (LiveThread t : jvmThreads.own()) {
+      if (t.cpuNanos() < 0) {
+        continue; // ended meanwhile, or no CPU clock
+      }
+      d += Math.max(0, t.cpuNanos() - ownCpu.getOrDefault(t.id(), 0L));
+      now.put(t.id(), t.cpuNanos());
     }
-    long now = Math.max(0, threadsMx.getThreadCpuTime(flushThreadId));
-    long exporterThread = exporter.threadId();
-    if (exporterThread >= 0) {
-      now += Math.max(0, threadsMx.getThreadCpuTime(exporterThread));
-    }
-    now += grpc.cpuNanos();
-    long d = Math.max(0, now - lastCpuNanos);
-    lastCpuNanos = now;
+    ownCpu.clear();
+    ownCpu.putAll(now);
     return d;
   }
 

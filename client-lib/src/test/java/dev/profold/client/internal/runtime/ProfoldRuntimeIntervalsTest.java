@@ -8,6 +8,7 @@ import dev.profold.proto.v1.ThreadGroupActivity;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -113,6 +114,25 @@ class ProfoldRuntimeIntervalsTest {
     assertThat(busy.getWallNanos()).isPositive();
     assertThat(busy.getComputeNanos()).isZero();
     assertThat(busy.getIdleNanos()).isEqualTo(busy.getWallNanos());
+  }
+
+  @Test
+  void theCpuTimeOfEveryProfoldThreadIsReportedAsOverhead() throws Exception {
+    ProfoldRuntime r = start(null);
+    assertThat(r.flush(Duration.ofSeconds(30))).isTrue();
+    // A thread of Profold's own other than the flush, exporter and gRPC threads, as the agent's
+    // JFR consumer (profold-jfr): left out of the application's thread groups, so its CPU time
+    // must show as the client's overhead.
+    long spent = Duration.ofMillis(300).toNanos();
+    Thread own = busyThenParked("profold-test-consumer", spent);
+    long cpu = MX.getThreadCpuTime(own.getId());
+    assertThat(r.flush(Duration.ofSeconds(30))).isTrue();
+    List<Delta> deltas = collector.received();
+    assertThat(deltas).hasSize(2);
+    assertThat(deltas.get(1).getOverhead().getCpuNanos()).isGreaterThanOrEqualTo(cpu);
+    assertThat(deltas.get(1).getThreadActivityList())
+        .extracting(ThreadGroupActivity::getThreadGroup)
+        .doesNotContain("profold-test-consumer");
   }
 
   @Test
