@@ -43,6 +43,7 @@ import java.util.regex.Pattern;
 public final class ProfoldConfig {
   private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m)");
   private static final Pattern LABEL = Pattern.compile("[a-zA-Z_][a-zA-Z0-9_]*");
+  private static final Duration MAX_INTERVAL = Duration.ofNanos(Long.MAX_VALUE);
 
   private final String endpoint;
   private final String service;
@@ -210,7 +211,7 @@ public final class ProfoldConfig {
       throw new IllegalArgumentException(
           name + ": '" + v + "' is not a duration such as 500ms, 10s or 1m");
     }
-    try { // in milliseconds, the unit the scheduler takes, with overflow checked
+    try { // in milliseconds, with overflow checked, in nanoseconds too
       long n = Long.parseLong(m.group(1));
       long millis =
           switch (m.group(2)) {
@@ -218,6 +219,7 @@ public final class ProfoldConfig {
             case "s" -> Math.multiplyExact(n, 1_000L);
             default -> Math.multiplyExact(n, 60_000L);
           };
+      Math.multiplyExact(millis, 1_000_000L); // the runtime schedules in nanoseconds
       return Duration.ofMillis(millis);
     } catch (ArithmeticException | NumberFormatException e) {
       throw new IllegalArgumentException(
@@ -356,10 +358,14 @@ public final class ProfoldConfig {
       return this;
     }
 
-    /** At least 100 ms. */
+    /** At least 100 ms, and at most what a long count of nanoseconds holds (about 292 years). */
     public Builder interval(Duration interval) {
-      if (interval == null || interval.toMillis() < 100) {
+      if (interval == null || interval.compareTo(Duration.ofMillis(100)) < 0) {
         throw new IllegalArgumentException("interval: must be at least 100ms, was " + interval);
+      }
+      if (interval.compareTo(MAX_INTERVAL) > 0) {
+        throw new IllegalArgumentException(
+            "interval: must be at most " + MAX_INTERVAL + " (in nanoseconds), was " + interval);
       }
       this.interval = interval;
       return this;

@@ -87,6 +87,19 @@ class ProfoldConfigTest {
         .hasMessage(
             "PROFOLD_INTERVAL: '9999999999999999s' is out of range; give a duration such as 500ms,"
                 + " 10s or 1m");
+    // The runtime schedules in nanoseconds: an interval they cannot hold is out of range too, not
+    // an ArithmeticException from Profold.start after the runtime's threads were started.
+    assertThatThrownBy(() -> env(Map.of("PROFOLD_INTERVAL", "999999999m")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage(
+            "PROFOLD_INTERVAL: '999999999m' is out of range; give a duration such as 500ms,"
+                + " 10s or 1m");
+    assertThatThrownBy(() -> ProfoldConfig.builder().interval(Duration.ofDays(365L * 300)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("interval: must be at most");
+    assertThatThrownBy(() -> ProfoldConfig.builder().interval(Duration.ofSeconds(Long.MAX_VALUE)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("interval: must be at most");
     assertThatThrownBy(() -> env(Map.of("PROFOLD_MAX_CONTEXTS", "lots")))
         .hasMessage("PROFOLD_MAX_CONTEXTS: 'lots' is not a whole number");
     assertThatThrownBy(() -> env(Map.of("PROFOLD_MAX_CONTEXTS", "10")))
