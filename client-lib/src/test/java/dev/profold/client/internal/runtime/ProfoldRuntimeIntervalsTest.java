@@ -143,7 +143,9 @@ class ProfoldRuntimeIntervalsTest {
     // NTP steps the clock 20 minutes on before the first flush, 300 ms from now.
     wall.now.set(hour + HOUR + Duration.ofMinutes(20).toNanos());
     CountDownLatch never = new CountDownLatch(1);
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
     while (collector.received().isEmpty()) {
+      assertThat(System.nanoTime() - deadline).as("the first flush came within 30 s").isNegative();
       assertThat(never.await(10, TimeUnit.MILLISECONDS)).isFalse();
     }
     Delta first = collector.received().get(0);
