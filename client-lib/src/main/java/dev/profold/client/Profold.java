@@ -28,6 +28,7 @@ public final class Profold {
   private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(5);
 
   private static volatile ProfoldRuntime runtime;
+  private static boolean hookRegistered; // one shutdown hook per JVM, whatever the restarts
 
   private Profold() {}
 
@@ -36,6 +37,10 @@ public final class Profold {
    * nothing and returns false. Registers a shutdown hook that sends the last interval.
    */
   public static synchronized boolean start(ProfoldConfig config) {
+    if (config == null) {
+      LOG.log(Level.WARNING, "Profold.start(null): no configuration given; Profold stays off");
+      return false;
+    }
     if (runtime != null) {
       LOG.log(Level.WARNING, "Profold is already started; start() ignored");
       return false;
@@ -44,14 +49,25 @@ public final class Profold {
       LOG.log(Level.INFO, "Profold is disabled by configuration");
       return false;
     }
+    ProfoldRuntime started;
     try {
-      runtime = ProfoldRuntime.start(config);
-    } catch (RuntimeException e) {
+      started = ProfoldRuntime.start(config);
+    } catch (RuntimeException | LinkageError e) { // LinkageError: a dependency missing, say
       LOG.log(Level.WARNING, "Profold could not start; the application runs on without it", e);
       return false;
     }
-    Runtime.getRuntime()
-        .addShutdownHook(new Thread(() -> shutdown(DEFAULT_TIMEOUT), "profold-shutdown"));
+    if (!hookRegistered) {
+      try {
+        Runtime.getRuntime()
+            .addShutdownHook(new Thread(() -> shutdown(DEFAULT_TIMEOUT), "profold-shutdown"));
+        hookRegistered = true;
+      } catch (IllegalStateException e) { // the JVM is shutting down already
+        LOG.log(Level.INFO, "Profold not started: the JVM is shutting down");
+        started.shutdown(Duration.ZERO);
+        return false;
+      }
+    }
+    runtime = started;
     return true;
   }
 

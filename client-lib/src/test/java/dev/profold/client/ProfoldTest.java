@@ -3,6 +3,9 @@ package dev.profold.client;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.profold.client.internal.runtime.AckingCollector;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -32,6 +35,47 @@ class ProfoldTest {
     start();
     assertThat(Profold.flush(null)).isTrue(); // before the fix: NullPointerException
     assertThat(Profold.runtime().exporterStats().acked()).isEqualTo(1);
+  }
+
+  @Test
+  void startWithANullConfigurationStaysOff() {
+    assertThat(Profold.start(null)).isFalse(); // before the fix: NullPointerException
+    assertThat(Profold.isStarted()).isFalse();
+  }
+
+  @Test
+  void startingWhileTheJvmShutsDownReturnsFalseAndThrowsNothing() throws Exception {
+    Path dir = Files.createTempDirectory("profold-start-in-hook");
+    Path main = dir.resolve("StartInHook.java");
+    Files.writeString(
+        main,
+        String.join(
+            "\n",
+            "public class StartInHook {",
+            "  public static void main(String[] args) {",
+            "    Runtime.getRuntime().addShutdownHook(new Thread(() -> {",
+            "      try {",
+            "        boolean started = dev.profold.client.Profold.start(",
+            "            dev.profold.client.ProfoldConfig.builder().endpoint(\"127.0.0.1:9\").build());",
+            "        System.out.println(\"started=\" + started);",
+            "      } catch (Throwable t) {",
+            "        System.out.println(\"thrown=\" + t);",
+            "      }",
+            "    }));",
+            "  }",
+            "}"));
+    Process p =
+        new ProcessBuilder(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp",
+                System.getProperty("java.class.path"),
+                main.toString())
+            .redirectErrorStream(true)
+            .start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(p.waitFor(50, TimeUnit.SECONDS)).isTrue();
+    // Before the fix: "thrown=java.lang.IllegalStateException: Shutdown in progress".
+    assertThat(out).contains("started=false").doesNotContain("thrown=");
   }
 
   @Test
