@@ -156,13 +156,21 @@ public record AgentOptions(ProfoldConfig config, JfrSettings jfr, boolean jfrEna
       throw new IllegalArgumentException(
           s[1] + ": '" + s[0] + "' is not a duration such as 0, 500us, 20ms or 1s");
     }
-    long n = Long.parseLong(m.group(1));
     String unit = m.group(2) == null ? "ms" : m.group(2);
-    return switch (unit) {
-      case "us" -> Duration.ofNanos(n * 1000);
-      case "ms" -> Duration.ofMillis(n);
-      default -> Duration.ofSeconds(n);
-    };
+    try {
+      long n = Long.parseLong(m.group(1));
+      Duration d =
+          switch (unit) {
+            case "us" -> Duration.ofNanos(Math.multiplyExact(n, 1000L));
+            case "ms" -> Duration.ofMillis(n);
+            default -> Duration.ofSeconds(n);
+          };
+      long unused = d.toNanos(); // JFR takes nanoseconds: refuse what does not fit
+      return d;
+    } catch (NumberFormatException | ArithmeticException e) {
+      throw new IllegalArgumentException(
+          s[1] + ": '" + s[0] + "' is out of range; give a duration such as 500us, 20ms or 1s", e);
+    }
   }
 
   private static int integer(Map<String, String> env, Properties props, String option, int dflt) {

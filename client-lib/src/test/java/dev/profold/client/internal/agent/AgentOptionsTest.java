@@ -83,6 +83,20 @@ class AgentOptionsTest {
     assertThatThrownBy(() -> AgentOptions.parse("sample.period=20", Map.of(), p))
         .hasMessageContaining("sample.period")
         .hasMessageContaining("'20'");
+    // Too large for JFR's nanoseconds: refused naming the option, not wrapped around or thrown
+    // as an ArithmeticException (before the fix: 99999999999999999us became a negative duration).
+    for (String tooLarge :
+        new String[] {
+          "threshold.io=99999999999999999us",
+          "sample.period=99999999999999999999ms",
+          "threshold.lock=9999999999999999s"
+        }) {
+      String option = tooLarge.substring(0, tooLarge.indexOf('='));
+      assertThatThrownBy(() -> AgentOptions.parse(tooLarge, Map.of(), p))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining(option)
+          .hasMessageContaining("out of range");
+    }
     assertThatThrownBy(() -> AgentOptions.parse("depth=0", Map.of(), p))
         .hasMessageContaining("depth");
     assertThatThrownBy(() -> AgentOptions.parse("cpu=yes", Map.of(), p))
