@@ -29,6 +29,46 @@ final class DeltaSplitter {
   private DeltaSplitter() {}
 
   /**
+   * Never-sent deltas split again and numbered anew.
+   *
+   * @param deltas the parts, numbered from the first delta's first sequence on, in order
+   * @param addedSequences how many more sequence numbers they take than the deltas they replace
+   * @param split how many of the deltas were split
+   */
+  record Renumbered(List<Delta> deltas, long addedSequences, int split) {}
+
+  /**
+   * Splits {@code neverSent} (consecutive buffered deltas, oldest first, none of them ever sent) to
+   * {@code maxBytes} and numbers the parts from the first delta's first sequence on. A delta that
+   * stands for several sequences (merged) keeps them: its parts take one each, its last part the
+   * rest (as a merged delta); more numbers are taken only for parts beyond its sequences. So every
+   * submitted delta stays counted once, and the sequences stay contiguous.
+   */
+  static Renumbered renumber(List<Delta> neverSent, long maxBytes) {
+    List<Delta> out = new ArrayList<>();
+    long shift = 0; // how far the numbers moved up so far
+    int split = 0;
+    for (Delta d : neverSent) {
+      List<Delta> parts =
+          split(d.toBuilder().clearSequence().clearFirstSequence().build(), maxBytes);
+      long first = DeltaBuffer.firstCovered(d) + shift;
+      long last = Math.max(d.getSequence() + shift, first + parts.size() - 1);
+      shift = last - d.getSequence();
+      if (parts.size() > 1) {
+        split++;
+      }
+      for (int i = 0; i < parts.size(); i++) {
+        Delta.Builder part = parts.get(i).toBuilder().setSequence(first + i);
+        if (i == parts.size() - 1 && first + i < last) {
+          part.setSequence(last).setFirstSequence(first + i);
+        }
+        out.add(part.build());
+      }
+    }
+    return new Renumbered(out, shift, split);
+  }
+
+  /**
    * {@code delta} as parts of at most {@code maxBytes} serialized bytes each once numbered, or
    * {@code delta} alone when it fits. A part holds at least one entry, so a single entry larger
    * than the bound makes a part larger than the bound (the exporter then refuses to send it).

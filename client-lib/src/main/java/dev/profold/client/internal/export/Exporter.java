@@ -604,34 +604,18 @@ public final class Exporter implements AutoCloseable {
   }
 
   /**
-   * Splits the buffered deltas that were never sent to the (lowered) message limit, numbering their
-   * parts and the deltas after them on: never sent, their sequence numbers are still free to
-   * change, as for merging. A delta standing for several sequences (merged) keeps them: its parts
-   * take one each, the last one the rest, and more numbers are taken only when it has more parts
-   * than sequences.
+   * Splits the buffered deltas that were never sent to the (lowered) message limit and numbers them
+   * anew ({@link DeltaSplitter#renumber}); never sent, their numbers are still free to change.
    */
   private void splitNeverSent() {
-    long shift = 0; // how far the numbers moved up so far
-    for (Delta d : buffer.removeNeverSent()) {
-      Delta bare = d.toBuilder().clearSequence().clearFirstSequence().build();
-      List<Delta> parts = DeltaSplitter.split(bare, maxMessageBytes / 2);
-      long first = DeltaBuffer.firstCovered(d) + shift;
-      long last = Math.max(d.getSequence() + shift, first + parts.size() - 1);
-      // Before adding: the buffer may drop what is added, which resolves it.
-      unresolved.addAndGet(last - d.getSequence() - shift);
-      shift = last - d.getSequence();
-      if (parts.size() > 1) {
-        split.incrementAndGet();
-      }
-      for (int i = 0; i < parts.size(); i++) {
-        Delta.Builder part = parts.get(i).toBuilder().setSequence(first + i);
-        if (i == parts.size() - 1 && first + i < last) {
-          part.setSequence(last).setFirstSequence(first + i);
-        }
-        add(part.build());
-      }
+    DeltaSplitter.Renumbered r =
+        DeltaSplitter.renumber(buffer.removeNeverSent(), maxMessageBytes / 2);
+    unresolved.addAndGet(r.addedSequences()); // first: the buffer may drop a part, resolving it
+    nextSequence += r.addedSequences();
+    split.addAndGet(r.split());
+    for (Delta part : r.deltas()) {
+      add(part);
     }
-    nextSequence += shift;
     updateGauges();
   }
 

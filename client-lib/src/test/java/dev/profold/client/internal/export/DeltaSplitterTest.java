@@ -89,6 +89,66 @@ class DeltaSplitterTest {
     assertThat(DeltaSplitter.split(d, 100)).containsExactly(d);
   }
 
+  @Test
+  void renumberingKeepsAMergedDeltasSequencesAndTakesNewOnesOnlyForExtraParts() {
+    Delta merged = delta(200, 1).toBuilder().setFirstSequence(3).setSequence(5).build();
+    Delta single = delta(300, 2).toBuilder().setSequence(6).build();
+    long bound = merged.getSerializedSize() / 2 + 200; // two parts for the first
+    DeltaSplitter.Renumbered r = DeltaSplitter.renumber(List.of(merged, single), bound);
+
+    List<Delta> out = r.deltas();
+    assertThat(out.get(0).getSequence()).isEqualTo(3);
+    assertThat(out.get(0).getFirstSequence()).isZero();
+    assertThat(out.get(1).getFirstSequence()).isEqualTo(4); // the rest of the merged range
+    assertThat(out.get(1).getSequence()).isEqualTo(5);
+    int singleParts = out.size() - 2;
+    assertThat(singleParts).isGreaterThan(1);
+    for (int i = 0; i < singleParts; i++) {
+      assertThat(out.get(2 + i).getSequence()).isEqualTo(6 + i);
+    }
+    assertThat(r.addedSequences()).isEqualTo(singleParts - 1);
+    assertThat(r.split()).isEqualTo(2);
+  }
+
+  /**
+   * The law of renumbering: the sequences stay contiguous from the first delta's first one, every
+   * submitted delta is still covered once, and only extra parts take new numbers.
+   */
+  @Property(tries = 100)
+  void renumberedDeltasCoverContiguousSequencesAndEverySubmittedDeltaOnce(
+      @ForAll @IntRange(min = 1, max = 5) int deltas,
+      @ForAll @IntRange(min = 0, max = 3) int mergedExtra,
+      @ForAll @IntRange(min = 0, max = 1000) int seed,
+      @ForAll @IntRange(min = 400, max = 20_000) int maxBytes) {
+    List<Delta> in = new ArrayList<>();
+    long next = 11;
+    long submitted = 0;
+    for (int k = 0; k < deltas; k++) {
+      long covers = k == 0 ? 1 + mergedExtra : 1; // the first may be merged
+      Delta.Builder d = delta(20 + (seed + k * 37) % 150, seed + k).toBuilder();
+      d.setSequence(next + covers - 1);
+      if (covers > 1) {
+        d.setFirstSequence(next);
+      }
+      in.add(d.build());
+      next += covers;
+      submitted += covers;
+    }
+    DeltaSplitter.Renumbered r = DeltaSplitter.renumber(in, maxBytes);
+
+    long expected = 11;
+    long covered = 0;
+    for (Delta d : r.deltas()) {
+      assertThat(DeltaBuffer.firstCovered(d)).isEqualTo(expected);
+      expected = d.getSequence() + 1;
+      covered += DeltaBuffer.covered(d);
+    }
+    assertThat(covered).isEqualTo(submitted + r.addedSequences());
+    assertThat(expected - 11).isEqualTo(submitted + r.addedSequences());
+    assertThat(r.deltas().stream().mapToInt(Delta::getEntriesCount).sum())
+        .isEqualTo(in.stream().mapToInt(Delta::getEntriesCount).sum());
+  }
+
   /**
    * The law: the parts carry every entry once, in order, and each part is within the bound once
    * numbered with the largest sequence numbers, unless it holds a single entry that alone is
