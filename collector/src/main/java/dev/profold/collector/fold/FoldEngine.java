@@ -206,6 +206,8 @@ public final class FoldEngine {
     inst.clientCpuNanos = saturatedAdd(inst.clientCpuNanos, d.clientCpuNanos);
     inst.clientEventsDropped = saturatedAdd(inst.clientEventsDropped, d.clientEventsDropped);
     inst.clientBytesHeld = d.clientBytesHeld;
+    inst.clientContexts = d.clientContexts;
+    inst.clientContextsLimit = d.clientContextsLimit;
     for (Map.Entry<String, Long> m : d.clientMisuse.entrySet()) {
       if (inst.clientMisuse.containsKey(m.getKey()) || inst.clientMisuse.size() < 16) {
         inst.clientMisuse.merge(m.getKey(), m.getValue(), FoldEngine::saturatedAdd);
@@ -299,6 +301,8 @@ public final class FoldEngine {
               i.clientCpuNanos,
               i.clientEventsDropped,
               i.clientBytesHeld,
+              i.clientContexts,
+              i.clientContextsLimit,
               java.util.Map.copyOf(i.clientMisuse),
               i.threads.snapshot()));
     }

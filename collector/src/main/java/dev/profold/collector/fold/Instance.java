@@ -19,6 +19,8 @@ final class Instance {
   long clientCpuNanos;
   long clientEventsDropped;
   long clientBytesHeld;
+  long clientContexts;
+  long clientContextsLimit;
 
   /** The client's misuse and limit counts by kind, cumulative (at most 16 kinds). */
   final java.util.Map<String, Long> clientMisuse = new java.util.TreeMap<>();
@@ -38,6 +40,8 @@ final class Instance {
     clientCpuNanos = 0;
     clientEventsDropped = 0;
     clientBytesHeld = 0;
+    clientContexts = 0;
+    clientContextsLimit = 0;
     clientMisuse.clear();
     threads.reset();
   }

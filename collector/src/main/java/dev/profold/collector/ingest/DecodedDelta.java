@@ -41,6 +41,8 @@ public final class DecodedDelta {
   public final long clientCpuNanos;
   public final long clientEventsDropped;
   public final long clientBytesHeld;
+  public final long clientContexts;
+  public final long clientContextsLimit;
 
   /** The client's misuse and limit counts of the interval, by kind (valid kinds only). */
   public final java.util.Map<String, Long> clientMisuse;
@@ -77,6 +79,8 @@ public final class DecodedDelta {
     clientCpuNanos = b.clientCpuNanos;
     clientEventsDropped = b.clientEventsDropped;
     clientBytesHeld = b.clientBytesHeld;
+    clientContexts = b.clientContexts;
+    clientContextsLimit = b.clientContextsLimit;
     clientMisuse = b.clientMisuse;
     threadActivity = b.threadActivity;
     serializedBytes = b.serializedBytes;
@@ -111,6 +115,8 @@ public final class DecodedDelta {
     clientCpuNanos = d.clientCpuNanos;
     clientEventsDropped = d.clientEventsDropped;
     clientBytesHeld = d.clientBytesHeld;
+    clientContexts = d.clientContexts;
+    clientContextsLimit = d.clientContextsLimit;
     clientMisuse = d.clientMisuse;
     threadActivity = d.threadActivity;
     serializedBytes = d.serializedBytes;
@@ -164,6 +170,8 @@ public final class DecodedDelta {
     long clientCpuNanos;
     long clientEventsDropped;
     long clientBytesHeld;
+    long clientContexts;
+    long clientContextsLimit;
     java.util.Map<String, Long> clientMisuse = java.util.Map.of();
     java.util.List<GroupActivity> threadActivity = java.util.List.of();
     int serializedBytes;

@@ -110,6 +110,8 @@ public final class StreamDecoder {
     b.clientCpuNanos = unsigned(delta.getOverhead().getCpuNanos());
     b.clientEventsDropped = unsigned(delta.getOverhead().getEventsDropped());
     b.clientBytesHeld = unsigned(delta.getOverhead().getBytesHeld());
+    b.clientContexts = unsigned(delta.getOverhead().getContexts());
+    b.clientContextsLimit = unsigned(delta.getOverhead().getContextsLimit());
     b.clientMisuse = misuse(delta.getOverhead().getMisuseMap());
     b.serializedBytes = serializedBytes;
     b.threadActivity = ActivityReader.read(delta);

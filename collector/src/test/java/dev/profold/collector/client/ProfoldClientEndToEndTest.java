@@ -89,7 +89,10 @@ class ProfoldClientEndToEndTest {
         .contains("profold_deltas_applied_total 1.0\n")
         .contains(
             "profold_client_misuse_total{instance=\"client-1\",kind=\"closed_twice\","
-                + "service=\"e2e\"} 1.0\n");
+                + "service=\"e2e\"} 1.0\n")
+        // The root, handle, its two tenants, db under each, and misused; out of 16384.
+        .contains("profold_client_contexts{instance=\"client-1\",service=\"e2e\"} 7.0\n")
+        .contains("profold_client_contexts_limit{instance=\"client-1\",service=\"e2e\"} 16384.0\n");
     // The library reports its own CPU time (flush and exporter threads) in every delta.
     java.util.regex.Matcher cpu =
         java.util.regex.Pattern.compile(

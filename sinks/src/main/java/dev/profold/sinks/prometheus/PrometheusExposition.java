@@ -169,8 +169,28 @@ public final class PrometheusExposition implements MultiCollector {
         GaugeSnapshot.builder()
             .name("profold_client_memory_bytes")
             .help("Memory the source's profiling library last reported holding.");
+    GaugeSnapshot.Builder contexts =
+        GaugeSnapshot.builder()
+            .name("profold_client_contexts")
+            .help(
+                "Contexts (region paths with their scoped attributes) the source's profiling"
+                    + " library last reported interning; they are never freed, and beyond the"
+                    + " limit new ones are recorded under profold.overflow.");
+    GaugeSnapshot.Builder contextsLimit =
+        GaugeSnapshot.builder()
+            .name("profold_client_contexts_limit")
+            .help("The source's limit of contexts (PROFOLD_MAX_CONTEXTS).");
     for (SourceSnapshot s : sources) {
       Labels id = Labels.of("service", s.service(), "instance", s.instance());
+      if (s.clientContextsLimit() > 0) { // reported
+        contexts.dataPoint(
+            GaugeDataPointSnapshot.builder().labels(id).value((double) s.clientContexts()).build());
+        contextsLimit.dataPoint(
+            GaugeDataPointSnapshot.builder()
+                .labels(id)
+                .value((double) s.clientContextsLimit())
+                .build());
+      }
       info.dataPoint(
           GaugeDataPointSnapshot.builder()
               .labels(
@@ -213,6 +233,8 @@ public final class PrometheusExposition implements MultiCollector {
     out.add(dropped.build());
     out.add(misuse.build());
     out.add(held.build());
+    out.add(contexts.build());
+    out.add(contextsLimit.build());
   }
 
   private static void addScheme(SchemeSnapshot s, List<MetricSnapshot> out) {

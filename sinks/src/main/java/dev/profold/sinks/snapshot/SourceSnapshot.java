@@ -17,6 +17,8 @@ import java.util.Map;
  * @param clientCpuNanos profiling CPU time the client reported, cumulative
  * @param clientEventsDropped events the client reported dropping, cumulative
  * @param clientBytesHeld memory the client last reported holding
+ * @param clientContexts contexts the client last reported interning (0: not reported)
+ * @param clientContextsLimit the client's limit of contexts (0: not reported)
  * @param clientMisuse times the client reported its API misused or a limit biting, by kind,
  *     cumulative
  * @param threadActivity where its thread groups spent their time, largest first; empty when the
@@ -34,6 +36,8 @@ public record SourceSnapshot(
     long clientCpuNanos,
     long clientEventsDropped,
     long clientBytesHeld,
+    long clientContexts,
+    long clientContextsLimit,
     Map<String, Long> clientMisuse,
     List<ThreadActivitySnapshot> threadActivity) {
   public SourceSnapshot {

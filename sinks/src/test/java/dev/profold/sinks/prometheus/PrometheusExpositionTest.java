@@ -116,6 +116,8 @@ class PrometheusExpositionTest {
             1_500_000_000L,
             4,
             1024,
+            900,
+            16384,
             java.util.Map.of("contexts_full", 7L, "closed_twice", 1L),
             List.of());
     String text = render(new CollectorSnapshot(List.of(), List.of(src)));
@@ -126,6 +128,8 @@ class PrometheusExpositionTest {
         .contains("profold_client_cpu_seconds_total" + l + " 1.5\n")
         .contains("profold_client_events_dropped_total" + l + " 4.0\n")
         .contains("profold_client_memory_bytes" + l + " 1024.0\n")
+        .contains("profold_client_contexts" + l + " 900.0\n")
+        .contains("profold_client_contexts_limit" + l + " 16384.0\n")
         .contains(
             "profold_client_misuse_total{instance=\"i-1\",kind=\"contexts_full\",service=\"svc\"}"
                 + " 7.0\n")
@@ -166,9 +170,24 @@ class PrometheusExpositionTest {
             0);
     SourceSnapshot src =
         new SourceSnapshot(
-            "svc", "i-1", "", "", "", 1, 1, 0, 0, 0, 0, java.util.Map.of(), List.of(pool, gone));
+            "svc",
+            "i-1",
+            "",
+            "",
+            "",
+            1,
+            1,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            java.util.Map.of(),
+            List.of(pool, gone));
     String text = render(new CollectorSnapshot(List.of(), List.of(src)));
     String id = "instance=\"i-1\",service=\"svc\",thread_group=\"pool-*\"";
+    assertThat(text).doesNotContain("profold_client_contexts{"); // not reported by this source
     assertThat(text)
         .contains("profold_thread_seconds_total{class=\"compute\"," + id + "} 30.0\n")
         .contains("profold_thread_seconds_total{class=\"sync\"," + id + "} 6.0\n")

@@ -247,6 +247,8 @@ final class DeltaBuffer {
               .setCpuNanos(a.getCpuNanos() + b.getCpuNanos())
               .setEventsDropped(a.getEventsDropped() + b.getEventsDropped())
               .setBytesHeld(newer.hasOverhead() ? b.getBytesHeld() : a.getBytesHeld())
+              .setContexts(newer.hasOverhead() ? b.getContexts() : a.getContexts())
+              .setContextsLimit(newer.hasOverhead() ? b.getContextsLimit() : a.getContextsLimit())
               .putAllMisuse(a.getMisuseMap());
       b.getMisuseMap()
           .forEach((k, v) -> overhead.putMisuse(k, overhead.getMisuseOrDefault(k, 0) + v));

@@ -14,8 +14,9 @@ import java.util.List;
  * <p>The parts together carry exactly what the delta did: its entries, in order, each in one part;
  * the first part also carries the interval's counters (the client's CPU time, events dropped,
  * misuse counts) and its thread activity, which the collector adds up per delta. Every part carries
- * the interval, the thread aggregation and the bytes held (a gauge the collector takes from the
- * latest delta). The collector puts parts of one interval in the same window.
+ * the interval, the thread aggregation and the gauges (bytes held, contexts and their limit), which
+ * the collector takes from the latest delta. The collector puts parts of one interval in the same
+ * window.
  *
  * <p>Stateless and thread-safe.
  */
@@ -87,9 +88,14 @@ final class DeltaSplitter {
             .setIntervalStartUnixNanos(delta.getIntervalStartUnixNanos())
             .setIntervalEndUnixNanos(delta.getIntervalEndUnixNanos())
             .setThreadAggregation(delta.getThreadAggregation());
-    if (delta.getOverhead().getBytesHeld() != 0) {
-      rest.setOverhead(
-          ClientOverhead.newBuilder().setBytesHeld(delta.getOverhead().getBytesHeld()));
+    ClientOverhead gauges =
+        ClientOverhead.newBuilder()
+            .setBytesHeld(delta.getOverhead().getBytesHeld())
+            .setContexts(delta.getOverhead().getContexts())
+            .setContextsLimit(delta.getOverhead().getContextsLimit())
+            .build();
+    if (!gauges.equals(ClientOverhead.getDefaultInstance())) {
+      rest.setOverhead(gauges);
     }
     Delta continuation = rest.build();
 

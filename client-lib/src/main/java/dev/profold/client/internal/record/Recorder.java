@@ -320,6 +320,14 @@ public final class Recorder {
   }
 
   /**
+   * Contexts interned so far, the root and the overflow ones included (they are never freed; at
+   * {@code maxContexts} new ones go to the overflow contexts).
+   */
+  public int contextCount() {
+    return contexts.size();
+  }
+
+  /**
    * Swaps every thread's table and returns what each recorded since the previous call (threads that
    * recorded nothing are left out). Threads that have ended are forgotten after their last data is
    * collected. Call from one thread at a time (the flush).

@@ -302,7 +302,9 @@ public final class ProfoldRuntime {
                     .setEventsDropped(
                         recorder.takeDropped() + newlyLost(stats) + takeLostInFailedFlushes())
                     .putAllMisuse(misuse())
-                    .setBytesHeld(recorder.bytesHeld() + stats.bufferedBytes()));
+                    .setBytesHeld(recorder.bytesHeld() + stats.bufferedBytes())
+                    .setContexts(recorder.contextCount())
+                    .setContextsLimit(config.maxContexts()));
     intervalStart = end;
     exporter.submit(delta);
   }

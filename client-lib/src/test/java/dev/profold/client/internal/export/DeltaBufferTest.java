@@ -48,6 +48,7 @@ class DeltaBufferTest {
                     .setCpuNanos(1000 * seq)
                     .setEventsDropped(seq)
                     .setBytesHeld(100 * seq)
+                    .setContexts(10 + seq)
                     .putMisuse("closed_twice", seq)
                     .putMisuse(seq % 2 == 0 ? "contexts_full" : "too_deep", 10 * seq));
     timeByNode.forEach(
@@ -230,6 +231,7 @@ class DeltaBufferTest {
     assertThat(m.getOverhead().getCpuNanos()).isEqualTo(3000);
     assertThat(m.getOverhead().getEventsDropped()).isEqualTo(3);
     assertThat(m.getOverhead().getBytesHeld()).isEqualTo(200); // a level: the newer one
+    assertThat(m.getOverhead().getContexts()).isEqualTo(12); // a level too
     assertThat(m.getOverhead().getMisuseMap())
         .containsExactlyInAnyOrderEntriesOf(
             Map.of("closed_twice", 3L, "too_deep", 10L, "contexts_full", 20L));

@@ -35,6 +35,8 @@ class DeltaSplitterTest {
                     .setCpuNanos(1234)
                     .setEventsDropped(5)
                     .setBytesHeld(4096)
+                    .setContexts(700)
+                    .setContextsLimit(16384)
                     .putMisuse("closed_twice", 2))
             .addThreadActivity(
                 ThreadGroupActivity.newBuilder()
@@ -63,7 +65,7 @@ class DeltaSplitterTest {
   }
 
   @Test
-  void onlyTheFirstPartCarriesTheIntervalsCountersAndActivityEveryPartItsIdentityAndBytesHeld() {
+  void onlyTheFirstPartCarriesTheIntervalsCountersAndActivityEveryPartItsIdentityAndGauges() {
     Delta d = delta(200, 3);
     List<Delta> parts = DeltaSplitter.split(d, d.getSerializedSize() / 4);
 
@@ -72,7 +74,13 @@ class DeltaSplitterTest {
     assertThat(first.getOverhead()).isEqualTo(d.getOverhead());
     assertThat(first.getThreadActivityList()).isEqualTo(d.getThreadActivityList());
     for (Delta p : parts.subList(1, parts.size())) {
-      assertThat(p.getOverhead()).isEqualTo(ClientOverhead.newBuilder().setBytesHeld(4096).build());
+      assertThat(p.getOverhead()) // the gauges only
+          .isEqualTo(
+              ClientOverhead.newBuilder()
+                  .setBytesHeld(4096)
+                  .setContexts(700)
+                  .setContextsLimit(16384)
+                  .build());
       assertThat(p.getThreadActivityCount()).isZero();
     }
     for (Delta p : parts) {

@@ -529,7 +529,11 @@ class JfrProfilerTest {
     try {
       Interval i = awaitDominance("imbalanced-*", Kind.COMPUTE);
       ThreadGroupActivity a = i.threads();
+      long deadline = System.nanoTime() + DEADLINE.toNanos();
       while (a == null || a.getCpuMaxNanos() == 0) {
+        assertThat(System.nanoTime() - deadline)
+            .as("the pool's CPU spread showed before the deadline")
+            .isNegative();
         i = nextInterval("imbalanced-*", Kind.WAIT);
         a = i.threads();
       }
