@@ -3,23 +3,30 @@ package dev.profold.client.internal.export;
 import com.google.protobuf.CodedOutputStream;
 import dev.profold.proto.v1.AttributeDef;
 import dev.profold.proto.v1.AttributeKind;
+import dev.profold.proto.v1.AttributeValue;
 import dev.profold.proto.v1.Delta;
 import dev.profold.proto.v1.Dictionary;
+import dev.profold.proto.v1.Entry;
+import dev.profold.proto.v1.Measurement;
 import dev.profold.proto.v1.PathNode;
 import dev.profold.proto.v1.RegionKind;
 import dev.profold.proto.v1.SourceIdentity;
 import dev.profold.proto.v1.ValueType;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
  * Client side of the wire dictionary: assigns ids to strings, attributes and path nodes, and puts
- * into each outgoing delta exactly the definitions the current stream has not carried yet.
+ * into each outgoing delta exactly the definitions it references (a path node's ancestors, names
+ * and attribute included) that the current stream has not carried yet.
  *
  * <p>Ids are stable for the life of the encoder. {@link #newStream()} forgets what was sent, so the
- * next delta carries the source identity and every definition again, as a new Push stream requires.
+ * next delta carries the source identity again, and each definition again the first time a delta on
+ * the new stream references it, as a new Push stream requires. Definitions no buffered delta
+ * references (a thread that ended long ago, a call path not seen since) are not re-sent.
  *
  * <p>Thread-safe (all methods synchronize): recording threads define, the exporter thread encodes.
  */
@@ -31,9 +38,10 @@ public final class DeltaEncoder {
   private final List<AttributeDef> attributeById = new ArrayList<>();
   private final Map<List<Object>, Integer> paths = new HashMap<>();
   private final List<PathNode> pathById = new ArrayList<>();
-  private int sentStrings;
-  private int sentAttributes;
-  private int sentPaths;
+  // What the current stream has carried, by id.
+  private final BitSet sentStrings = new BitSet();
+  private final BitSet sentAttributes = new BitSet();
+  private final BitSet sentPaths = new BitSet();
   private boolean identitySent;
 
   private long maxDictionaryBytes;
@@ -238,16 +246,40 @@ public final class DeltaEncoder {
     return node.getId();
   }
 
+  /**
+   * Every definition made so far, whatever any stream carried (for tests and tools: the wire
+   * carries only what deltas reference, see {@link #prepare}).
+   */
+  public synchronized Dictionary definitions() {
+    Dictionary.Builder d = Dictionary.newBuilder();
+    for (int i = 0; i < stringById.size(); i++) {
+      d.putStrings(i + 1, stringById.get(i));
+    }
+    return d.addAllAttributes(attributeById).addAllPathNodes(pathById).build();
+  }
+
   /** Forget what the current stream carried: the next delta re-sends identity and dictionary. */
   public synchronized void newStream() {
-    sentStrings = 0;
-    sentAttributes = 0;
-    sentPaths = 0;
+    sentStrings.clear();
+    sentAttributes.clear();
+    sentPaths.clear();
     identitySent = false;
   }
 
-  /** What the current stream has carried, as of one moment; see {@link #mark()}. */
-  public record Mark(int strings, int attributes, int paths, boolean identity) {}
+  /** What the current stream had carried at one moment; see {@link #mark()}. */
+  public static final class Mark {
+    private final BitSet strings;
+    private final BitSet attributes;
+    private final BitSet paths;
+    private final boolean identity;
+
+    private Mark(BitSet strings, BitSet attributes, BitSet paths, boolean identity) {
+      this.strings = (BitSet) strings.clone();
+      this.attributes = (BitSet) attributes.clone();
+      this.paths = (BitSet) paths.clone();
+      this.identity = identity;
+    }
+  }
 
   /** What the current stream has carried so far, to {@link #reset} to if a message is not sent. */
   public synchronized Mark mark() {
@@ -256,39 +288,78 @@ public final class DeltaEncoder {
 
   /**
    * Forgets what the stream carried since {@code mark} (taken on this stream): the message that was
-   * to carry it is not sent, so the next one carries it instead.
+   * to carry it is not sent, so the next one that references it carries it instead.
    */
   public synchronized void reset(Mark mark) {
-    sentStrings = Math.min(sentStrings, mark.strings());
-    sentAttributes = Math.min(sentAttributes, mark.attributes());
-    sentPaths = Math.min(sentPaths, mark.paths());
-    identitySent = identitySent && mark.identity();
+    sentStrings.and(mark.strings);
+    sentAttributes.and(mark.attributes);
+    sentPaths.and(mark.paths);
+    identitySent = identitySent && mark.identity;
   }
 
   /**
-   * Adds to {@code delta} the source identity (if the stream has not carried it) and every
-   * definition the stream has not carried, and marks them as carried. Call it for deltas in the
-   * order they are sent on the stream.
+   * Adds to {@code delta} the source identity (if the stream has not carried it) and the
+   * definitions its entries reference that the stream has not carried, and marks them as carried:
+   * the strings, attributes and path nodes of entry keys and measurements, and for each path node
+   * its ancestors with their names and attributes. Definitions go in id order, so a parent node
+   * always comes before its children. Ids this encoder did not assign are left alone. Call it for
+   * deltas in the order they are sent on the stream.
    */
   public synchronized Delta.Builder prepare(Delta.Builder delta) {
     if (!identitySent) {
       delta.setSource(identity);
       identitySent = true;
     }
-    if (sentStrings == stringById.size()
-        && sentAttributes == attributeById.size()
-        && sentPaths == pathById.size()) {
+    BitSet strings = new BitSet();
+    BitSet attributes = new BitSet();
+    BitSet nodes = new BitSet();
+    for (Entry e : delta.getEntriesList()) {
+      for (AttributeValue v : e.getKeyList()) {
+        need(attributes, sentAttributes, attributeById.size(), v.getAttributeId());
+        if (v.getValueCase() == AttributeValue.ValueCase.STRING_ID) {
+          need(strings, sentStrings, stringById.size(), v.getStringId());
+        } else if (v.getValueCase() == AttributeValue.ValueCase.PATH_NODE_ID) {
+          needPath(v.getPathNodeId(), strings, attributes, nodes);
+        }
+      }
+      for (Measurement m : e.getMeasurementsList()) {
+        need(attributes, sentAttributes, attributeById.size(), m.getAttributeId());
+      }
+    }
+    if (strings.isEmpty() && attributes.isEmpty() && nodes.isEmpty()) {
       return delta;
     }
     Dictionary.Builder d = Dictionary.newBuilder();
-    for (int i = sentStrings; i < stringById.size(); i++) {
-      d.putStrings(i + 1, stringById.get(i));
+    for (int id = strings.nextSetBit(0); id >= 0; id = strings.nextSetBit(id + 1)) {
+      d.putStrings(id, stringById.get(id - 1));
     }
-    d.addAllAttributes(attributeById.subList(sentAttributes, attributeById.size()));
-    d.addAllPathNodes(pathById.subList(sentPaths, pathById.size()));
-    sentStrings = stringById.size();
-    sentAttributes = attributeById.size();
-    sentPaths = pathById.size();
+    for (int id = attributes.nextSetBit(0); id >= 0; id = attributes.nextSetBit(id + 1)) {
+      d.addAttributes(attributeById.get(id - 1));
+    }
+    for (int id = nodes.nextSetBit(0); id >= 0; id = nodes.nextSetBit(id + 1)) {
+      d.addPathNodes(pathById.get(id - 1));
+    }
+    sentStrings.or(strings);
+    sentAttributes.or(attributes);
+    sentPaths.or(nodes);
     return delta.setDictionary(d);
+  }
+
+  /** Adds {@code id} (of 1..{@code defined}) to {@code needed} unless {@code sent} has it. */
+  private static void need(BitSet needed, BitSet sent, int defined, int id) {
+    if (id >= 1 && id <= defined && !sent.get(id)) {
+      needed.set(id);
+    }
+  }
+
+  /** Adds path node {@code id} and its ancestors the stream has not carried, with what they use. */
+  private void needPath(int id, BitSet strings, BitSet attributes, BitSet nodes) {
+    while (id >= 1 && id <= pathById.size() && !sentPaths.get(id) && !nodes.get(id)) {
+      nodes.set(id);
+      PathNode n = pathById.get(id - 1);
+      need(strings, sentStrings, stringById.size(), n.getNameId());
+      need(attributes, sentAttributes, attributeById.size(), n.getAttributeId());
+      id = n.getParentId();
+    }
   }
 }

@@ -3,7 +3,9 @@ package dev.profold.client.internal.export;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.profold.proto.v1.AttributeValue;
 import dev.profold.proto.v1.Delta;
+import dev.profold.proto.v1.Entry;
 import dev.profold.proto.v1.PathNode;
 import dev.profold.proto.v1.RegionKind;
 import dev.profold.proto.v1.SourceIdentity;
@@ -32,31 +34,59 @@ class DeltaEncoderTest {
   }
 
   @Test
-  void eachDefinitionTravelsOncePerStreamAndAgainOnANewStream() {
+  void eachReferencedDefinitionTravelsOncePerStreamAndAgainOnANewStream() {
     int region = enc.dimension("region", ValueType.VALUE_TYPE_PATH);
-    enc.pathNode(0, region, "main", RegionKind.REGION_KIND_COMPUTE);
-    Delta first = enc.prepare(Delta.newBuilder().setSequence(1)).build();
+    int main = enc.pathNode(0, region, "main", RegionKind.REGION_KIND_COMPUTE);
+    Delta first = enc.prepare(at(1, region, main)).build();
     assertThat(first.hasSource()).isTrue();
     assertThat(first.getDictionary().getStringsMap()).containsValue("main");
     assertThat(first.getDictionary().getAttributesCount()).isEqualTo(1);
     assertThat(first.getDictionary().getPathNodesCount()).isEqualTo(1);
 
-    Delta second = enc.prepare(Delta.newBuilder().setSequence(2)).build();
+    Delta second = enc.prepare(at(2, region, main)).build();
     assertThat(second.hasSource()).isFalse();
     assertThat(second.hasDictionary()).isFalse();
 
-    enc.pathNode(1, region, "child", RegionKind.REGION_KIND_WAIT);
-    Delta third = enc.prepare(Delta.newBuilder().setSequence(3)).build();
+    int child = enc.pathNode(main, region, "child", RegionKind.REGION_KIND_WAIT);
+    int unused = enc.pathNode(0, region, "unused", RegionKind.REGION_KIND_IO);
+    Delta third = enc.prepare(at(3, region, child)).build();
     assertThat(third.getDictionary().getStringsMap()).containsOnlyKeys(2).containsValue("child");
     assertThat(third.getDictionary().getPathNodesCount()).isEqualTo(1);
     assertThat(third.getDictionary().getAttributesCount()).isZero();
+    assertThat(enc.prepare(at(4, region, main)).build().hasDictionary()).isFalse();
 
     enc.newStream();
-    Delta resent = enc.prepare(Delta.newBuilder().setSequence(3)).build();
+    Delta resent = enc.prepare(at(3, region, child)).build();
     assertThat(resent.hasSource()).isTrue();
-    assertThat(resent.getDictionary().getStringsCount()).isEqualTo(2);
+    assertThat(resent.getDictionary().getStringsMap().values()).containsExactly("main", "child");
     assertThat(resent.getDictionary().getAttributesCount()).isEqualTo(1);
-    assertThat(resent.getDictionary().getPathNodesCount()).isEqualTo(2);
+    // The parent before the child; the node no delta references stays home.
+    assertThat(resent.getDictionary().getPathNodesList())
+        .extracting(PathNode::getId)
+        .containsExactly(main, child)
+        .doesNotContain(unused);
+  }
+
+  /** A delta with one entry per path node, keyed on {@code attribute}. */
+  private static Delta.Builder at(long sequence, int attribute, int... nodes) {
+    Delta.Builder d = Delta.newBuilder().setSequence(sequence);
+    for (int node : nodes) {
+      d.addEntries(
+          Entry.newBuilder()
+              .addKey(AttributeValue.newBuilder().setAttributeId(attribute).setPathNodeId(node)));
+    }
+    return d;
+  }
+
+  /** A delta with one entry per string, keyed on string dimension {@code attribute}. */
+  private static Delta.Builder strings(int attribute, List<Integer> stringIds) {
+    Delta.Builder d = Delta.newBuilder().setSequence(1);
+    for (int id : stringIds) {
+      d.addEntries(
+          Entry.newBuilder()
+              .addKey(AttributeValue.newBuilder().setAttributeId(attribute).setStringId(id)));
+    }
+    return d;
   }
 
   @org.junit.jupiter.api.Test
@@ -65,7 +95,8 @@ class DeltaEncoderTest {
     String emoji = "\uD83D\uDE00"; // 4 bytes in UTF-8
     String name = "x".repeat(4094) + emoji + "tail"; // the emoji would end at byte 4098
     int id = e.string(name);
-    Delta d = e.prepare(Delta.newBuilder()).build();
+    int thread = e.dimension("thread", ValueType.VALUE_TYPE_STRING);
+    Delta d = e.prepare(strings(thread, List.of(id))).build();
     String sent = d.getDictionary().getStringsMap().get(id);
     assertThat(sent).isEqualTo("x".repeat(4094));
     assertThat(sent.getBytes(StandardCharsets.UTF_8).length)
@@ -92,7 +123,9 @@ class DeltaEncoderTest {
     assertThat(e.string(DeltaEncoder.OVERFLOW)).isEqualTo(overflow);
     assertThat(e.string("00000" + "y".repeat(3995))).isEqualTo(ids.get(0)); // ids are kept
     assertThat(e.takeLimitCounts()).containsExactly(Map.entry("dictionary_full", 2L));
-    Delta d = e.prepare(Delta.newBuilder()).build();
+    int thread = e.dimension("thread", ValueType.VALUE_TYPE_STRING);
+    Delta d = e.prepare(strings(thread, ids)).build(); // a new stream's first message, at most
+    assertThat(d.getDictionary().getStringsCount()).isEqualTo(1046);
     assertThat(d.getSerializedSize())
         .isLessThan((int) DeltaEncoder.MAX_DICTIONARY_BYTES + (1 << 20));
   }
@@ -100,23 +133,31 @@ class DeltaEncoderTest {
   @Test
   void aResetToAMarkMakesTheNextMessageCarryWhatTheUnsentOneWouldHave() {
     int region = enc.dimension("region", ValueType.VALUE_TYPE_PATH);
-    enc.pathNode(0, region, "main", RegionKind.REGION_KIND_COMPUTE);
+    int main = enc.pathNode(0, region, "main", RegionKind.REGION_KIND_COMPUTE);
     DeltaEncoder.Mark start = enc.mark();
-    Delta unsent = enc.prepare(Delta.newBuilder().setSequence(1)).build();
-    enc.pathNode(1, region, "later", RegionKind.REGION_KIND_IO); // defined meanwhile
+    Delta unsent = enc.prepare(at(1, region, main)).build();
+    int later = enc.pathNode(main, region, "later", RegionKind.REGION_KIND_IO); // defined meanwhile
     enc.reset(start);
 
-    Delta next = enc.prepare(Delta.newBuilder().setSequence(2)).build();
+    Delta next = enc.prepare(at(2, region, later)).build();
     assertThat(next.getSource()).isEqualTo(unsent.getSource());
     assertThat(next.getDictionary().getPathNodesCount()).isEqualTo(2);
     assertThat(next.getDictionary().getStringsMap()).containsValues("main", "later");
 
     DeltaEncoder.Mark afterNext = enc.mark();
-    Delta third = enc.prepare(Delta.newBuilder().setSequence(3)).build();
+    Delta third = enc.prepare(at(3, region, main, later)).build();
     assertThat(third.hasSource()).isFalse();
     assertThat(third.hasDictionary()).isFalse();
     enc.reset(afterNext); // nothing was carried since: nothing to carry again
-    assertThat(enc.prepare(Delta.newBuilder().setSequence(4)).build().hasDictionary()).isFalse();
+    assertThat(enc.prepare(at(4, region, later)).build().hasDictionary()).isFalse();
+  }
+
+  @Test
+  void idsThisEncoderDidNotAssignAreLeftAlone() {
+    int region = enc.dimension("region", ValueType.VALUE_TYPE_PATH);
+    Delta d = enc.prepare(at(1, region, 0, 77)).build(); // no node 0 or 77
+    assertThat(d.getDictionary().getPathNodesCount()).isZero();
+    assertThat(d.getDictionary().getAttributesCount()).isEqualTo(1);
   }
 
   @Test
@@ -162,7 +203,8 @@ class DeltaEncoderTest {
     assertThat(small.pathNode(0, region, "other", RegionKind.REGION_KIND_IO)).isEqualTo(io);
     assertThat(small.takeLimitCounts().get("dictionary_full")).isEqualTo(2000L - firstRefused + 2);
 
-    Delta d = small.prepare(Delta.newBuilder()).build();
+    Delta d =
+        small.prepare(at(1, region, nodes.stream().mapToInt(n -> n).distinct().toArray())).build();
     PathNode overflowNode =
         d.getDictionary().getPathNodesList().stream()
             .filter(p -> p.getId() == overflow)

@@ -6,7 +6,7 @@ import dev.profold.client.internal.record.Recorder;
 import dev.profold.client.internal.threads.Cell;
 import dev.profold.client.internal.threads.ThreadSnapshot;
 import dev.profold.proto.v1.AttributeDef;
-import dev.profold.proto.v1.Delta;
+import dev.profold.proto.v1.Dictionary;
 import dev.profold.proto.v1.Entry;
 import dev.profold.proto.v1.PathNode;
 import java.util.ArrayList;
@@ -42,13 +42,12 @@ final class Rows {
             });
       }
     }
-    Delta d = encoder.prepare(Delta.newBuilder()).build();
-    encoder.newStream(); // so the next call sees the whole dictionary again
+    Dictionary dictionary = encoder.definitions();
     Map<Integer, PathNode> nodes = new HashMap<>();
-    d.getDictionary().getPathNodesList().forEach(n -> nodes.put(n.getId(), n));
-    Map<Integer, String> strings = d.getDictionary().getStringsMap();
+    dictionary.getPathNodesList().forEach(n -> nodes.put(n.getId(), n));
+    Map<Integer, String> strings = dictionary.getStringsMap();
     Map<Integer, AttributeDef> attrs = new HashMap<>();
-    d.getDictionary().getAttributesList().forEach(a -> attrs.put(a.getId(), a));
+    dictionary.getAttributesList().forEach(a -> attrs.put(a.getId(), a));
     List<Row> out = new ArrayList<>();
     for (ThreadSnapshot t : snapshots) {
       for (Cell c : t.cells()) {

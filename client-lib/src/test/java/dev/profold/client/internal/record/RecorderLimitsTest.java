@@ -8,7 +8,7 @@ import dev.profold.client.Scope;
 import dev.profold.client.internal.export.DeltaEncoder;
 import dev.profold.client.internal.threads.Cell;
 import dev.profold.client.internal.threads.ThreadSnapshot;
-import dev.profold.proto.v1.Delta;
+import dev.profold.proto.v1.Dictionary;
 import dev.profold.proto.v1.PathNode;
 import dev.profold.proto.v1.SourceIdentity;
 import dev.profold.reduce.Aggregate;
@@ -52,11 +52,10 @@ class RecorderLimitsTest {
 
   /** Region paths ("a/b") of every cell of {@code metric}, with their merged aggregates. */
   private Map<String, Aggregate> byPath(Recorder r, List<ThreadSnapshot> out, int metric) {
-    Delta d = encoder.prepare(Delta.newBuilder()).build();
-    encoder.newStream();
+    Dictionary dictionary = encoder.definitions();
     Map<Integer, PathNode> nodes = new HashMap<>();
-    d.getDictionary().getPathNodesList().forEach(n -> nodes.put(n.getId(), n));
-    Map<Integer, String> strings = d.getDictionary().getStringsMap();
+    dictionary.getPathNodesList().forEach(n -> nodes.put(n.getId(), n));
+    Map<Integer, String> strings = dictionary.getStringsMap();
     Map<String, Aggregate> paths = new HashMap<>();
     for (ThreadSnapshot t : out) {
       for (Cell c : t.cells()) {

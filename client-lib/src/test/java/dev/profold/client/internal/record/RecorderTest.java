@@ -8,7 +8,7 @@ import dev.profold.client.Scope;
 import dev.profold.client.internal.export.DeltaEncoder;
 import dev.profold.client.internal.threads.Cell;
 import dev.profold.client.internal.threads.ThreadSnapshot;
-import dev.profold.proto.v1.Delta;
+import dev.profold.proto.v1.Dictionary;
 import dev.profold.proto.v1.Entry;
 import dev.profold.proto.v1.PathNode;
 import dev.profold.proto.v1.SourceIdentity;
@@ -28,11 +28,10 @@ class RecorderTest {
 
   /** Region path ("a/b") of a context, from the encoder's path nodes. */
   private String path(int context) {
-    Delta d = encoder.prepare(Delta.newBuilder()).build();
+    Dictionary dictionary = encoder.definitions();
     Map<Integer, PathNode> nodes = new HashMap<>();
-    d.getDictionary().getPathNodesList().forEach(n -> nodes.put(n.getId(), n));
-    encoder.newStream(); // so the next call sees the whole dictionary again
-    Map<Integer, String> strings = d.getDictionary().getStringsMap();
+    dictionary.getPathNodesList().forEach(n -> nodes.put(n.getId(), n));
+    Map<Integer, String> strings = dictionary.getStringsMap();
     int node = recorder.contexts().pathNode(context);
     String p = "";
     while (node != 0) {
@@ -117,11 +116,10 @@ class RecorderTest {
   }
 
   private String keyText(Entry.Builder e) {
-    Delta d = encoder.prepare(Delta.newBuilder()).build();
-    encoder.newStream();
-    Map<Integer, String> strings = d.getDictionary().getStringsMap();
+    Dictionary dictionary = encoder.definitions();
+    Map<Integer, String> strings = dictionary.getStringsMap();
     Map<Integer, String> attrs = new HashMap<>();
-    d.getDictionary().getAttributesList().forEach(a -> attrs.put(a.getId(), a.getName()));
+    dictionary.getAttributesList().forEach(a -> attrs.put(a.getId(), a.getName()));
     List<String> parts = new ArrayList<>();
     e.getKeyList()
         .forEach(
