@@ -6,6 +6,7 @@ import dev.profold.client.internal.jfr.ThreadStarts;
 import dev.profold.client.internal.runtime.ProfoldRuntime;
 import java.lang.System.Logger.Level;
 import java.lang.instrument.Instrumentation;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The {@code -javaagent} entry point: starts Profold (as {@link Profold#start} would, so manual
@@ -20,7 +21,9 @@ import java.lang.instrument.Instrumentation;
  */
 public final class ProfoldAgent {
   private static final System.Logger LOG = System.getLogger("dev.profold.client");
-  private static JfrProfiler profiler; // guarded by ProfoldAgent.class
+
+  /** The running JFR profiler; set under the class lock, cleared by its runtime's shutdown. */
+  private static final AtomicReference<JfrProfiler> PROFILER = new AtomicReference<>();
 
   private ProfoldAgent() {}
 
@@ -61,9 +64,10 @@ public final class ProfoldAgent {
    * ThreadStartTiming}).
    */
   static synchronized JfrProfiler start(String options, Instrumentation inst) {
-    if (profiler != null) {
+    JfrProfiler running = PROFILER.get();
+    if (running != null) {
       LOG.log(Level.WARNING, "Profold agent is already started; start ignored");
-      return profiler;
+      return running;
     }
     try {
       AgentOptions opts;
@@ -104,7 +108,10 @@ public final class ProfoldAgent {
         return null;
       }
       runtime.beforeShutdown(p::close);
-      profiler = p;
+      // So that a later start streams JFR again (a lock-free clear: shutdown tasks may run on
+      // another thread while stop() holds the class lock).
+      runtime.beforeShutdown(() -> PROFILER.compareAndSet(p, null));
+      PROFILER.set(p);
       LOG.log(
           Level.INFO,
           "Profold agent: JFR streaming (samples every {0} ms, {1} frames)",
@@ -120,7 +127,7 @@ public final class ProfoldAgent {
 
   /** Stops JFR streaming and Profold (for tests and embedders). */
   public static synchronized void stop() {
-    profiler = null;
+    PROFILER.set(null);
     Profold.shutdown(java.time.Duration.ofSeconds(5));
   }
 }

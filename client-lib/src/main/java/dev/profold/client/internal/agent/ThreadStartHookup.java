@@ -18,6 +18,9 @@ import java.util.Set;
 final class ThreadStartHookup implements ThreadStartTimes.Listener {
   private static final System.Logger LOG = System.getLogger("dev.profold.client");
 
+  /** Whether {@code java.lang.Thread} was rewritten in this JVM; guarded by the class lock. */
+  private static boolean rewritten;
+
   private final ThreadMXBean mx;
   private final ThreadActivity activity;
   private final ThreadStarts starts;
@@ -36,9 +39,13 @@ final class ThreadStartHookup implements ThreadStartTimes.Listener {
    * @throws IllegalStateException when the hook was loaded by another class loader first, or the
    *     rewrite failed
    */
-  static void hookUp(
+  static synchronized void hookUp(
       Instrumentation inst, ThreadMXBean mx, ThreadActivity activity, ThreadStarts starts)
       throws ClassNotFoundException, UnmodifiableClassException {
+    if (rewritten) { // Profold started again in this JVM: Thread.start is timed already
+      ThreadStartTimes.listen(new ThreadStartHookup(mx, activity, starts));
+      return;
+    }
     Class<?> hook = Class.forName(ThreadStartTiming.HOOK.replace('/', '.'), true, null);
     if (hook != ThreadStartTimes.class) {
       throw new IllegalStateException(
@@ -55,6 +62,7 @@ final class ThreadStartHookup implements ThreadStartTimes.Listener {
       throw new IllegalStateException(
           "rewriting java.lang.Thread failed: " + transformer.failure());
     }
+    rewritten = true;
     ThreadStartTimes.listen(new ThreadStartHookup(mx, activity, starts));
     LOG.log(
         System.Logger.Level.INFO,

@@ -66,10 +66,14 @@ final class ThreadStartTransformer implements ClassFileTransformer {
 
   /**
    * The class {@code bytes} with its instance method {@code start()V} timed, or null when it has
-   * none. Any class with such a method (tests use their own).
+   * none or it is timed already (a second transformer in the chain must not time starts twice). Any
+   * class with such a method (tests use their own).
    */
   static byte[] instrument(byte[] bytes) {
     ClassReader reader = new ClassReader(bytes);
+    if (timedAlready(reader)) {
+      return null;
+    }
     ClassWriter writer = new ClassWriter(reader, ClassWriter.COMPUTE_MAXS);
     boolean[] found = new boolean[1];
     reader.accept(
@@ -90,6 +94,32 @@ final class ThreadStartTransformer implements ClassFileTransformer {
         },
         ClassReader.EXPAND_FRAMES);
     return found[0] ? writer.toByteArray() : null;
+  }
+
+  /** True when {@code start()V} of the class already calls the hook. */
+  private static boolean timedAlready(ClassReader reader) {
+    boolean[] calls = new boolean[1];
+    reader.accept(
+        new ClassVisitor(Opcodes.ASM9) {
+          @Override
+          public MethodVisitor visitMethod(
+              int access, String name, String descriptor, String signature, String[] exceptions) {
+            if (!"start".equals(name) || !"()V".equals(descriptor)) {
+              return null;
+            }
+            return new MethodVisitor(Opcodes.ASM9) {
+              @Override
+              public void visitMethodInsn(
+                  int opcode, String owner, String method, String desc, boolean isInterface) {
+                if (owner.equals(HOOK.getInternalName()) && method.equals(WALL.getName())) {
+                  calls[0] = true;
+                }
+              }
+            };
+          }
+        },
+        ClassReader.SKIP_FRAMES);
+    return calls[0];
   }
 
   /** The advice around one {@code start()V}. */

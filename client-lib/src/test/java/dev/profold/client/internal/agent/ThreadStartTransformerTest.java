@@ -136,6 +136,14 @@ class ThreadStartTransformerTest {
   @Test
   void classesWithoutStartAreLeftAlone() throws IOException {
     assertThat(ThreadStartTransformer.instrument(bytes(NoStart.class))).isNull();
+  }
+
+  @Test
+  void aStartTimedAlreadyIsNotTimedTwice() throws Exception {
+    byte[] once = ThreadStartTransformer.instrument(bytes(SlowStart.class));
+    assertThat(once).isNotNull();
+    // A second transformer in the chain (Profold started again) sees the hook and leaves it.
+    assertThat(ThreadStartTransformer.instrument(once)).isNull();
     assertThat(
             new ThreadStartTransformer()
                 .transform(null, null, "some/Other", null, null, bytes(SlowStart.class)))
