@@ -56,19 +56,40 @@ public final class Profold {
       LOG.log(Level.WARNING, "Profold could not start; the application runs on without it", e);
       return false;
     }
-    if (!hookRegistered) {
-      try {
-        Runtime.getRuntime()
-            .addShutdownHook(new Thread(() -> shutdown(DEFAULT_TIMEOUT), "profold-shutdown"));
-        hookRegistered = true;
-      } catch (IllegalStateException e) { // the JVM is shutting down already
-        LOG.log(Level.INFO, "Profold not started: the JVM is shutting down");
-        started.shutdown(Duration.ZERO);
-        return false;
-      }
+    try {
+      ensureShutdownHook();
+    } catch (IllegalStateException | SecurityException e) {
+      LOG.log(
+          Level.INFO,
+          e instanceof IllegalStateException
+              ? "Profold not started: the JVM is shutting down"
+              : "Profold not started: a shutdown hook is not allowed (" + e + ")");
+      started.shutdown(Duration.ZERO);
+      return false;
     }
     runtime = started;
     return true;
+  }
+
+  /**
+   * Registers the shutdown hook, once per JVM; on later starts only checks that the JVM is not
+   * shutting down (Profold's hook may have run already, and nothing would stop a runtime started
+   * now).
+   *
+   * @throws IllegalStateException when the JVM is shutting down
+   * @throws SecurityException when a security manager refuses shutdown hooks
+   */
+  private static void ensureShutdownHook() {
+    Runtime jvm = Runtime.getRuntime();
+    if (!hookRegistered) {
+      jvm.addShutdownHook(new Thread(() -> shutdown(DEFAULT_TIMEOUT), "profold-shutdown"));
+      hookRegistered = true;
+      return;
+    }
+    // Adding a hook is refused once the JVM shuts down, whether or not the hooks ran yet.
+    Thread probe = new Thread(() -> {}, "profold-shutdown-probe");
+    jvm.addShutdownHook(probe);
+    jvm.removeShutdownHook(probe);
   }
 
   /**

@@ -79,6 +79,54 @@ class ProfoldTest {
   }
 
   @Test
+  void restartingWhileTheJvmShutsDownReturnsFalseThoughTheHookWasRegisteredBefore()
+      throws Exception {
+    // Profold ran and was shut down, so its one hook is registered already; a start from another
+    // hook (the JVM shutting down) must still see the shutdown, or it runs with no hook left to
+    // stop it and send its last interval.
+    String out =
+        runMain(
+            "RestartInHook",
+            "dev.profold.client.ProfoldConfig config ="
+                + " dev.profold.client.ProfoldConfig.builder().endpoint(\"127.0.0.1:9\").build();",
+            "System.out.println(\"first=\" + dev.profold.client.Profold.start(config));",
+            "dev.profold.client.Profold.shutdown(java.time.Duration.ZERO);",
+            "Runtime.getRuntime().addShutdownHook(new Thread(() -> {",
+            "  try {",
+            "    System.out.println(\"started=\" + dev.profold.client.Profold.start(config));",
+            "  } catch (Throwable t) {",
+            "    System.out.println(\"thrown=\" + t);",
+            "  }",
+            "}));");
+    // Before the fix: "started=true", the runtime left running with no hook to shut it down.
+    assertThat(out).contains("first=true").contains("started=false").doesNotContain("thrown=");
+  }
+
+  /** Runs a class {@code name} whose main method is {@code body}, returning what it printed. */
+  private static String runMain(String name, String... body) throws Exception {
+    Path dir = Files.createTempDirectory("profold-" + name);
+    Path main = dir.resolve(name + ".java");
+    Files.writeString(
+        main,
+        "public class "
+            + name
+            + " {\n  public static void main(String[] args) {\n"
+            + String.join("\n", body)
+            + "\n  }\n}\n");
+    Process p =
+        new ProcessBuilder(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp",
+                System.getProperty("java.class.path"),
+                main.toString())
+            .redirectErrorStream(true)
+            .start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(p.waitFor(50, TimeUnit.SECONDS)).isTrue();
+    return out;
+  }
+
+  @Test
   void shutdownWithANullTimeoutWaitsTheDefaultOne() throws Exception {
     start();
     Profold.shutdown(null); // before the fix: NullPointerException
