@@ -15,6 +15,7 @@ import io.grpc.stub.ClientResponseObserver;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -176,20 +177,7 @@ public final class Exporter implements AutoCloseable {
       }
       int size = d.getSerializedSize();
       if (size > config.maxBufferBytes()) {
-        lose(d);
-        lastError.set(
-            "a delta of "
-                + size
-                + " bytes is larger than the whole export buffer ("
-                + config.maxBufferBytes()
-                + " bytes, PROFOLD_MAX_BUFFER_BYTES)");
-        logOnce(
-            "larger-than-buffer",
-            Level.WARNING,
-            "profold: "
-                + lastError.get()
-                + "; it is dropped. Raise PROFOLD_MAX_BUFFER_BYTES, or make deltas smaller"
-                + " (a thread aggregation other than NONE, fewer distinct contexts)");
+        refuseLargerThanBuffer(d, size); // (numbered, in parts, it is checked again)
         return;
       }
       if (inboxBytes.addAndGet(size) > config.maxBufferBytes()) {
@@ -293,7 +281,19 @@ public final class Exporter implements AutoCloseable {
     while ((d = inbox.poll()) != null) {
       inboxBytes.addAndGet(-d.getSerializedSize());
       Delta bare = d.toBuilder().clearSource().clearDictionary().clearFirstSequence().build();
-      List<Delta> parts = DeltaSplitter.split(bare, maxMessageBytes / 2);
+      List<Delta> parts = new ArrayList<>();
+      long bytes = 0; // as buffered: numbered, each part with the fields it repeats
+      for (Delta part : DeltaSplitter.split(bare, maxMessageBytes / 2)) {
+        Delta numbered = part.toBuilder().setSequence(nextSequence + parts.size()).build();
+        parts.add(numbered);
+        bytes += numbered.getSerializedSize();
+      }
+      if (bytes > config.maxBufferBytes()) {
+        // The buffer would drop every older delta and then this one too.
+        refuseLargerThanBuffer(d, bytes);
+        continue;
+      }
+      nextSequence += parts.size();
       if (parts.size() > 1) {
         split.incrementAndGet();
         unresolved.addAndGet(parts.size() - 1); // each part is acknowledged as a delta
@@ -309,7 +309,7 @@ public final class Exporter implements AutoCloseable {
                 + " bytes (half the message limit, PROFOLD_MAX_MESSAGE_BYTES)");
       }
       for (Delta part : parts) {
-        add(part.toBuilder().setSequence(nextSequence++).build());
+        add(part);
       }
     }
     updateGauges();
@@ -318,6 +318,27 @@ public final class Exporter implements AutoCloseable {
     } else {
       pump();
     }
+  }
+
+  /**
+   * Drops submitted delta {@code d}, which takes {@code bytes} (as buffered, or as submitted): more
+   * than the whole buffer holds.
+   */
+  private void refuseLargerThanBuffer(Delta d, long bytes) {
+    lose(d);
+    lastError.set(
+        "a delta of "
+            + bytes
+            + " bytes is larger than the whole export buffer ("
+            + config.maxBufferBytes()
+            + " bytes, PROFOLD_MAX_BUFFER_BYTES)");
+    logOnce(
+        "larger-than-buffer",
+        Level.WARNING,
+        "profold: "
+            + lastError.get()
+            + "; it is dropped. Raise PROFOLD_MAX_BUFFER_BYTES, or make deltas smaller"
+            + " (a thread aggregation other than NONE, fewer distinct contexts)");
   }
 
   /** Buffers a numbered delta, merging or dropping older ones as {@link DeltaBuffer} decides. */

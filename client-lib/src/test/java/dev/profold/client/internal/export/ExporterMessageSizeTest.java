@@ -183,6 +183,28 @@ class ExporterMessageSizeTest {
   }
 
   @Test
+  void aDeltaThatFitsTheBufferOnlyUnnumberedIsRefusedAndTakesNoBufferedDeltaWithIt() {
+    Delta.Builder big = delta(0, 1000);
+    int size = big.build().getSerializedSize();
+    // A buffer of exactly the big delta's size before its sequence number is set.
+    Exporter e = exporter(config(4 * LIMIT).withMaxBufferBytes(size));
+    ingest.silent.add(1L); // delta 1 stays buffered, unacknowledged
+    e.submit(delta(1, 2));
+    scheduler.runDue();
+    e.submit(big);
+    scheduler.runDue();
+
+    ExporterStats stats = e.stats();
+    // Before the fix: numbered, the big delta no longer fit; the buffer dropped delta 1 (the
+    // oldest) and then the big one, and the cause read as an outage.
+    assertThat(stats.bufferedDeltas()).isEqualTo(1);
+    assertThat(stats.dropped()).isEqualTo(1);
+    assertThat(stats.eventsLost()).isEqualTo(1000);
+    assertThat(stats.lastError())
+        .hasValueSatisfying(m -> assertThat(m).contains("larger than the whole export buffer"));
+  }
+
+  @Test
   void mergesDuringAnOutageStayWithinHalfTheLimit() {
     ingest.failOnFirstDelta = true; // the collector is down: every stream fails
     Exporter e = exporter(config(LIMIT).withMaxBufferBytes(4 * LIMIT));
