@@ -53,10 +53,10 @@ public final class DeltaEncoder {
 
   /**
    * An encoder whose dictionary (strings and path nodes, as serialized) is bounded at about {@code
-   * maxDictionaryBytes}: a new stream re-sends it in one message, which must fit the collector's
-   * limit. Beyond the bound a new string becomes {@link #OVERFLOW} and a new path node the {@link
-   * #OVERFLOW} node of its kind under the root; attribute definitions are never refused (the
-   * recorder bounds them) but count towards the bound.
+   * maxDictionaryBytes}: one message may carry all of it (a new stream's first, at worst), which
+   * must fit the collector's limit. Beyond the bound a new string becomes {@link #OVERFLOW} and a
+   * new path node the {@link #OVERFLOW} node of its kind under the root; attribute definitions are
+   * never refused (the recorder bounds them) but count towards the bound.
    */
   public DeltaEncoder(SourceIdentity identity, long maxDictionaryBytes) {
     if (maxDictionaryBytes < MAX_STRING_BYTES) {
@@ -84,7 +84,7 @@ public final class DeltaEncoder {
   static final int MAX_STRING_BYTES = 4096;
 
   /**
-   * The dictionary's serialized bytes at most, by default: a new stream re-sends it whole in its
+   * The dictionary's serialized bytes at most, by default: a new stream may re-send it whole in its
    * first message, which must stay well under the collector's message limit (16 MiB by default).
    */
   public static final long MAX_DICTIONARY_BYTES = 4L << 20;

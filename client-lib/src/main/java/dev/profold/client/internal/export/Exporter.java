@@ -47,10 +47,11 @@ import java.util.regex.Pattern;
  * fails (an error or end from the server, or no progress within the ack timeout) a new one is
  * opened after the RetryInfo delay of the failure if it has one, else after an exponential backoff
  * with jitter; the new stream starts with {@link DeltaEncoder#newStream()} and resends every
- * unacknowledged delta unchanged, in order, the first carrying the source and the full dictionary.
- * A stream is opened only when there is something to send, and a delta counts as sent only once the
- * stream is ready, so deltas buffered during an outage stay mergeable. The buffer is bounded by
- * {@link ExporterConfig#maxBufferBytes()}: see {@link DeltaBuffer} for merging and dropping.
+ * unacknowledged delta unchanged, in order, the first carrying the source, each the definitions it
+ * references that the new stream has not carried. A stream is opened only when there is something
+ * to send, and a delta counts as sent only once the stream is ready, so deltas buffered during an
+ * outage stay mergeable. The buffer is bounded by {@link ExporterConfig#maxBufferBytes()}: see
+ * {@link DeltaBuffer} for merging and dropping.
  *
  * <p><b>Message size.</b> A delta larger than {@link ExporterConfig#maxDeltaBytes()} is split into
  * parts of the same interval, each numbered as a delta of its own ({@link DeltaSplitter}), and
@@ -547,7 +548,7 @@ public final class Exporter implements AutoCloseable {
     }
     updateGauges();
     if (head.carriedDictionary) {
-      // The collector may not have taken the definitions of a rejected delta: send them all again.
+      // The collector may not have taken the definitions of a rejected delta: send each again.
       encoder.newStream();
     }
   }
@@ -610,7 +611,7 @@ public final class Exporter implements AutoCloseable {
     }
     maxMessageBytes = limit;
     buffer.limitDeltaBytes(limit / 2);
-    encoder.limitDictionaryBytes(limit / 4); // a new stream's first message carries all of it
+    encoder.limitDictionaryBytes(limit / 4); // a message may carry all of it, at worst
     splitNeverSent();
     log.log(
         Level.WARNING,
