@@ -621,8 +621,9 @@ public final class Exporter implements AutoCloseable {
             + config.maxMessageBytes()
             + "). Messages are kept within "
             + limit
-            + " bytes from now on, and a buffered delta that does not fit is dropped. Set"
-            + " PROFOLD_MAX_MESSAGE_BYTES to the collector's limit");
+            + " bytes from now on: the delta it refused is dropped (it was sent, so it cannot be"
+            + " split), the others are split to fit. Set PROFOLD_MAX_MESSAGE_BYTES to the"
+            + " collector's limit");
   }
 
   /**
