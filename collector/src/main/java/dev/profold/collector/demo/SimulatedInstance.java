@@ -232,7 +232,7 @@ final class SimulatedInstance {
                 streamBroken(null);
               }
             });
-    // Resend what was never acknowledged; the first one carries the whole dictionary.
+    // Resend what was never acknowledged, each with the definitions it references.
     List<Delta> resend = new ArrayList<>(unacked);
     unacked.clear();
     for (Delta old : resend) {
