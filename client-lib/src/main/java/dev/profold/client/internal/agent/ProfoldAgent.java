@@ -22,8 +22,16 @@ import java.util.concurrent.atomic.AtomicReference;
 public final class ProfoldAgent {
   private static final System.Logger LOG = System.getLogger("dev.profold.client");
 
-  /** The running JFR profiler; set under the class lock, cleared by its runtime's shutdown. */
-  private static final AtomicReference<JfrProfiler> PROFILER = new AtomicReference<>();
+  /** A JFR profiler the agent started, and the runtime it feeds. */
+  private record Running(ProfoldRuntime runtime, JfrProfiler profiler) {}
+
+  /**
+   * What the agent started last; set under the class lock, cleared by its runtime's shutdown tasks
+   * (lock-free: they may run on another thread while {@link #stop} holds the class lock). Running
+   * only while its runtime is the current one: once a shutdown has begun, its tasks close the
+   * profiler, possibly after the shutdown returned.
+   */
+  private static final AtomicReference<Running> RUNNING = new AtomicReference<>();
 
   private ProfoldAgent() {}
 
@@ -64,10 +72,10 @@ public final class ProfoldAgent {
    * ThreadStartTiming}).
    */
   static synchronized JfrProfiler start(String options, Instrumentation inst) {
-    JfrProfiler running = PROFILER.get();
-    if (running != null) {
+    Running running = RUNNING.get();
+    if (running != null && ProfoldRuntime.current() == running.runtime()) {
       LOG.log(Level.WARNING, "Profold agent is already started; start ignored");
-      return running;
+      return running.profiler();
     }
     try {
       AgentOptions opts;
@@ -91,14 +99,14 @@ public final class ProfoldAgent {
         return null;
       }
       JfrProfiler p;
+      boolean timed;
       try {
         ThreadStarts starts = new ThreadStarts();
         p = JfrProfiler.start(runtime.recorder(), runtime.activity(), opts.jfr(), starts);
-        if (inst != null // the JFR events give the starts' call paths
-            && opts.jfr().threads()
-            && ThreadStartTiming.install(inst, runtime.activity(), starts)) {
-          runtime.beforeShutdown(ThreadStartTiming::stop);
-        }
+        timed =
+            inst != null // the JFR events give the starts' call paths
+                && opts.jfr().threads()
+                && ThreadStartTiming.install(inst, runtime.activity(), starts);
       } catch (RuntimeException | LinkageError e) {
         LOG.log(
             Level.WARNING,
@@ -107,11 +115,22 @@ public final class ProfoldAgent {
                 + "); no automatic profiling, manual regions still work");
         return null;
       }
-      runtime.beforeShutdown(p::close);
-      // So that a later start streams JFR again (a lock-free clear: shutdown tasks may run on
-      // another thread while stop() holds the class lock).
-      runtime.beforeShutdown(() -> PROFILER.compareAndSet(p, null));
-      PROFILER.set(p);
+      Running started = new Running(runtime, p);
+      Runnable release =
+          () -> {
+            if (timed) { // first, so that starts no longer take the stopped runtime's lock
+              ThreadStartTiming.stop(runtime.activity());
+            }
+            RUNNING.compareAndSet(started, null);
+            p.close();
+          };
+      RUNNING.set(started);
+      if (!runtime.beforeShutdown(release)) { // its shutdown tasks ran meanwhile, on another thread
+        release.run();
+        LOG.log(
+            Level.INFO, "Profold agent: Profold was shut down while the agent started; JFR is off");
+        return null;
+      }
       LOG.log(
           Level.INFO,
           "Profold agent: JFR streaming (samples every {0} ms, {1} frames)",
@@ -127,7 +146,7 @@ public final class ProfoldAgent {
 
   /** Stops JFR streaming and Profold (for tests and embedders). */
   public static synchronized void stop() {
-    PROFILER.set(null);
+    RUNNING.set(null);
     Profold.shutdown(java.time.Duration.ofSeconds(5));
   }
 }

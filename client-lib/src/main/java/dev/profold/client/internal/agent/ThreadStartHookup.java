@@ -21,6 +21,9 @@ final class ThreadStartHookup implements ThreadStartTimes.Listener {
   /** Whether {@code java.lang.Thread} was rewritten in this JVM; guarded by the class lock. */
   private static boolean rewritten;
 
+  /** The listener set last, or null; guarded by the class lock. */
+  private static ThreadStartHookup listening;
+
   private final ThreadMXBean mx;
   private final ThreadActivity activity;
   private final ThreadStarts starts;
@@ -43,7 +46,7 @@ final class ThreadStartHookup implements ThreadStartTimes.Listener {
       Instrumentation inst, ThreadMXBean mx, ThreadActivity activity, ThreadStarts starts)
       throws ClassNotFoundException, UnmodifiableClassException {
     if (rewritten) { // Profold started again in this JVM: Thread.start is timed already
-      ThreadStartTimes.listen(new ThreadStartHookup(mx, activity, starts));
+      listen(mx, activity, starts);
       return;
     }
     Class<?> hook = Class.forName(ThreadStartTiming.HOOK.replace('/', '.'), true, null);
@@ -63,7 +66,7 @@ final class ThreadStartHookup implements ThreadStartTimes.Listener {
           "rewriting java.lang.Thread failed: " + transformer.failure());
     }
     rewritten = true;
-    ThreadStartTimes.listen(new ThreadStartHookup(mx, activity, starts));
+    listen(mx, activity, starts);
     LOG.log(
         System.Logger.Level.INFO,
         "Profold agent: timing Thread.start (thread starts count as thread_mgmt time)");
@@ -74,8 +77,25 @@ final class ThreadStartHookup implements ThreadStartTimes.Listener {
    * times nothing (a volatile read per start). Called at shutdown, so that starts no longer take
    * the lock of a stopped runtime's {@link ThreadActivity} and fill its maps.
    */
-  static void unhook() {
+  static synchronized void unhook() {
+    listening = null;
     ThreadStartTimes.listen(null);
+  }
+
+  /**
+   * As {@link #unhook()}, if starts are reported to {@code activity}: a stopped runtime's late
+   * shutdown task leaves the listener of a runtime started since.
+   */
+  static synchronized void unhook(ThreadActivity activity) {
+    if (listening != null && listening.activity == activity) {
+      unhook();
+    }
+  }
+
+  /** Reports thread starts to {@code activity} and {@code starts} from now on. */
+  static synchronized void listen(ThreadMXBean mx, ThreadActivity activity, ThreadStarts starts) {
+    listening = new ThreadStartHookup(mx, activity, starts);
+    ThreadStartTimes.listen(listening);
   }
 
   @Override

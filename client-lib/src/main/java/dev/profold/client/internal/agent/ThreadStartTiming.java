@@ -88,6 +88,14 @@ final class ThreadStartTiming {
     ThreadStartHookup.unhook();
   }
 
+  /**
+   * As {@link #stop()}, if starts are reported to {@code activity} (a later install's listener
+   * stays).
+   */
+  static void stop(ThreadActivity activity) {
+    ThreadStartHookup.unhook(activity);
+  }
+
   /** Deletes the boot jar now if the file system lets it (it stays registered for exit). */
   private static void deleteNow(Path jar) {
     try {

@@ -70,6 +70,7 @@ public final class ProfoldRuntime {
   private static final long LEFTOVER_TASKS_WAIT_MILLIS = 1_000;
   private final java.util.concurrent.atomic.AtomicBoolean shutdownTasksClaimed =
       new java.util.concurrent.atomic.AtomicBoolean();
+  private final Object tasksLock = new Object(); // claiming the tasks, and adding one
   private final LongSupplier nanoClock;
   private final LongSupplier wallClock; // unix epoch nanoseconds
   private final WaitListener waits;
@@ -177,9 +178,19 @@ public final class ProfoldRuntime {
    * so that what it recorded is in the last delta). Failures are logged and ignored. The tasks run
    * on the flush thread, within the shutdown's timeout: one still running when it is spent is
    * interrupted, and the last interval is not sent.
+   *
+   * @return false, and {@code task} will not run, when the shutdown tasks have run or are running
+   *     already (a shutdown on another thread); the caller must then release what the task was to
+   *     release
    */
-  public void beforeShutdown(Runnable task) {
-    beforeShutdown.add(task);
+  public boolean beforeShutdown(Runnable task) {
+    synchronized (tasksLock) {
+      if (shutdownTasksClaimed.get()) {
+        return false;
+      }
+      beforeShutdown.add(task);
+      return true;
+    }
   }
 
   private static long nowNanos() {
@@ -445,8 +456,10 @@ public final class ProfoldRuntime {
    * thread gets here first runs them; later calls do nothing.
    */
   private void runShutdownTasks() {
-    if (!shutdownTasksClaimed.compareAndSet(false, true)) {
-      return;
+    synchronized (tasksLock) { // no task is added once they are claimed
+      if (!shutdownTasksClaimed.compareAndSet(false, true)) {
+        return;
+      }
     }
     for (Runnable task : beforeShutdown) {
       try {

@@ -32,4 +32,57 @@ class ProfoldAgentRestartTest {
     assertThat(second).isNotNull().isNotSameAs(first);
     assertThat(Profold.isStarted()).isTrue();
   }
+
+  @Test
+  void aStartRightAfterTheApplicationsShutdownReturnedStreamsAgain() {
+    JfrProfiler first = ProfoldAgent.start(OPTIONS);
+    assertThat(first).isNotNull();
+
+    // Returns before the shutdown tasks (closing the stream takes a while) are done.
+    Profold.shutdown(Duration.ZERO);
+
+    JfrProfiler second = ProfoldAgent.start(OPTIONS);
+    assertThat(second).isNotNull().isNotSameAs(first);
+    assertThat(Profold.isStarted()).isTrue();
+  }
+
+  @Test
+  void aShutdownWhileTheAgentStartsLeavesNoStreamBehind() throws Exception {
+    Thread shutter =
+        new Thread(
+            () -> {
+              while (!Profold.isStarted()) {
+                Thread.onSpinWait();
+              }
+              // The agent is now starting JFR: its shutdown tasks are not registered yet.
+              Profold.shutdown(Duration.ZERO);
+            });
+    shutter.start();
+    JfrProfiler first = ProfoldAgent.start(OPTIONS);
+    shutter.join();
+    assertThat(Profold.isStarted()).isFalse();
+
+    JfrProfiler second = ProfoldAgent.start(OPTIONS);
+    assertThat(second).as("streaming again after the shutdown").isNotNull().isNotSameAs(first);
+    assertThat(Profold.isStarted()).isTrue();
+    ProfoldAgent.stop();
+    assertThat(jfrConsumers()).as("JFR consumer threads left running").isZero();
+  }
+
+  /** JFR consumer threads alive, after waiting briefly for closing ones to end. */
+  private static long jfrConsumers() throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofSeconds(3).toNanos();
+    long n;
+    do {
+      n =
+          Thread.getAllStackTraces().keySet().stream()
+              .filter(t -> t.getName().equals("profold-jfr"))
+              .count();
+      if (n == 0) {
+        break;
+      }
+      Thread.sleep(20);
+    } while (System.nanoTime() < deadline);
+    return n;
+  }
 }

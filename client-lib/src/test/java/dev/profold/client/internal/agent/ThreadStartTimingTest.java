@@ -2,7 +2,11 @@ package dev.profold.client.internal.agent;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.profold.client.internal.activity.JvmThreads;
+import dev.profold.client.internal.activity.ThreadActivity;
 import dev.profold.client.internal.boot.ThreadStartTimes;
+import dev.profold.client.internal.jfr.ThreadStarts;
+import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -45,5 +49,18 @@ class ThreadStartTimingTest {
     assertThat(ThreadStartTimes.wallAtEntry()).isEqualTo(ThreadStartTimes.NOT_TIMED);
     start(new Thread(() -> {}));
     assertThat(reported).containsExactly(first);
+  }
+
+  @Test
+  void aStoppedRuntimesLateStopLeavesTheListenerOfARuntimeStartedSince() {
+    ThreadActivity stopped = new ThreadActivity(new JvmThreads());
+    ThreadActivity later = new ThreadActivity(new JvmThreads());
+    ThreadStartHookup.listen(ManagementFactory.getThreadMXBean(), later, new ThreadStarts());
+
+    ThreadStartTiming.stop(stopped); // the stopped runtime's shutdown task, run late
+
+    assertThat(ThreadStartTimes.wallAtEntry()).isNotEqualTo(ThreadStartTimes.NOT_TIMED);
+    ThreadStartTiming.stop(later);
+    assertThat(ThreadStartTimes.wallAtEntry()).isEqualTo(ThreadStartTimes.NOT_TIMED);
   }
 }
