@@ -59,7 +59,12 @@ final class ThreadStartHookup implements ThreadStartTimes.Listener {
     ThreadStartTransformer transformer = new ThreadStartTransformer();
     // Stays registered, so that another agent retransforming Thread keeps the timing.
     inst.addTransformer(transformer, true);
-    inst.retransformClasses(Thread.class);
+    try {
+      inst.retransformClasses(Thread.class);
+    } catch (Throwable e) { // Thread stays as it was: so must the chain, for a later install
+      inst.removeTransformer(transformer);
+      throw e;
+    }
     if (!transformer.applied()) {
       inst.removeTransformer(transformer);
       throw new IllegalStateException(

@@ -45,6 +45,10 @@ final class ThreadStartTransformer implements ClassFileTransformer {
       return null;
     }
     try {
+      if (timedAlready(new ClassReader(bytes))) { // by a transformer earlier in the chain
+        applied = true;
+        return null;
+      }
       byte[] out = instrument(bytes);
       applied = out != null;
       return out;
@@ -54,7 +58,7 @@ final class ThreadStartTransformer implements ClassFileTransformer {
     }
   }
 
-  /** True once {@code java.lang.Thread} was rewritten. */
+  /** True once {@code java.lang.Thread} was rewritten, here or earlier in the chain. */
   boolean applied() {
     return applied;
   }

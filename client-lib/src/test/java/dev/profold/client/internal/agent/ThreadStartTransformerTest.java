@@ -152,6 +152,18 @@ class ThreadStartTransformerTest {
   }
 
   @Test
+  void aThreadTimedEarlierInTheChainCountsAsApplied() throws IOException {
+    // A transformer left registered by an install whose retransformation failed rewrote Thread
+    // first: the next install's transformer leaves it, and Thread.start is timed all the same.
+    byte[] timed = ThreadStartTransformer.instrument(bytes(SlowStart.class));
+    ThreadStartTransformer transformer = new ThreadStartTransformer();
+
+    assertThat(transformer.transform(null, null, ThreadStartTransformer.THREAD, null, null, timed))
+        .isNull();
+    assertThat(transformer.applied()).as("Thread.start is timed").isTrue();
+  }
+
+  @Test
   void theJdksThreadStartGetsTheThreeCalls() throws IOException {
     byte[] thread;
     try (InputStream in = Object.class.getResourceAsStream("/java/lang/Thread.class")) {
