@@ -36,6 +36,12 @@ final class ThreadStartTiming {
   /** The hook classes, as class-file resource names. */
   static final String HOOK = "dev/profold/client/internal/boot/ThreadStartTimes";
 
+  /**
+   * Whether an install hooked {@code Thread.start} up in this JVM (the hook is then on the
+   * bootstrap class path for good); guarded by the class lock.
+   */
+  private static boolean hookedUp;
+
   private ThreadStartTiming() {}
 
   /**
@@ -45,10 +51,15 @@ final class ThreadStartTiming {
    *
    * @return true when starts are timed
    */
-  static boolean install(Instrumentation inst, ThreadActivity activity, ThreadStarts starts) {
+  static synchronized boolean install(
+      Instrumentation inst, ThreadActivity activity, ThreadStarts starts) {
     String why;
     try {
       ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+      if (hookedUp) { // Profold started again: no second boot jar, only a new listener
+        ThreadStartHookup.listen(mx, activity, starts);
+        return true;
+      }
       if (!inst.isRetransformClassesSupported()) {
         why = "this JVM cannot retransform classes";
       } else if (!mx.isCurrentThreadCpuTimeSupported() || !mx.isThreadCpuTimeEnabled()) {
@@ -60,6 +71,7 @@ final class ThreadStartTiming {
             inst.appendToBootstrapClassLoaderSearch(file); // the JVM opens the jar itself
           }
           ThreadStartHookup.hookUp(inst, mx, activity, starts);
+          hookedUp = true;
           return true;
         } finally {
           deleteNow(jar);
