@@ -45,35 +45,18 @@ class ProfoldTest {
 
   @Test
   void startingWhileTheJvmShutsDownReturnsFalseAndThrowsNothing() throws Exception {
-    Path dir = Files.createTempDirectory("profold-start-in-hook");
-    Path main = dir.resolve("StartInHook.java");
-    Files.writeString(
-        main,
-        String.join(
-            "\n",
-            "public class StartInHook {",
-            "  public static void main(String[] args) {",
-            "    Runtime.getRuntime().addShutdownHook(new Thread(() -> {",
-            "      try {",
-            "        boolean started = dev.profold.client.Profold.start(",
-            "            dev.profold.client.ProfoldConfig.builder().endpoint(\"127.0.0.1:9\").build());",
-            "        System.out.println(\"started=\" + started);",
-            "      } catch (Throwable t) {",
-            "        System.out.println(\"thrown=\" + t);",
-            "      }",
-            "    }));",
+    String out =
+        runMain(
+            "StartInHook",
+            "Runtime.getRuntime().addShutdownHook(new Thread(() -> {",
+            "  try {",
+            "    boolean started = dev.profold.client.Profold.start(",
+            "        dev.profold.client.ProfoldConfig.builder().endpoint(\"127.0.0.1:9\").build());",
+            "    System.out.println(\"started=\" + started);",
+            "  } catch (Throwable t) {",
+            "    System.out.println(\"thrown=\" + t);",
             "  }",
-            "}"));
-    Process p =
-        new ProcessBuilder(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp",
-                System.getProperty("java.class.path"),
-                main.toString())
-            .redirectErrorStream(true)
-            .start();
-    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertThat(p.waitFor(50, TimeUnit.SECONDS)).isTrue();
+            "}));");
     // Before the fix: "thrown=java.lang.IllegalStateException: Shutdown in progress".
     assertThat(out).contains("started=false").doesNotContain("thrown=");
   }
