@@ -62,9 +62,9 @@ public final class JvmThreads implements LiveThreads {
       ThreadGroup g = t.getThreadGroup();
       String name = t.getName();
       boolean mine = name.startsWith(OWN_PREFIX);
-      if (own
-          ? mine
-          : !(g == null || "system".equals(g.getName()) || mine || name.startsWith(JFR_PREFIX))) {
+      boolean application =
+          !mine && g != null && !"system".equals(g.getName()) && !name.startsWith(JFR_PREFIX);
+      if (own ? mine : application) {
         kept.add(t);
       }
     }

@@ -18,9 +18,6 @@ import java.util.Set;
 final class ThreadStartHookup implements ThreadStartTimes.Listener {
   private static final System.Logger LOG = System.getLogger("dev.profold.client");
 
-  /** Whether {@code java.lang.Thread} was rewritten in this JVM; guarded by the class lock. */
-  private static boolean rewritten;
-
   /** The listener set last, or null; guarded by the class lock. */
   private static ThreadStartHookup listening;
 
@@ -36,6 +33,8 @@ final class ThreadStartHookup implements ThreadStartTimes.Listener {
 
   /**
    * Lets {@code java.base} read the hook, rewrites {@code java.lang.Thread} and starts listening.
+   * Once per JVM ({@link ThreadStartTiming#install} keeps to that): a later start only {@linkplain
+   * #listen listens}.
    *
    * @throws ClassNotFoundException when the hook is not on the bootstrap class path
    * @throws UnmodifiableClassException when {@code java.lang.Thread} cannot be rewritten
@@ -45,10 +44,6 @@ final class ThreadStartHookup implements ThreadStartTimes.Listener {
   static synchronized void hookUp(
       Instrumentation inst, ThreadMXBean mx, ThreadActivity activity, ThreadStarts starts)
       throws ClassNotFoundException, UnmodifiableClassException {
-    if (rewritten) { // Profold started again in this JVM: Thread.start is timed already
-      listen(mx, activity, starts);
-      return;
-    }
     Class<?> hook = Class.forName(ThreadStartTiming.HOOK.replace('/', '.'), true, null);
     if (hook != ThreadStartTimes.class) {
       throw new IllegalStateException(
@@ -70,7 +65,6 @@ final class ThreadStartHookup implements ThreadStartTimes.Listener {
       throw new IllegalStateException(
           "rewriting java.lang.Thread failed: " + transformer.failure());
     }
-    rewritten = true;
     listen(mx, activity, starts);
     LOG.log(
         System.Logger.Level.INFO,

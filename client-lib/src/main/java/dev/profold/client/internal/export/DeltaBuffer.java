@@ -130,6 +130,19 @@ final class DeltaBuffer {
     return new AddResult(merges, dropped);
   }
 
+  /**
+   * The levels of {@code overhead} (memory held, contexts and their limit), which the collector
+   * takes from the latest delta, without its counters (CPU time, events dropped, misuse), which it
+   * adds up: a merged delta keeps the newer levels, every part of a split delta carries them.
+   */
+  static ClientOverhead gauges(ClientOverhead overhead) {
+    return ClientOverhead.newBuilder()
+        .setBytesHeld(overhead.getBytesHeld())
+        .setContexts(overhead.getContexts())
+        .setContextsLimit(overhead.getContextsLimit())
+        .build();
+  }
+
   /** The oldest buffered delta whose sequence is above {@code sequence}, or null. */
   Delta next(long sequence) {
     Map.Entry<Long, Delta> e = deltas.higherEntry(sequence);
@@ -243,12 +256,10 @@ final class DeltaBuffer {
       ClientOverhead a = older.getOverhead();
       ClientOverhead b = newer.getOverhead();
       ClientOverhead.Builder overhead =
-          ClientOverhead.newBuilder()
+          gauges(newer.hasOverhead() ? b : a) // levels: the newer delta's
+              .toBuilder()
               .setCpuNanos(a.getCpuNanos() + b.getCpuNanos())
               .setEventsDropped(a.getEventsDropped() + b.getEventsDropped())
-              .setBytesHeld(newer.hasOverhead() ? b.getBytesHeld() : a.getBytesHeld())
-              .setContexts(newer.hasOverhead() ? b.getContexts() : a.getContexts())
-              .setContextsLimit(newer.hasOverhead() ? b.getContextsLimit() : a.getContextsLimit())
               .putAllMisuse(a.getMisuseMap());
       b.getMisuseMap()
           .forEach((k, v) -> overhead.putMisuse(k, overhead.getMisuseOrDefault(k, 0) + v));

@@ -88,12 +88,7 @@ final class DeltaSplitter {
             .setIntervalStartUnixNanos(delta.getIntervalStartUnixNanos())
             .setIntervalEndUnixNanos(delta.getIntervalEndUnixNanos())
             .setThreadAggregation(delta.getThreadAggregation());
-    ClientOverhead gauges =
-        ClientOverhead.newBuilder()
-            .setBytesHeld(delta.getOverhead().getBytesHeld())
-            .setContexts(delta.getOverhead().getContexts())
-            .setContextsLimit(delta.getOverhead().getContextsLimit())
-            .build();
+    ClientOverhead gauges = DeltaBuffer.gauges(delta.getOverhead());
     if (!gauges.equals(ClientOverhead.getDefaultInstance())) {
       rest.setOverhead(gauges);
     }

@@ -15,7 +15,6 @@ import io.grpc.stub.ClientResponseObserver;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -120,7 +119,6 @@ public final class Exporter implements AutoCloseable {
   private Stream stream;
   private Scheduler.Cancellable reconnect;
   private int consecutiveFailures;
-  private volatile long thread = -1;
   private boolean everConnected;
   private long maxMessageBytes; // config's, lowered when the collector refuses a message size
 
@@ -202,11 +200,6 @@ public final class Exporter implements AutoCloseable {
     }
   }
 
-  /** Id of the thread the exporter runs on (for its CPU time), or -1 before it first ran. */
-  public long threadId() {
-    return thread;
-  }
-
   /**
    * Waits until every submitted delta is acknowledged or dropped, at most {@code timeout}. Call it
    * from any thread but the exporter's (a shutdown hook, typically after submitting a last delta).
@@ -273,7 +266,6 @@ public final class Exporter implements AutoCloseable {
   // ---------------------------------------------------------------- exporter thread
 
   private void drainInbox() {
-    thread = Thread.currentThread().getId();
     if (closed) {
       dropInbox(); // nothing is sent any more
       return;
@@ -281,35 +273,39 @@ public final class Exporter implements AutoCloseable {
     Delta d;
     while ((d = inbox.poll()) != null) {
       inboxBytes.addAndGet(-d.getSerializedSize());
-      Delta bare = d.toBuilder().clearSource().clearDictionary().clearFirstSequence().build();
-      List<Delta> parts = new ArrayList<>();
+      Delta numbered =
+          d.toBuilder()
+              .clearSource()
+              .clearDictionary()
+              .clearFirstSequence()
+              .setSequence(nextSequence)
+              .build();
+      DeltaSplitter.Renumbered parts = DeltaSplitter.renumber(List.of(numbered), maxDeltaBytes());
       long bytes = 0; // as buffered: numbered, each part with the fields it repeats
-      for (Delta part : DeltaSplitter.split(bare, maxMessageBytes / 2)) {
-        Delta numbered = part.toBuilder().setSequence(nextSequence + parts.size()).build();
-        parts.add(numbered);
-        bytes += numbered.getSerializedSize();
+      for (Delta part : parts.deltas()) {
+        bytes += part.getSerializedSize();
       }
       if (bytes > config.maxBufferBytes()) {
         // The buffer would drop every older delta and then this one too.
         refuseLargerThanBuffer(d, bytes);
         continue;
       }
-      nextSequence += parts.size();
-      if (parts.size() > 1) {
+      nextSequence += 1 + parts.addedSequences();
+      unresolved.addAndGet(parts.addedSequences()); // each part is acknowledged as a delta
+      if (parts.split() > 0) {
         split.incrementAndGet();
-        unresolved.addAndGet(parts.size() - 1); // each part is acknowledged as a delta
         logOnce(
             "split",
             Level.INFO,
             "profold: a delta of "
-                + bare.getSerializedSize()
+                + numbered.getSerializedSize()
                 + " bytes is sent as "
-                + parts.size()
+                + parts.deltas().size()
                 + " messages of at most "
-                + maxMessageBytes / 2
+                + maxDeltaBytes()
                 + " bytes (half the message limit, PROFOLD_MAX_MESSAGE_BYTES)");
       }
-      for (Delta part : parts) {
+      for (Delta part : parts.deltas()) {
         add(part);
       }
     }
@@ -578,6 +574,11 @@ public final class Exporter implements AutoCloseable {
     scheduleReconnect(delay);
   }
 
+  /** The largest delta sent in one message, under the current message limit. */
+  private long maxDeltaBytes() {
+    return ExporterConfig.deltaBytes(maxMessageBytes);
+  }
+
   /** How gRPC describes a message over its limit: "gRPC message exceeds maximum size N: M". */
   private static final Pattern TOO_LARGE = Pattern.compile("exceeds maximum size (\\d{1,18})");
 
@@ -610,8 +611,8 @@ public final class Exporter implements AutoCloseable {
       return;
     }
     maxMessageBytes = limit;
-    buffer.limitDeltaBytes(limit / 2);
-    encoder.limitDictionaryBytes(limit / 4); // a message may carry all of it, at worst
+    buffer.limitDeltaBytes(maxDeltaBytes());
+    encoder.limitDictionaryBytes(ExporterConfig.dictionaryBytes(limit));
     splitNeverSent();
     log.log(
         Level.WARNING,
@@ -631,8 +632,7 @@ public final class Exporter implements AutoCloseable {
    * anew ({@link DeltaSplitter#renumber}); never sent, their numbers are still free to change.
    */
   private void splitNeverSent() {
-    DeltaSplitter.Renumbered r =
-        DeltaSplitter.renumber(buffer.removeNeverSent(), maxMessageBytes / 2);
+    DeltaSplitter.Renumbered r = DeltaSplitter.renumber(buffer.removeNeverSent(), maxDeltaBytes());
     unresolved.addAndGet(r.addedSequences()); // first: the buffer may drop a part, resolving it
     nextSequence += r.addedSequences();
     split.addAndGet(r.split());

@@ -72,7 +72,24 @@ public record ExporterConfig(
 
   /** The largest delta (entries and the rest, no dictionary) sent in one message: half of it. */
   public long maxDeltaBytes() {
-    return maxMessageBytes / 2;
+    return deltaBytes(maxMessageBytes);
+  }
+
+  /**
+   * How a message of at most {@code messageBytes} is shared: half for the delta, the other half for
+   * the dictionary definitions it carries and the envelope.
+   */
+  static long deltaBytes(long messageBytes) {
+    return messageBytes / 2;
+  }
+
+  /**
+   * The dictionary's bound for messages of at most {@code messageBytes}: a quarter of them (a new
+   * stream's first message may carry much of it), and never above {@link
+   * DeltaEncoder#MAX_DICTIONARY_BYTES}.
+   */
+  public static long dictionaryBytes(long messageBytes) {
+    return Math.min(DeltaEncoder.MAX_DICTIONARY_BYTES, messageBytes / 4);
   }
 
   /** The production defaults: 8 MiB, 500 ms .. 30 s backoff with ±20% jitter, 30 s, 1, 16 MiB. */

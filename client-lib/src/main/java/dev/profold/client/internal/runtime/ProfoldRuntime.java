@@ -114,8 +114,7 @@ public final class ProfoldRuntime {
       id.setHost("");
     }
     this.encoder =
-        new DeltaEncoder(
-            id.build(), Math.min(DeltaEncoder.MAX_DICTIONARY_BYTES, config.maxMessageBytes() / 4));
+        new DeltaEncoder(id.build(), ExporterConfig.dictionaryBytes(config.maxMessageBytes()));
     this.recorder = new Recorder(encoder, config.maxCellsPerThread(), config.maxContexts());
     this.aggregation =
         new ThreadAggregationPlan(config.threadAggregation(), config.threadAggregationByGroup());
