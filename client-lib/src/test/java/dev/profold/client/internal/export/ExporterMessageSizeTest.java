@@ -104,6 +104,19 @@ class ExporterMessageSizeTest {
   }
 
   /**
+   * An exporter for a 256 KiB limit that has sent {@code first} as delta 1 on the first stream,
+   * which the fake collector applies without acknowledging it (so it is in flight when the stream
+   * ends).
+   */
+  private Exporter sentAndUnacked(Delta.Builder first) {
+    Exporter e = exporter(config(4 * LIMIT));
+    ingest.silent.add(1L);
+    e.submit(first);
+    scheduler.runDue();
+    return e;
+  }
+
+  /**
    * The collector's gRPC layer ends the first stream with RESOURCE_EXHAUSTED and no RetryInfo, as
    * it does for a message over its limit, and the exporter takes it in.
    */
@@ -260,12 +273,10 @@ class ExporterMessageSizeTest {
 
   @Test
   void aStreamEndedForAMessageOverTheCollectorsLimitLowersTheLimitToTheOneTheErrorNames() {
-    Exporter e = exporter(config(4 * LIMIT));
-    ingest.silent.add(1L);
     Delta.Builder first = delta(0, ENTRIES);
     assertThat(first.build().getSerializedSize()).isBetween(70_001, (int) (2 * LIMIT));
-    e.submit(first); // one message: under half our limit of 256 KiB, over the collector's
-    scheduler.runDue();
+    Exporter e =
+        sentAndUnacked(first); // one message: under half our limit of 256 KiB, over the collector's
     endFirstStreamResourceExhausted("gRPC message exceeds maximum size 70000: 101234");
     scheduler.advance(Duration.ofSeconds(1));
     e.submit(delta(1, ENTRIES));
@@ -287,10 +298,7 @@ class ExporterMessageSizeTest {
 
   @Test
   void withoutALimitInTheErrorTheLimitGoesBelowTheLargestMessageInFlight() {
-    Exporter e = exporter(config(4 * LIMIT));
-    ingest.silent.add(1L);
-    e.submit(delta(0, ENTRIES));
-    scheduler.runDue();
+    Exporter e = sentAndUnacked(delta(0, ENTRIES));
     int refused = ingest.streams.get(0).received.get(0).getSerializedSize();
     endFirstStreamResourceExhausted("too big");
     scheduler.advance(Duration.ofSeconds(1));
@@ -305,13 +313,10 @@ class ExporterMessageSizeTest {
 
   @Test
   void aLimitNamedBelowTheSmallestConfigurableOneIsKeptToSoTheRefusedDeltaIsNotResentForever() {
-    Exporter e = exporter(config(4 * LIMIT));
-    ingest.silent.add(1L);
     Delta.Builder first = delta(0, 700);
     int size = first.build().getSerializedSize();
     assertThat(size).isBetween(40_001, (int) LIMIT - 1); // over the collector's, under 64 KiB
-    e.submit(first);
-    scheduler.runDue();
+    Exporter e = sentAndUnacked(first);
     endFirstStreamResourceExhausted("gRPC message exceeds maximum size 40000: " + size);
     scheduler.advance(Duration.ofSeconds(1));
     e.submit(delta(1, 700));
@@ -348,10 +353,7 @@ class ExporterMessageSizeTest {
 
   @Test
   void bufferedDeltasNeverSentAreSplitToTheLoweredLimitNotDropped() {
-    Exporter e = exporter(config(4 * LIMIT));
-    ingest.silent.add(1L);
-    e.submit(delta(0, ENTRIES)); // sent, refused by the collector
-    scheduler.runDue();
+    Exporter e = sentAndUnacked(delta(0, ENTRIES)); // sent, refused by the collector
     Delta.Builder waiting = delta(1, ENTRIES);
     Delta.Builder small = delta(2, 3);
     e.submit(waiting); // never sent: behind the one in flight
@@ -387,10 +389,7 @@ class ExporterMessageSizeTest {
 
   @Test
   void afterTheLimitIsLoweredTheDictionaryIsKeptWithinAQuarterOfItSoNewDefinitionsStillFit() {
-    Exporter e = exporter(config(4 * LIMIT));
-    ingest.silent.add(1L);
-    e.submit(delta(0, ENTRIES));
-    scheduler.runDue();
+    Exporter e = sentAndUnacked(delta(0, ENTRIES));
     endFirstStreamResourceExhausted("gRPC message exceeds maximum size 70000: 101234");
     // Thread churn: 80 new names of 1000 bytes, more than the collector takes in one message.
     int thread = encoder.dimension("thread", ValueType.VALUE_TYPE_STRING);
