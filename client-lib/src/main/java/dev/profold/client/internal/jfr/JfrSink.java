@@ -2,6 +2,7 @@ package dev.profold.client.internal.jfr;
 
 import dev.profold.client.Kind;
 import dev.profold.client.internal.record.ForeignThread;
+import dev.profold.client.internal.record.IdHolder;
 import dev.profold.client.internal.record.Recorder;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -65,17 +66,24 @@ final class JfrSink {
   private long swept = -1;
   private final Map<String, Integer> eventContexts = new HashMap<>();
   private final Map<Step, Integer> steps = new HashMap<>();
+  private final IdHolder holder; // of the context ids in eventContexts and steps
 
   JfrSink(Recorder recorder) {
     this.recorder = recorder;
+    this.holder = recorder.holder();
     this.time = recorder.timeMetric();
     this.allocation = recorder.ownMetric(ALLOCATION_MEASUREMENT, "bytes");
   }
 
   void record(Observation o) {
+    if (holder.requested()) { // the context table ages contexts out: give back the cached ids
+      eventContexts.clear();
+      steps.clear();
+      recorder.release(holder);
+    }
     Integer ctx = eventContexts.get(o.event());
     if (ctx == null) {
-      ctx = recorder.attributeContext(0, EVENT_ATTRIBUTE, o.event());
+      ctx = recorder.attributeContext(holder, 0, EVENT_ATTRIBUTE, o.event());
       if (!recorder.isOverflow(0, ctx)) {
         eventContexts.put(o.event(), ctx);
       }
@@ -86,7 +94,7 @@ final class JfrSink {
       Step s = new Step(c, path.get(i), i == path.size() - 1 ? o.kind() : Kind.COMPUTE);
       Integer next = steps.get(s);
       if (next == null) {
-        next = recorder.regionContext(s.parent(), s.name(), s.kind());
+        next = recorder.regionContext(holder, s.parent(), s.name(), s.kind());
         if (!recorder.isOverflow(s.parent(), next)) { // else steps would grow with kept-out names
           steps.put(s, next);
         }
@@ -148,6 +156,9 @@ final class JfrSink {
     threads.values().forEach(t -> t.thread.retire());
     threads.clear();
     ended.clear();
+    eventContexts.clear();
+    steps.clear();
+    recorder.forget(holder);
   }
 
   /** Threads with a table (for tests). */

@@ -2,15 +2,20 @@ package dev.profold.client.internal.record;
 
 import dev.profold.client.Kind;
 import dev.profold.client.internal.export.DeltaEncoder;
+import dev.profold.client.internal.threads.Cell;
 import dev.profold.client.internal.threads.ContextView;
 import dev.profold.proto.v1.AttributeValue;
 import dev.profold.proto.v1.Entry;
 import dev.profold.proto.v1.RegionKind;
 import dev.profold.proto.v1.ValueType;
+import dev.profold.reduce.LongIntMap;
+import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 
@@ -20,17 +25,30 @@ import java.util.Map;
  * event). A context stands for a region path plus the scoped attributes in force; threads record
  * into (context, metric) cells, so the hot path only handles small ints.
  *
- * <p>Context 0 is the root: no region, no attributes. Ids are dense and never reused. Interning is
- * synchronized but rare: each thread caches (parent, event) → child in its own {@link ThreadState}.
- * Reads of interned contexts ({@link ContextView}) are synchronized too; they happen at flush time.
+ * <p>Context 0 is the root: no region, no attributes. Interning is synchronized but rare: each
+ * thread caches (parent, event) → child in its own {@link ThreadState}. Reads of interned contexts
+ * ({@link ContextView}) are synchronized too; they happen at flush time, for contexts of the cells
+ * just collected.
  *
- * <p><b>Limits.</b> At most {@code maxContexts} contexts and as many events are interned (plus one
+ * <p><b>Limits.</b> At most {@code maxContexts} contexts and as many events are in use (plus one
  * overflow context per region kind). Beyond that a new region records into the overflow context of
  * its kind, region {@value #OVERFLOW} under the root, and a new attribute setting is left out (its
  * scope records into the enclosing context): every value is still recorded once, only its region
  * path or attribute is lost. Each time that happens {@code onOverflow} runs (the recorder counts
  * it). Callers must not cache what an overflow gave them ({@link #isOverflow}), or their caches
  * would grow with the distinct names the limit keeps out.
+ *
+ * <p><b>Ageing.</b> So that a long-running process whose paths and attribute values keep changing
+ * does not end up recording everything new under the overflow contexts, contexts fall out of use:
+ * when, at the end of a collection ({@link #endCollection}), more than half the limit (of contexts
+ * or of events) is in use, the holders are asked for their ids back and the least recently used
+ * contexts are freed until half the limit is in use, and events no context uses any more with them.
+ * Asking at half, not when nearly full, leaves room for what the holders intern before they answer.
+ * A context is never freed while it was used in the collection just taken, while one of its
+ * descendants is kept, or while an {@link IdHolder} pins it (see there for the protocol that makes
+ * reusing an id safe). A freed context that is needed again is simply interned again, under a new
+ * or reused id; what it records keeps its key, as the key is computed from the path and attributes,
+ * not from the id.
  */
 final class ContextTable implements ContextView {
   /** A value of a scoped attribute; one of the typed fields is meaningful. */
@@ -42,20 +60,38 @@ final class ContextTable implements ContextView {
   /** The event id of an attribute setting left out: its child context is its parent. */
   static final int LEFT_OUT = -2;
 
+  /** The event of a freed context id. */
+  private static final int FREE = -3;
+
+  private static final System.Logger LOG = System.getLogger("dev.profold.client");
+  private static final int KINDS = Kind.values().length;
+
   private final DeltaEncoder encoder;
   private final int regionAttribute;
   private final Map<Long, Integer> children = new HashMap<>();
-  private final List<Object> events = new ArrayList<>(); // RegionEvent or AttributeSetting
+  private final List<Object> events = new ArrayList<>(); // RegionEvent, AttributeSetting or null
   private final Map<Object, Integer> eventIds = new HashMap<>();
+  private int[] eventRefs = new int[64]; // contexts in use per event
+  private final IntStack freeEvents = new IntStack();
+  private int liveEvents;
   private int[] parent = new int[64];
   private int[] event = new int[64];
   private int[] pathNode = new int[64];
   private Kind[] kind = new Kind[64];
-  private int size = 1; // the root
+  private long[] lastUsed = new long[64]; // the collection a context was last used in
+  private int[] depth = new int[64]; // events from the root
+  private final IntStack freeContexts = new IntStack();
+  private int size = 1; // ids handed out so far: [0, size), the root included
+  private int live = 1; // contexts in use, the root included
   private final int maxContexts;
   private final Runnable onOverflow;
   private final Map<Kind, Integer> overflowEvent = new EnumMap<>(Kind.class);
   private final Map<Kind, Integer> overflowContext = new EnumMap<>(Kind.class); // once created
+  private final List<IdHolder> holders = new ArrayList<>();
+  private long collection; // the current collection, from beginCollection
+  private long lastRequest = Long.MIN_VALUE / 2;
+  private long agedOut;
+  private boolean loggedAgeing;
 
   private record RegionEvent(String name, Kind kind) {}
 
@@ -66,8 +102,8 @@ final class ContextTable implements ContextView {
 
   /**
    * A table of at most {@code maxContexts} contexts (the root included) and {@code maxContexts}
-   * events, besides the overflow ones (see the class comment); {@code onOverflow} runs, under this
-   * table's lock, each time the limit keeps one out.
+   * events in use, besides the overflow ones (see the class comment); {@code onOverflow} runs,
+   * under this table's lock, each time the limit keeps one out.
    */
   ContextTable(DeltaEncoder encoder, int maxContexts, Runnable onOverflow) {
     this.encoder = encoder;
@@ -80,29 +116,45 @@ final class ContextTable implements ContextView {
     }
   }
 
-  /** The event id of entering region {@code name} of {@code kind}. */
-  synchronized int regionEvent(String name, Kind kind) {
+  /** A new holder of ids ({@code signal} runs when the table asks for them back). */
+  synchronized IdHolder holder(Runnable signal) {
+    IdHolder h = new IdHolder(signal);
+    holders.add(h);
+    return h;
+  }
+
+  /** The event id of entering region {@code name} of {@code kind}, pinned by {@code holder}. */
+  synchronized int regionEvent(String name, Kind kind, IdHolder holder) {
     RegionEvent e = new RegionEvent(name, kind);
     Integer id = eventIds.get(e);
-    if (id != null) {
-      return id;
+    if (id == null) {
+      if (full(liveEvents - KINDS)) {
+        return overflowEvent.get(kind);
+      }
+      id = intern(e);
     }
-    if (full(events.size() - Kind.values().length)) {
-      return overflowEvent.get(kind);
-    }
-    return intern(e);
+    pin(holder.events, id);
+    return id;
   }
 
-  /** The event id of setting an attribute, or {@link #LEFT_OUT}. */
-  synchronized int attributeEvent(AttributeSetting setting) {
+  /** The event id of setting an attribute (pinned by {@code holder}), or {@link #LEFT_OUT}. */
+  synchronized int attributeEvent(AttributeSetting setting, IdHolder holder) {
     Integer id = eventIds.get(setting);
-    if (id != null) {
-      return id;
+    if (id == null) {
+      if (full(liveEvents - KINDS)) {
+        return LEFT_OUT;
+      }
+      id = intern(setting);
     }
-    return full(events.size() - Kind.values().length) ? LEFT_OUT : intern(setting);
+    pin(holder.events, id);
+    return id;
   }
 
-  /** True (and counted) when {@code count} interned already reach the limit. */
+  private static void pin(LongIntMap set, int id) {
+    set.put(id, 0);
+  }
+
+  /** True (and counted) when {@code count} in use already reach the limit. */
   private boolean full(int count) {
     if (count < maxContexts) {
       return false;
@@ -112,9 +164,20 @@ final class ContextTable implements ContextView {
   }
 
   private int intern(Object e) {
-    int id = events.size();
-    events.add(e);
+    int id;
+    if (freeEvents.isEmpty()) {
+      id = events.size();
+      events.add(e);
+      if (id == eventRefs.length) {
+        eventRefs = Arrays.copyOf(eventRefs, id * 2);
+      }
+    } else {
+      id = freeEvents.pop();
+      events.set(id, e);
+    }
+    eventRefs[id] = 0;
     eventIds.put(e, id);
+    liveEvents++;
     return id;
   }
 
@@ -123,7 +186,7 @@ final class ContextTable implements ContextView {
    * first, so its id is below the number of kinds) or {@link #LEFT_OUT}. Not to be cached by name.
    */
   static boolean isOverflowEvent(int eventId) {
-    return eventId < Kind.values().length;
+    return eventId < KINDS;
   }
 
   /**
@@ -135,24 +198,28 @@ final class ContextTable implements ContextView {
         || (kind[child] != null && Integer.valueOf(child).equals(overflowContext.get(kind[child])));
   }
 
-  /** The context reached from {@code parentContext} by {@code eventId}. */
-  synchronized int child(int parentContext, int eventId) {
+  /**
+   * The context reached from {@code parentContext} (pinned by {@code holder}) by {@code eventId}
+   * (from {@link #regionEvent} or {@link #attributeEvent}), pinned by {@code holder}.
+   */
+  synchronized int child(int parentContext, int eventId, IdHolder holder) {
     if (eventId == LEFT_OUT) {
       return parentContext;
     }
     long key = ((long) parentContext << 32) | eventId;
     Integer id = children.get(key);
-    if (id != null) {
-      return id;
+    if (id == null) {
+      Object e = events.get(eventId);
+      if (e instanceof RegionEvent r && overflowEvent.get(r.kind()) == eventId) {
+        return overflowContext(r.kind());
+      }
+      if (full(live - overflowContext.size())) {
+        return e instanceof RegionEvent r ? overflowContext(r.kind()) : parentContext;
+      }
+      id = add(parentContext, eventId, key);
     }
-    Object e = events.get(eventId);
-    if (e instanceof RegionEvent r && overflowEvent.get(r.kind()) == eventId) {
-      return overflowContext(r.kind());
-    }
-    if (full(size - overflowContext.size())) {
-      return e instanceof RegionEvent r ? overflowContext(r.kind()) : parentContext;
-    }
-    return add(parentContext, eventId, key);
+    pin(holder.contexts, id);
+    return id;
   }
 
   private int overflowContext(Kind k) {
@@ -166,16 +233,26 @@ final class ContextTable implements ContextView {
   }
 
   private int add(int parentContext, int eventId, long key) {
-    if (size == parent.length) {
-      int n = size * 2;
-      parent = Arrays.copyOf(parent, n);
-      event = Arrays.copyOf(event, n);
-      pathNode = Arrays.copyOf(pathNode, n);
-      kind = Arrays.copyOf(kind, n);
+    int c;
+    if (freeContexts.isEmpty()) {
+      if (size == parent.length) {
+        int n = size * 2;
+        parent = Arrays.copyOf(parent, n);
+        event = Arrays.copyOf(event, n);
+        pathNode = Arrays.copyOf(pathNode, n);
+        kind = Arrays.copyOf(kind, n);
+        lastUsed = Arrays.copyOf(lastUsed, n);
+        depth = Arrays.copyOf(depth, n);
+      }
+      c = size++;
+    } else {
+      c = freeContexts.pop();
     }
-    int c = size++;
+    live++;
     parent[c] = parentContext;
     event[c] = eventId;
+    depth[c] = depth[parentContext] + 1;
+    eventRefs[eventId]++;
     if (events.get(eventId) instanceof RegionEvent r) {
       pathNode[c] =
           encoder.pathNode(pathNode[parentContext], regionAttribute, r.name(), wire(r.kind()));
@@ -184,8 +261,213 @@ final class ContextTable implements ContextView {
       pathNode[c] = pathNode[parentContext];
       kind[c] = kind[parentContext];
     }
+    lastUsed[c] = Long.MIN_VALUE;
+    used(c);
     children.put(key, c);
     return c;
+  }
+
+  /** Marks {@code context} and its ancestors used in the current collection. */
+  private void used(int context) {
+    for (int c = context; lastUsed[c] != collection; c = parent[c]) {
+      lastUsed[c] = collection; // an ancestor is never less recently used than a descendant
+    }
+  }
+
+  // ---- collections and ageing (the flush) ----
+
+  /** Starts a collection: called before the threads' tables are swapped. */
+  synchronized void beginCollection() {
+    collection++;
+  }
+
+  /**
+   * Marks the contexts of {@code cells}, just collected, used in the current collection. An id that
+   * is no context in use (a caller's bug) is left for the encoding to refuse, counted: it must not
+   * make the collection, which has already taken the cells, fail here.
+   */
+  synchronized void used(List<Cell> cells) {
+    for (Cell cell : cells) {
+      int c = cell.context();
+      if (c >= 0 && c < size && occupied(c)) {
+        used(c);
+      }
+    }
+  }
+
+  /**
+   * The holder's caches are empty and it keeps only {@code kept[0..n)} (contexts of its open
+   * regions and scopes); what else it was given is aged out only after the next collection, which
+   * takes what it wrote before this call.
+   */
+  synchronized void release(IdHolder holder, int[] kept, int n) {
+    holder.releasedContexts = union(holder.releasedContexts, holder.contexts);
+    holder.releasedEvents = union(holder.releasedEvents, holder.events);
+    holder.releasedIn = collection;
+    holder.contexts = new LongIntMap();
+    holder.events = new LongIntMap();
+    for (int i = 0; i < n; i++) {
+      pin(holder.contexts, kept[i]);
+    }
+  }
+
+  /** The holder will not use its ids again (its thread ended); release it and forget it. */
+  synchronized void forget(IdHolder holder) {
+    release(holder, new int[0], 0);
+    holder.forgotten = true;
+  }
+
+  private static LongIntMap union(LongIntMap a, LongIntMap b) {
+    if (a == null || a.size() == 0) {
+      return b;
+    }
+    b.forEach((k, v) -> a.put(k, v));
+    return a;
+  }
+
+  /**
+   * Ends a collection, once its cells were marked {@linkplain #used(List) used}: drops the pins
+   * released before it began and, when more than half the limit is in use, asks the holders for
+   * their ids (at most every other collection) and frees the least recently used contexts no holder
+   * pins, down to half the limit, then the events no context or holder uses.
+   */
+  synchronized void endCollection() {
+    Iterator<IdHolder> it = holders.iterator();
+    while (it.hasNext()) {
+      IdHolder h = it.next();
+      if (h.releasedContexts != null && h.releasedIn < collection) {
+        h.releasedContexts = null;
+        h.releasedEvents = null;
+        if (h.forgotten) {
+          it.remove();
+        }
+      }
+    }
+    int half = maxContexts / 2;
+    if (live - overflowContext.size() <= half && liveEvents - KINDS <= half) {
+      return;
+    }
+    if (collection - lastRequest >= 2) {
+      lastRequest = collection;
+      holders.forEach(IdHolder::request);
+    }
+    int before = live;
+    freeContexts(live - half);
+    int eventsFreed = freeEvents();
+    agedOut += before - live;
+    if (before > live || eventsFreed > 0) {
+      LOG.log(
+          loggedAgeing ? Level.DEBUG : Level.INFO,
+          "Profold: {0} of at most {1} contexts were in use; the {2} least recently used and {3}"
+              + " events were aged out (they are interned again when used; logged once at INFO)",
+          before,
+          maxContexts,
+          before - live,
+          eventsFreed);
+      loggedAgeing = true;
+    }
+  }
+
+  /** Frees up to {@code wanted} contexts no holder pins, the least recently used first. */
+  private void freeContexts(int wanted) {
+    if (wanted <= 0) {
+      return;
+    }
+    boolean[] keep = new boolean[size];
+    keepWithAncestors(keep, 0);
+    overflowContext.values().forEach(c -> keepWithAncestors(keep, c));
+    for (IdHolder h : holders) {
+      for (LongIntMap pins : new LongIntMap[] {h.contexts, h.releasedContexts}) {
+        if (pins != null) {
+          pins.forEach((c, v) -> keepWithAncestors(keep, (int) c));
+        }
+      }
+    }
+    for (int c = 1; c < size; c++) {
+      if (occupied(c) && lastUsed[c] == collection) {
+        keep[c] = true; // its ancestors were used in this collection too
+      }
+    }
+    Integer[] idle = new Integer[size];
+    int n = 0;
+    for (int c = 1; c < size; c++) {
+      if (!keep[c] && occupied(c)) {
+        idle[n++] = c;
+      }
+    }
+    // Least recently used first and, among as recent, deepest first: a context comes after all
+    // its descendants (they are never more recently used, and a kept one keeps it), so the ones
+    // freed never leave a context in use without its parent.
+    Arrays.sort(
+        idle,
+        0,
+        n,
+        Comparator.comparingLong((Integer c) -> lastUsed[c]).thenComparingInt(c -> -depth[c]));
+    for (int i = 0; i < Math.min(n, wanted); i++) {
+      free(idle[i]);
+    }
+  }
+
+  /** True when {@code c} is a context in use, not a freed id (for tests). */
+  synchronized boolean inUse(int c) {
+    return occupied(c);
+  }
+
+  private boolean occupied(int c) {
+    return event[c] != FREE;
+  }
+
+  private void keepWithAncestors(boolean[] keep, int context) {
+    for (int c = context; !keep[c]; c = parent[c]) {
+      keep[c] = true;
+      if (c == 0) {
+        break;
+      }
+    }
+  }
+
+  private void free(int c) {
+    children.remove(((long) parent[c] << 32) | event[c]);
+    eventRefs[event[c]]--;
+    event[c] = FREE;
+    kind[c] = null;
+    pathNode[c] = 0;
+    freeContexts.push(c);
+    live--;
+  }
+
+  /** Frees the events no context in use refers to and no holder pins; returns how many. */
+  private int freeEvents() {
+    boolean[] pinned = new boolean[events.size()];
+    for (IdHolder h : holders) {
+      for (LongIntMap pins : new LongIntMap[] {h.events, h.releasedEvents}) {
+        if (pins != null) {
+          pins.forEach((e, v) -> pinned[(int) e] = true);
+        }
+      }
+    }
+    int freed = 0;
+    for (int e = KINDS; e < events.size(); e++) {
+      Object ev = events.get(e);
+      if (ev != null && eventRefs[e] == 0 && !pinned[e]) {
+        eventIds.remove(ev);
+        events.set(e, null);
+        freeEvents.push(e);
+        liveEvents--;
+        freed++;
+      }
+    }
+    return freed;
+  }
+
+  /** Contexts aged out so far (for tests). */
+  synchronized long agedOut() {
+    return agedOut;
+  }
+
+  /** Events in use, the overflow ones included (for tests). */
+  synchronized int eventCount() {
+    return liveEvents;
   }
 
   private static RegionKind wire(Kind k) {
@@ -199,9 +481,9 @@ final class ContextTable implements ContextView {
     };
   }
 
-  /** Number of contexts, the root included. */
+  /** Contexts in use, the root and the overflow ones included. */
   synchronized int size() {
-    return size;
+    return live;
   }
 
   @Override
@@ -251,5 +533,26 @@ final class ContextTable implements ContextView {
       default -> throw new IllegalStateException("not a scoped attribute type: " + s.type());
     }
     return v.build();
+  }
+
+  /** A stack of free ids. */
+  private static final class IntStack {
+    private int[] ids = new int[16];
+    private int n;
+
+    boolean isEmpty() {
+      return n == 0;
+    }
+
+    void push(int id) {
+      if (n == ids.length) {
+        ids = Arrays.copyOf(ids, n * 2);
+      }
+      ids[n++] = id;
+    }
+
+    int pop() {
+      return ids[--n];
+    }
   }
 }

@@ -115,24 +115,52 @@ public final class Recorder {
   }
 
   /**
-   * The context reached from {@code parent} (0: the root) by entering region {@code name} of {@code
-   * kind}: the context a region of that name opened there records into. Interns; callers on a hot
-   * path cache the result.
+   * A new holder of context ids, for a caller of {@link #regionContext} and {@link
+   * #attributeContext} that caches what they return. The ids it is given stay valid until it calls
+   * {@link #release}, which it should do, after emptying its caches, soon after {@link
+   * IdHolder#requested()} turns true; {@link #forget} it when done.
    */
-  public int regionContext(int parent, String name, Kind kind) {
-    return contexts.child(parent, contexts.regionEvent(name, kind));
+  public IdHolder holder() {
+    return contexts.holder(() -> {});
+  }
+
+  /**
+   * {@code holder} has emptied its caches: the ids it was given may be aged out once the next
+   * collection has taken what it recorded with them. Call it between two of the holder's writes.
+   */
+  public void release(IdHolder holder) {
+    holder.clearRequest();
+    contexts.release(holder, new int[0], 0);
+  }
+
+  /** {@code holder} will not record again: its ids are released and it is forgotten. */
+  public void forget(IdHolder holder) {
+    holder.clearRequest();
+    contexts.forget(holder);
+  }
+
+  /**
+   * The context reached from {@code parent} (0: the root) by entering region {@code name} of {@code
+   * kind}: the context a region of that name opened there records into. Interns; the id is valid
+   * until {@code holder} {@linkplain #release releases} it; callers on a hot path cache it.
+   */
+  public int regionContext(IdHolder holder, int parent, String name, Kind kind) {
+    return contexts.child(parent, contexts.regionEvent(name, kind, holder), holder);
   }
 
   /**
    * The context reached from {@code parent} (0: the root) by scoping string attribute {@code key}
-   * (a valid name) to {@code value}. Interns; callers on a hot path cache the result.
+   * (a valid name) to {@code value}. Interns; the id is valid until {@code holder} {@linkplain
+   * #release releases} it; callers on a hot path cache it.
    */
-  public int attributeContext(int parent, String key, String value) {
+  public int attributeContext(IdHolder holder, int parent, String key, String value) {
     return contexts.child(
         parent,
         contexts.attributeEvent(
             new ContextTable.AttributeSetting(
-                key(key), ValueType.VALUE_TYPE_STRING, String.valueOf(value), 0)));
+                key(key), ValueType.VALUE_TYPE_STRING, String.valueOf(value), 0),
+            holder),
+        holder);
   }
 
   /** Opens a region on the calling thread. */
@@ -320,8 +348,9 @@ public final class Recorder {
   }
 
   /**
-   * Contexts interned so far, the root and the overflow ones included (they are never freed; at
-   * {@code maxContexts} new ones go to the overflow contexts).
+   * Contexts in use, the root and the overflow ones included. Above half of {@code maxContexts} the
+   * least recently used are aged out at each collection (see {@link ContextTable}); at {@code
+   * maxContexts} new ones go to the overflow contexts.
    */
   public int contextCount() {
     return contexts.size();
@@ -330,10 +359,12 @@ public final class Recorder {
   /**
    * Swaps every thread's table and returns what each recorded since the previous call (threads that
    * recorded nothing are left out). Threads that have ended are forgotten after their last data is
-   * collected. Call from one thread at a time (the flush).
+   * collected. Call from one thread at a time (the flush). The contexts of the cells returned stay
+   * valid ({@link #contexts()}) until the next call.
    */
   public synchronized List<ThreadSnapshot> collect() {
     collections.incrementAndGet();
+    contexts.beginCollection();
     List<ThreadSnapshot> out = new ArrayList<>();
     Map<Long, Integer> byThread = new HashMap<>();
     Iterator<ThreadState> it = threads.iterator();
@@ -345,7 +376,11 @@ public final class Recorder {
         cells = new ArrayList<>(cells);
         cells.addAll(s.swapAndDrain()); // the other table, in case it got the last writes
         it.remove();
+        if (s.holder() != null) {
+          contexts.forget(s.holder());
+        }
       }
+      contexts.used(cells);
       if (cells.isEmpty()) {
         continue;
       }
@@ -357,6 +392,7 @@ public final class Recorder {
         out.set(at, merged(t, s.owner != null ? s : null, cells));
       }
     }
+    contexts.endCollection();
     return out;
   }
 

@@ -33,7 +33,13 @@ import java.util.Map;
 final class ThreadState {
   private static final VarHandle START;
   private static final VarHandle END;
-  private static final VarHandle CLOSED_ELSEWHERE;
+  private static final VarHandle ATTENTION;
+
+  /**
+   * The bit of {@link #attention} that says the context table asked for this thread's ids back
+   * ({@link IdHolder}); the bits below it count frames closed elsewhere.
+   */
+  private static final int RELEASE_ASKED = 1 << 30;
 
   /** Open regions and scopes a thread holds at most; further ones are not opened, counted. */
   static final int MAX_DEPTH = 512;
@@ -46,7 +52,7 @@ final class ThreadState {
       MethodHandles.Lookup l = MethodHandles.lookup();
       START = l.findVarHandle(ThreadState.class, "startEpoch", long.class);
       END = l.findVarHandle(ThreadState.class, "endEpoch", long.class);
-      CLOSED_ELSEWHERE = l.findVarHandle(ThreadState.class, "closedElsewhere", int.class);
+      ATTENTION = l.findVarHandle(ThreadState.class, "attention", int.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -70,8 +76,16 @@ final class ThreadState {
 
   private volatile boolean retired; // a foreign state written for the last time
 
-  @SuppressWarnings("unused") // accessed through CLOSED_ELSEWHERE
-  private volatile int closedElsewhere; // frames flagged by other threads' closes, not yet handled
+  /**
+   * Non-zero when the owner has something to do before its next open or close: frames flagged by
+   * other threads' closes, not yet handled (the count), and {@link #RELEASE_ASKED}. One volatile
+   * read on the hot path covers both.
+   */
+  @SuppressWarnings("unused") // written through ATTENTION
+  private volatile int attention;
+
+  /** The ids this thread's caches and frames hold; null for a {@link ForeignThread}'s state. */
+  private final IdHolder holder;
 
   private volatile ThreadTable active;
   private ThreadTable standby; // the flush's
@@ -92,7 +106,7 @@ final class ThreadState {
   private final Kind[] cachedKind = new Kind[REGION_CACHE];
   private final int[] cachedParent = new int[REGION_CACHE];
   private final int[] cachedChild = new int[REGION_CACHE];
-  private final LongIntMap childCache = new LongIntMap(64);
+  private LongIntMap childCache = new LongIntMap(64);
   private final Map<Kind, Map<String, Integer>> regionEvents = new java.util.EnumMap<>(Kind.class);
   private final Map<String, AttributeCache> attributeEvents = new HashMap<>();
 
@@ -141,14 +155,18 @@ final class ThreadState {
     for (Kind k : Kind.values()) {
       regionEvents.put(k, new HashMap<>());
     }
+    this.holder =
+        owner == null
+            ? null
+            : contexts.holder(() -> ATTENTION.getAndBitwiseOr(this, RELEASE_ASKED));
   }
 
   // ---- recording (owner thread) ----
 
   @SuppressWarnings("ReferenceEquality") // identity is the point: a cheap probe, equals() below
   Region enterRegion(String regionName, Kind kind) {
-    if (closedElsewhere != 0) {
-      unwindClosedElsewhere();
+    if (attention != 0) {
+      attend();
     }
     if (depth == MAX_DEPTH) {
       return tooDeep();
@@ -163,7 +181,7 @@ final class ThreadState {
     Map<String, Integer> cache = regionEvents.get(kind);
     Integer ev = cache.get(regionName);
     if (ev == null) {
-      ev = contexts.regionEvent(regionName, kind);
+      ev = contexts.regionEvent(regionName, kind, holder);
       if (!ContextTable.isOverflowEvent(ev)) { // else the cache would grow with the names kept out
         cache.put(regionName, ev);
       }
@@ -177,8 +195,8 @@ final class ThreadState {
   }
 
   Scope enterScope(String key, ValueType type, String text, long bits) {
-    if (closedElsewhere != 0) {
-      unwindClosedElsewhere();
+    if (attention != 0) {
+      attend();
     }
     if (depth == MAX_DEPTH) {
       return tooDeep();
@@ -196,7 +214,7 @@ final class ThreadState {
       cache = new AttributeCache(type);
       attributeEvents.put(key, cache);
     }
-    int ev = cache.event(contexts, key, text, bits);
+    int ev = cache.event(contexts, holder, key, text, bits);
     return pushChild(childOf(ev), false);
   }
 
@@ -207,7 +225,7 @@ final class ThreadState {
     long key = ((long) current << 32) | event;
     int child = childCache.get(key);
     if (child == LongIntMap.MISSING) {
-      child = contexts.child(current, event);
+      child = contexts.child(current, event, holder);
       if (!contexts.isOverflow(current, child)) {
         childCache.put(key, child);
       }
@@ -248,8 +266,8 @@ final class ThreadState {
       closeElsewhere(frame);
       return;
     }
-    if (closedElsewhere != 0) {
-      unwindClosedElsewhere();
+    if (attention != 0) {
+      attend();
     }
     int at = frame.depth;
     if (depth <= at) {
@@ -278,7 +296,7 @@ final class ThreadState {
    */
   private void closeElsewhere(Frame frame) {
     if (frame.flagClosedElsewhere(System.nanoTime())) {
-      CLOSED_ELSEWHERE.getAndAdd(this, 1);
+      ATTENTION.getAndAdd(this, 1);
     }
     recorder.misuse(
         Misuse.CLOSED_ON_OTHER_THREAD,
@@ -287,6 +305,35 @@ final class ThreadState {
             + "\" was closed on \""
             + Thread.currentThread().getName()
             + "\"; it is closed with that time when its own thread next opens or closes one");
+  }
+
+  /** Handles what {@link #attention} says, on the owner thread. */
+  private void attend() {
+    if ((attention & ~RELEASE_ASKED) != 0) {
+      unwindClosedElsewhere();
+    }
+    if ((attention & RELEASE_ASKED) != 0) {
+      releaseIds();
+    }
+  }
+
+  /**
+   * Empties this thread's caches of interned ids and gives them back to the context table, keeping
+   * the contexts its open regions and scopes return to (see {@link IdHolder}).
+   */
+  private void releaseIds() {
+    ATTENTION.getAndBitwiseAnd(this, ~RELEASE_ASKED); // a request after this one asks again
+    holder.clearRequest();
+    Arrays.fill(cachedName, null);
+    childCache = new LongIntMap(64);
+    regionEvents.values().forEach(Map::clear);
+    attributeEvents.values().forEach(AttributeCache::clear);
+    int[] kept = new int[depth + 1];
+    kept[0] = current;
+    for (int i = 0; i < depth; i++) {
+      kept[i + 1] = frames[i].parent;
+    }
+    contexts.release(holder, kept, kept.length);
   }
 
   /**
@@ -299,7 +346,7 @@ final class ThreadState {
     while (depth > 0 && frames[depth - 1].closedElsewhere()) {
       Frame f = frames[depth - 1];
       long at = f.takeClosedElsewhere();
-      CLOSED_ELSEWHERE.getAndAdd(this, -1);
+      ATTENTION.getAndAdd(this, -1);
       if (f.region && at - f.start < 0) {
         break;
       }
@@ -308,7 +355,7 @@ final class ThreadState {
     for (int i = depth; i < frames.length && frames[i] != null; i++) {
       if (frames[i].closedElsewhere()) {
         frames[i].takeClosedElsewhere();
-        CLOSED_ELSEWHERE.getAndAdd(this, -1);
+        ATTENTION.getAndAdd(this, -1);
       }
     }
   }
@@ -392,6 +439,11 @@ final class ThreadState {
     return n;
   }
 
+  /** The ids this thread holds, or null for a {@link ForeignThread}'s state. */
+  IdHolder holder() {
+    return holder;
+  }
+
   /** Cells held by both tables (for the client's memory estimate). */
   int cells() {
     return active.size() + standby.size();
@@ -401,17 +453,25 @@ final class ThreadState {
   private static final class AttributeCache {
     final ValueType type;
     private final Map<String, Integer> strings = new HashMap<>();
-    private final LongIntMap numbers = new LongIntMap();
+    private LongIntMap numbers = new LongIntMap();
 
     AttributeCache(ValueType type) {
       this.type = type;
     }
 
-    int event(ContextTable contexts, String key, String text, long bits) {
+    /** Forgets the cached event ids; the type stays, for the type-change check. */
+    void clear() {
+      strings.clear();
+      numbers = new LongIntMap();
+    }
+
+    int event(ContextTable contexts, IdHolder holder, String key, String text, long bits) {
       if (type == ValueType.VALUE_TYPE_STRING) {
         Integer ev = strings.get(text);
         if (ev == null) {
-          ev = contexts.attributeEvent(new ContextTable.AttributeSetting(key, type, text, 0));
+          ev =
+              contexts.attributeEvent(
+                  new ContextTable.AttributeSetting(key, type, text, 0), holder);
           if (ev != ContextTable.LEFT_OUT) { // values left out are not cached, so not kept
             strings.put(text, ev);
           }
@@ -420,7 +480,8 @@ final class ThreadState {
       }
       int ev = numbers.get(bits);
       if (ev == LongIntMap.MISSING) {
-        ev = contexts.attributeEvent(new ContextTable.AttributeSetting(key, type, "", bits));
+        ev =
+            contexts.attributeEvent(new ContextTable.AttributeSetting(key, type, "", bits), holder);
         if (ev != ContextTable.LEFT_OUT) {
           numbers.put(bits, ev);
         }

@@ -72,6 +72,30 @@ class JfrSinkTest {
   }
 
   @Test
+  void callPathsThatKeepChangingAgeOutInsteadOfFillingTheContextLimit() {
+    Recorder small = new Recorder(encoder, 1024, 64);
+    JfrSink churning = new JfrSink(small);
+    for (int round = 0; round < 300; round++) {
+      churning.record(obs(41, "http-exec-1", Kind.SYNC, 1.0, "Thread.run", "Handler.m" + round));
+      assertThat(Rows.of(encoder, small, small.collect()))
+          .as("round %d", round)
+          .containsExactly(
+              new Rows.Row(
+                  41,
+                  "http-exec-*",
+                  "jdk.JavaMonitorEnter",
+                  "Thread.run/Handler.m" + round,
+                  Kind.SYNC,
+                  "time",
+                  1,
+                  1.0));
+    }
+    assertThat(small.misuseCounts().get("contexts_full")).isZero();
+    assertThat(small.contextCount()).isLessThanOrEqualTo(64);
+    churning.close();
+  }
+
+  @Test
   void aThreadsOwnRegionsAndItsJfrRecordsAreOneThreadAtFlush() {
     Thread me = Thread.currentThread();
     try (Region r = recorder.region("handle", Kind.COMPUTE)) {

@@ -242,9 +242,9 @@ class RecorderLimitsTest {
   }
 
   private static int pendingClosesElsewhere(ThreadState s) throws Exception {
-    java.lang.reflect.Field f = ThreadState.class.getDeclaredField("closedElsewhere");
+    java.lang.reflect.Field f = ThreadState.class.getDeclaredField("attention");
     f.setAccessible(true);
-    return f.getInt(s);
+    return f.getInt(s) & ((1 << 30) - 1); // the count; the bit above it asks for ids back
   }
 
   @Test
@@ -317,7 +317,7 @@ class RecorderLimitsTest {
     // ...and flags the frame only now, as ThreadState.closeElsewhere would, with its old time.
     Frame f = (Frame) a;
     if (f.flagClosedElsewhere(staleTime)) {
-      java.lang.reflect.Field pending = ThreadState.class.getDeclaredField("closedElsewhere");
+      java.lang.reflect.Field pending = ThreadState.class.getDeclaredField("attention");
       pending.setAccessible(true);
       pending.setInt(f.state, pending.getInt(f.state) + 1);
     }

@@ -25,6 +25,7 @@ class RecorderTest {
       new DeltaEncoder(
           SourceIdentity.newBuilder().setService("s").setInstance("i").setIncarnationId(1).build());
   private final Recorder recorder = new Recorder(encoder, 1024);
+  private final IdHolder holder = recorder.holder();
 
   /** Region path ("a/b") of a context, from the encoder's path nodes. */
   private String path(int context) {
@@ -286,9 +287,11 @@ class RecorderTest {
 
   @Test
   void aForeignTableIsReportedAsItsThreadMergedWithWhatTheThreadRecordedItself() {
-    int handle = recorder.regionContext(0, "handle", Kind.COMPUTE);
-    assertThat(recorder.regionContext(0, "handle", Kind.COMPUTE)).as("interned").isEqualTo(handle);
-    int ctx = recorder.regionContext(handle, "Object.wait", Kind.WAIT);
+    int handle = recorder.regionContext(holder, 0, "handle", Kind.COMPUTE);
+    assertThat(recorder.regionContext(holder, 0, "handle", Kind.COMPUTE))
+        .as("interned")
+        .isEqualTo(handle);
+    int ctx = recorder.regionContext(holder, handle, "Object.wait", Kind.WAIT);
     Thread me = Thread.currentThread();
     ForeignThread f = recorder.foreign(me.getId(), me.getName(), false);
     ForeignThread other = recorder.foreign(9_999_999L, "http-exec-12", false);
@@ -318,7 +321,9 @@ class RecorderTest {
 
   @Test
   void aRetiredForeignTableGivesItsLastValuesOnceThenIsForgotten() {
-    int ctx = recorder.attributeContext(recorder.regionContext(0, "a", Kind.IO), "event", "x");
+    int ctx =
+        recorder.attributeContext(
+            holder, recorder.regionContext(holder, 0, "a", Kind.IO), "event", "x");
     ForeignThread f = recorder.foreign(77, "worker-1", false);
     f.record(ctx, recorder.timeMetric(), 1.0);
     assertThat(recorder.collect()).hasSize(1);
@@ -337,7 +342,7 @@ class RecorderTest {
   @Test
   void aForeignWriterRacingTheFlushLosesAndDoublesNothing() throws Exception {
     int events = 300_000;
-    int ctx = recorder.regionContext(0, "sampled", Kind.COMPUTE);
+    int ctx = recorder.regionContext(holder, 0, "sampled", Kind.COMPUTE);
     ForeignThread f = recorder.foreign(5, "worker-5", false);
     Thread writer =
         new Thread(
@@ -526,7 +531,7 @@ class RecorderTest {
   @Test
   void theDirectTimeCellPathIsCappedSoAThreadsArraysDoNotGrowWithTheProcess() throws Exception {
     for (int i = 0; i < ThreadTable.DIRECT_CONTEXTS + 100; i++) {
-      recorder.regionContext(0, "r" + i, Kind.COMPUTE);
+      recorder.regionContext(holder, 0, "r" + i, Kind.COMPUTE);
     }
     // This thread's first region gets a context id above the cap: it takes the hash path, and
     // its time is still recorded exactly.
