@@ -22,9 +22,12 @@ import io.prometheus.metrics.model.snapshots.MetricSnapshot;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 import io.prometheus.metrics.model.snapshots.NativeHistogramBuckets;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Function;
 import java.util.function.ToDoubleFunction;
 
@@ -41,11 +44,44 @@ import java.util.function.ToDoubleFunction;
  * </ul>
  *
  * and per scheme {@code profold_s_groups} and {@code profold_s_interval_end_timestamp_seconds}.
- * docs/metrics.md lists them all. Thread-safe: it keeps no state between scrapes.
+ * docs/metrics.md lists them all.
+ *
+ * <p>Clients name measurements freely, so two of them can map to one metric name ({@code db.bytes}
+ * and {@code db_bytes}; {@code time} in seconds and without a unit, whose interval gauges share
+ * their names; a measurement {@code groups}; the same name and unit sent as integer and as float),
+ * and a scheme's names can meet the fixed families ({@code profold_thread_seconds} of a scheme
+ * {@code thread}). One duplicate name or label set would fail the whole scrape, so names are
+ * claimed first come, first served: the fixed families and every scheme's own gauges first, then
+ * each measurement with all its family names at once, in snapshot order; a measurement any of whose
+ * names is taken is left out whole, and of series with equal labels in one family the first is
+ * kept. Thread-safe: it keeps no state between scrapes.
  */
 public final class PrometheusExposition implements MultiCollector {
   /** Prometheus accepts native schemas -4..8. */
   private static final int MAX_NATIVE_SCHEMA = 8;
+
+  /** Suffixes of every scheme's own gauges. */
+  private static final String GROUPS = "_groups";
+
+  private static final String INTERVAL_END = "_interval_end_timestamp_seconds";
+
+  /** The families of sources and thread activity, whatever the schemes are called. */
+  private static final Set<String> FIXED_NAMES =
+      Set.of(
+          "profold_thread_seconds",
+          "profold_thread_class_ratio",
+          "profold_threads",
+          "profold_thread_cpu_seconds",
+          "profold_thread_cpu_imbalance_ratio",
+          "profold_source_info",
+          "profold_source_start_time_seconds",
+          "profold_source_missing_deltas",
+          "profold_client_cpu_seconds",
+          "profold_client_events_dropped",
+          "profold_client_misuse",
+          "profold_client_memory_bytes",
+          "profold_client_contexts",
+          "profold_client_contexts_limit");
 
   private final SnapshotSource source;
 
@@ -57,8 +93,13 @@ public final class PrometheusExposition implements MultiCollector {
   public MetricSnapshots collect() {
     List<MetricSnapshot> out = new ArrayList<>();
     CollectorSnapshot snapshot = source.snapshot();
+    Set<String> taken = new HashSet<>(FIXED_NAMES);
     for (SchemeSnapshot scheme : snapshot.schemes()) {
-      addScheme(scheme, out);
+      taken.add(prefix(scheme) + GROUPS);
+      taken.add(prefix(scheme) + INTERVAL_END);
+    }
+    for (SchemeSnapshot scheme : snapshot.schemes()) {
+      addScheme(scheme, taken, out);
     }
     addSources(snapshot.sources(), out);
     addThreadActivity(snapshot.sources(), out);
@@ -237,11 +278,39 @@ public final class PrometheusExposition implements MultiCollector {
     out.add(contextsLimit.build());
   }
 
-  private static void addScheme(SchemeSnapshot s, List<MetricSnapshot> out) {
-    String prefix = "profold_" + MetricNames.sanitize(s.scheme());
+  private static String prefix(SchemeSnapshot s) {
+    return "profold_" + MetricNames.sanitize(s.scheme());
+  }
+
+  /** The histogram's name for measurement {@code m} of the scheme with {@code prefix}. */
+  private static String histogramName(String prefix, Measure m) {
+    return prefix
+        + "_"
+        + MetricNames.sanitize(m.name())
+        + (m.unit().isEmpty() ? "" : "_" + MetricNames.sanitize(m.unit()));
+  }
+
+  /** The interval gauges' names for {@code m}: values, sum, min, max, stddev. */
+  private static List<String> gaugeNames(String prefix, Measure m) {
+    String base = prefix + "_" + MetricNames.sanitize(m.name()) + "_interval_";
+    String unit = m.unit().isEmpty() ? "" : "_" + MetricNames.sanitize(m.unit());
+    return List.of(
+        base + "values",
+        base + "sum" + unit,
+        base + "min" + unit,
+        base + "max" + unit,
+        base + "stddev" + unit);
+  }
+
+  /**
+   * Adds scheme {@code s}'s families whose names are not in {@code taken}, and claims them (see the
+   * class comment).
+   */
+  private static void addScheme(SchemeSnapshot s, Set<String> taken, List<MetricSnapshot> out) {
+    String prefix = prefix(s);
     out.add(
         GaugeSnapshot.builder()
-            .name(prefix + "_groups")
+            .name(prefix + GROUPS)
             .help(
                 "Groups held by scheme " + s.scheme() + " (the cardinality its limit applies to).")
             .dataPoint(GaugeDataPointSnapshot.builder().value(s.groups()).build())
@@ -249,7 +318,7 @@ public final class PrometheusExposition implements MultiCollector {
     if (s.lastIntervalEndUnixNanos() > 0) {
       out.add(
           GaugeSnapshot.builder()
-              .name(prefix + "_interval_end_timestamp_seconds")
+              .name(prefix + INTERVAL_END)
               .help("End of the last closed interval of scheme " + s.scheme() + ", unix seconds.")
               .dataPoint(
                   GaugeDataPointSnapshot.builder()
@@ -259,46 +328,61 @@ public final class PrometheusExposition implements MultiCollector {
     }
     Map<Measure, List<SeriesSnapshot>> cumulative = byMeasure(s.cumulative());
     Map<Measure, List<SeriesSnapshot>> interval = byMeasure(s.lastInterval());
+    Set<Measure> exposed = new HashSet<>();
+    Set<Measure> all = new LinkedHashSet<>(cumulative.keySet());
+    all.addAll(interval.keySet());
+    for (Measure m : all) {
+      List<String> names = new ArrayList<>(gaugeNames(prefix, m));
+      names.add(histogramName(prefix, m));
+      if (names.stream().noneMatch(taken::contains)) {
+        taken.addAll(names);
+        exposed.add(m);
+      }
+    }
     for (Map.Entry<Measure, List<SeriesSnapshot>> e : cumulative.entrySet()) {
-      out.add(histogram(prefix, s, e.getKey(), e.getValue()));
+      if (exposed.contains(e.getKey())) {
+        out.add(histogram(prefix, s, e.getKey(), e.getValue()));
+      }
     }
     for (Map.Entry<Measure, List<SeriesSnapshot>> e : interval.entrySet()) {
       Measure m = e.getKey();
-      String base = prefix + "_" + MetricNames.sanitize(m.name()) + "_interval_";
-      String unit = m.unit().isEmpty() ? "" : "_" + MetricNames.sanitize(m.unit());
+      if (!exposed.contains(m)) {
+        continue;
+      }
+      List<String> names = gaugeNames(prefix, m);
       String what = "measurement " + m.name() + " per group of scheme " + s.scheme();
       List<SeriesSnapshot> series = e.getValue();
       out.add(
           gauge(
-              base + "values",
+              names.get(0),
               "Number of values of " + what + " in the last closed interval.",
               s,
               series,
               StateSnapshot::count));
       out.add(
           gauge(
-              base + "sum" + unit,
+              names.get(1),
               "Sum of " + what + " in the last closed interval.",
               s,
               series,
               StateSnapshot::sum));
       out.add(
           gauge(
-              base + "min" + unit,
+              names.get(2),
               "Smallest value of " + what + " in the last closed interval.",
               s,
               series,
               StateSnapshot::min));
       out.add(
           gauge(
-              base + "max" + unit,
+              names.get(3),
               "Largest value of " + what + " in the last closed interval.",
               s,
               series,
               StateSnapshot::max));
       out.add(
           gauge(
-              base + "stddev" + unit,
+              names.get(4),
               "Standard deviation of " + what + " in the last closed interval.",
               s,
               series,
@@ -306,11 +390,15 @@ public final class PrometheusExposition implements MultiCollector {
     }
   }
 
+  /** The series by measure, the first of each label set only (see the class comment). */
   private static Map<Measure, List<SeriesSnapshot>> byMeasure(List<SeriesSnapshot> series) {
     Map<Measure, List<SeriesSnapshot>> out = new LinkedHashMap<>();
+    Set<List<Object>> seen = new HashSet<>();
     Function<Measure, List<SeriesSnapshot>> fresh = k -> new ArrayList<>();
     for (SeriesSnapshot s : series) {
-      out.computeIfAbsent(s.measure(), fresh).add(s);
+      if (seen.add(List.of(s.measure(), s.labelValues()))) {
+        out.computeIfAbsent(s.measure(), fresh).add(s);
+      }
     }
     return out;
   }
@@ -338,14 +426,9 @@ public final class PrometheusExposition implements MultiCollector {
 
   private static HistogramSnapshot histogram(
       String prefix, SchemeSnapshot s, Measure m, List<SeriesSnapshot> series) {
-    String name =
-        prefix
-            + "_"
-            + MetricNames.sanitize(m.name())
-            + (m.unit().isEmpty() ? "" : "_" + MetricNames.sanitize(m.unit()));
     HistogramSnapshot.Builder b =
         HistogramSnapshot.builder()
-            .name(name)
+            .name(histogramName(prefix, m))
             .help(
                 "Distribution of measurement "
                     + m.name()

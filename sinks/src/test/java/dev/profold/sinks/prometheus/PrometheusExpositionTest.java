@@ -13,6 +13,7 @@ import dev.profold.sinks.snapshot.SourceSnapshot;
 import dev.profold.sinks.snapshot.StateSnapshot;
 import dev.profold.sinks.snapshot.ThreadActivitySnapshot;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.prometheus.metrics.model.snapshots.NativeHistogramBuckets;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
@@ -37,9 +38,23 @@ class PrometheusExpositionTest {
     return out.toString(StandardCharsets.UTF_8);
   }
 
+  /** The text a scrape of a registry holding only the exposition gives, as /metrics does. */
+  private static String scrape(CollectorSnapshot snapshot) throws Exception {
+    PrometheusRegistry registry = new PrometheusRegistry();
+    registry.register(new PrometheusExposition(() -> snapshot));
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    PrometheusTextFormatWriter.create().write(out, registry.scrape());
+    return out.toString(StandardCharsets.UTF_8);
+  }
+
   private static SchemeSnapshot scheme(List<SeriesSnapshot> cumulative, List<SeriesSnapshot> last) {
+    return scheme("region", cumulative, last);
+  }
+
+  private static SchemeSnapshot scheme(
+      String name, List<SeriesSnapshot> cumulative, List<SeriesSnapshot> last) {
     return new SchemeSnapshot(
-        "region",
+        name,
         List.of("service", "path"),
         cumulative,
         last,
@@ -205,6 +220,58 @@ class PrometheusExpositionTest {
             "profold_thread_seconds_total{class=\"compute\",instance=\"i-1\",service=\"svc\",thread_group=\"old-*\"} 1.0\n")
         .doesNotContain(
             "thread_class_ratio{class=\"compute\",instance=\"i-1\",service=\"svc\",thread_group=\"old-*\"}");
+  }
+
+  @Test
+  void measurementsWhoseMetricNamesCollideDoNotFailTheScrape() throws Exception {
+    List<String> svc = List.of("svc", "a");
+    // Clients define measurements freely: these all map to a metric name already taken.
+    SeriesSnapshot seconds = new SeriesSnapshot(svc, TIME, state(1.0));
+    SeriesSnapshot unitless = new SeriesSnapshot(svc, new Measure("time", ""), state(2.0));
+    SeriesSnapshot dotted = new SeriesSnapshot(svc, new Measure("db.bytes", ""), state(3.0));
+    SeriesSnapshot underscored = new SeriesSnapshot(svc, new Measure("db_bytes", ""), state(4.0));
+    SeriesSnapshot groups = new SeriesSnapshot(svc, new Measure("groups", ""), state(5.0));
+    // The same name and unit sent as an integer by one client and a float by another.
+    SeriesSnapshot again = new SeriesSnapshot(svc, TIME, state(6.0));
+    List<SeriesSnapshot> all = List.of(seconds, unitless, dotted, underscored, groups, again);
+    // A scheme named thread exposing a measurement seconds meets profold_thread_seconds_total.
+    SeriesSnapshot threadSeconds = new SeriesSnapshot(svc, new Measure("seconds", ""), state(7.0));
+    SourceSnapshot src =
+        new SourceSnapshot(
+            "svc",
+            "i-1",
+            "",
+            "",
+            "",
+            1,
+            1,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            java.util.Map.of(),
+            List.of(
+                new ThreadActivitySnapshot(
+                    "pool", ClassTimes.zero(), true, 1, 1, ClassTimes.zero(), 0, 0, 0, 0)));
+    String text =
+        scrape(
+            new CollectorSnapshot(
+                List.of(scheme(all, all), scheme("thread", List.of(threadSeconds), List.of())),
+                List.of(src)));
+    String l = "{path=\"a\",service=\"svc\"}";
+    // The first measurement to claim a name keeps it; later ones are left out whole.
+    assertThat(text)
+        .contains("profold_region_time_seconds_sum" + l + " 1.0\n")
+        .contains("profold_region_time_interval_values" + l + " 1.0\n")
+        .doesNotContain("profold_region_time_sum")
+        .contains("profold_region_db_bytes_sum" + l + " 3.0\n")
+        .doesNotContain("profold_region_db_bytes_sum" + l + " 4.0")
+        .contains("profold_region_groups 3.0\n")
+        .doesNotContain("profold_region_groups_sum")
+        .contains("profold_thread_seconds_total{class=\"compute\"")
+        .doesNotContain("profold_thread_seconds_sum");
   }
 
   @Test
