@@ -188,9 +188,15 @@ final class CollectorCommand implements Callable<Integer> {
     Duration d = null;
     if (interval != null) {
       d = ConfigLoader.parseDuration(interval);
-      if (d == null || d.toMillis() < 100) {
+      if (d == null
+          || d.compareTo(Duration.ofMillis(100)) < 0
+          || d.compareTo(ConfigLoader.MAX_DURATION) > 0) {
         throw new ConfigException(
-            "--interval: '" + interval + "' is not a duration of at least 100ms (e.g. 10s, 1m)");
+            "--interval: '"
+                + interval
+                + "' is not a duration of 100ms.."
+                + ConfigLoader.MAX_DURATION.toHours()
+                + "h (e.g. 10s, 1m)");
       }
     }
     return c.withOverrides(

@@ -62,9 +62,16 @@ final class AlertsSection {
     Duration timeout = AlertmanagerSpec.DEFAULT_TIMEOUT;
     if (m.get("timeout") != null) {
       timeout = ConfigLoader.parseDuration(String.valueOf(m.get("timeout")));
-      if (timeout == null || timeout.toMillis() < 1) {
+      if (timeout == null || timeout.compareTo(Duration.ofMillis(1)) < 0) {
         throw new ConfigException(
             "alerts.alertmanager.timeout must be a duration such as 500ms or 5s, was "
+                + m.get("timeout"));
+      }
+      if (timeout.compareTo(ConfigLoader.MAX_DURATION) > 0) {
+        throw new ConfigException(
+            "alerts.alertmanager.timeout must be at most "
+                + ConfigLoader.MAX_DURATION.toHours()
+                + "h, was "
                 + m.get("timeout"));
       }
     }

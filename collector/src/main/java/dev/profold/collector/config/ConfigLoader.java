@@ -53,6 +53,17 @@ public final class ConfigLoader {
   private static final Set<String> LIMITS =
       Set.of("max_message_bytes", "max_pending_bytes", "dictionary_entries");
   private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h)");
+
+  /**
+   * The longest duration any setting takes: about 11 years, far beyond a sensible interval or
+   * timeout, and small enough that the nanosecond arithmetic done on intervals and deadlines cannot
+   * overflow.
+   */
+  public static final Duration MAX_DURATION = Duration.ofHours(100_000);
+
+  /** What {@link #parseDuration} gives for a number no {@link Duration} holds. */
+  private static final Duration LONGEST = Duration.ofSeconds(Long.MAX_VALUE, 999_999_999);
+
   private static final Pattern SIZE = Pattern.compile("(\\d+)(|KiB|MiB|GiB)");
 
   private ConfigLoader() {}
@@ -320,11 +331,15 @@ public final class ConfigLoader {
             case "GiB" -> 1L << 30;
             default -> 1L;
           };
-      n = Long.parseLong(x.group(1)) * unit;
+      try {
+        n = Math.multiplyExact(Long.parseLong(x.group(1)), unit);
+      } catch (NumberFormatException | ArithmeticException e) {
+        n = Long.MAX_VALUE; // more than any limit
+      }
     }
     if (n < min || n > max) {
       throw new ConfigException(
-          name + ": 'limits." + key + "' must be in " + min + ".." + max + " bytes, was " + n);
+          name + ": 'limits." + key + "' must be in " + min + ".." + max + " bytes, was " + v);
     }
     return n;
   }
@@ -345,22 +360,34 @@ public final class ConfigLoader {
       throw new ConfigException(
           name + ": '" + key + "' must be at least " + min.toMillis() + "ms, was " + v);
     }
+    if (d.compareTo(MAX_DURATION) > 0) {
+      throw new ConfigException(
+          name + ": '" + key + "' must be at most " + MAX_DURATION.toHours() + "h, was " + v);
+    }
     return d;
   }
 
-  /** Parses {@code 500ms}, {@code 10s}, {@code 1m}, {@code 1h}; null when malformed. */
+  /**
+   * Parses {@code 500ms}, {@code 10s}, {@code 1m}, {@code 1h}; null when malformed. A number too
+   * large for any {@link Duration} gives the longest one, which callers refuse as more than {@link
+   * #MAX_DURATION}.
+   */
   public static Duration parseDuration(String s) {
     Matcher x = DURATION.matcher(s.trim().toLowerCase(Locale.ROOT));
     if (!x.matches()) {
       return null;
     }
-    long n = Long.parseLong(x.group(1));
-    return switch (x.group(2)) {
-      case "ms" -> Duration.ofMillis(n);
-      case "s" -> Duration.ofSeconds(n);
-      case "m" -> Duration.ofMinutes(n);
-      default -> Duration.ofHours(n);
-    };
+    try {
+      long n = Long.parseLong(x.group(1));
+      return switch (x.group(2)) {
+        case "ms" -> Duration.ofMillis(n);
+        case "s" -> Duration.ofSeconds(n);
+        case "m" -> Duration.ofMinutes(n);
+        default -> Duration.ofHours(n);
+      };
+    } catch (NumberFormatException | ArithmeticException e) {
+      return LONGEST;
+    }
   }
 
   /** Keys accepted at the top level and under {@code limits}, for docs and tests. */

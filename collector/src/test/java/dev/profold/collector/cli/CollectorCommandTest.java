@@ -30,4 +30,20 @@ class CollectorCommandTest {
           .doesNotContain("\tat ");
     }
   }
+
+  @Test
+  void anIntervalTooLongIsOneClearLineAndExitStatus2WithoutAStackTrace() {
+    for (String interval : new String[] {"99999999999999999999s", "3000000h"}) {
+      StringWriter err = new StringWriter();
+      int code =
+          Main.commandLine()
+              .setErr(new PrintWriter(err))
+              .execute("collector", "--grpc-port", "0", "--http-port", "0", "--interval", interval);
+      assertThat(code).as(interval).isEqualTo(2);
+      assertThat(err.toString())
+          .contains("profold: --interval: '" + interval + "' is not a duration of 100ms..100000h")
+          .doesNotContain("Exception")
+          .doesNotContain("\tat ");
+    }
+  }
 }

@@ -186,6 +186,41 @@ class ConfigLoaderTest {
   }
 
   @Test
+  void numbersTooLargeForADurationOrSizeAreRefusedWithTheLimit() {
+    // Each once escaped as a NumberFormatException or ArithmeticException (a stack trace, or a
+    // reload silently not done), or wrapped around to a small value that was accepted.
+    assertThatThrownBy(() -> parse("interval: 99999999999999999999s"))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("'interval' must be at most 100000h, was 99999999999999999999s");
+    assertThatThrownBy(() -> parse("interval: 3000000h")) // beyond a long of nanoseconds
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("'interval' must be at most 100000h, was 3000000h");
+    assertThatThrownBy(() -> parse("shutdown_timeout: 9223372036854775807h"))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("'shutdown_timeout' must be at most 100000h");
+    assertThatThrownBy(
+            () ->
+                parse(
+                    "schemes:\n  - name: a\n    query: SELECT count()\n    interval: 999999999999m\n"))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("schemes[0]: 'interval' must be at most 100000h");
+    assertThatThrownBy(() -> parse("limits:\n  max_pending_bytes: 17179869185GiB")) // 2^64 + 1 GiB
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining(
+            "'limits.max_pending_bytes' must be in 1024..1099511627776 bytes, was 17179869185GiB");
+    assertThatThrownBy(() -> parse("limits:\n  max_pending_bytes: 99999999999999999999"))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining(
+            "'limits.max_pending_bytes' must be in 1024..1099511627776 bytes, was"
+                + " 99999999999999999999");
+    assertThatThrownBy(
+            () ->
+                parse("alerts: {alertmanager: {url: 'http://am', timeout: 99999999999999999999s}}"))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("alerts.alertmanager.timeout must be");
+  }
+
+  @Test
   void yamlSyntaxErrorsCarryLineAndColumn() {
     assertThatThrownBy(() -> parse("interval: 10s\nlisten: [unclosed"))
         .isInstanceOf(ConfigException.class)
