@@ -9,6 +9,8 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -126,16 +128,59 @@ public final class IntervalArchive implements IntervalListener {
         JsonRecords.writeLines(records(c.labelNames(), c.pathLabels(), c.interval()), out);
       }
       Files.createDirectories(file.getParent());
-      Files.writeString(
-          file,
-          text.toString(),
-          StandardCharsets.UTF_8,
-          StandardOpenOption.CREATE,
-          StandardOpenOption.APPEND);
+      append(file, text.toString().getBytes(StandardCharsets.UTF_8));
       written.increment();
     } catch (IOException | RuntimeException e) {
       dropped("write_failed", "cannot write " + file + ": " + e);
     }
+  }
+
+  /**
+   * Appends whole lines to {@code file} so that it only ever holds whole lines: a tail without a
+   * newline (left by a write cut short: the process killed, the writer interrupted at shutdown) is
+   * cut off first, and a write that fails is undone, since one torn line makes {@code profold
+   * query} refuse the whole file and would glue itself to the next record appended.
+   */
+  private void append(Path file, byte[] lines) throws IOException {
+    try (FileChannel ch =
+        FileChannel.open(
+            file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+      long whole = wholeLines(ch);
+      if (whole < ch.size()) {
+        log.warn("archive: {} ended in an incomplete line (a write cut short); cut it off", file);
+        ch.truncate(whole);
+      }
+      try {
+        ByteBuffer b = ByteBuffer.wrap(lines);
+        long at = whole;
+        while (b.hasRemaining()) {
+          at += ch.write(b, at);
+        }
+      } catch (IOException e) {
+        ch.truncate(whole);
+        throw e;
+      }
+    }
+  }
+
+  /** The length of {@code ch}'s content up to and including its last newline (0: none). */
+  private static long wholeLines(FileChannel ch) throws IOException {
+    ByteBuffer b = ByteBuffer.allocate(8192);
+    long end = ch.size();
+    while (end > 0) {
+      long from = Math.max(0, end - b.capacity());
+      b.clear().limit((int) (end - from));
+      while (b.hasRemaining() && ch.read(b, from + b.position()) >= 0) {
+        // reads until the chunk is full
+      }
+      for (int i = b.position() - 1; i >= 0; i--) {
+        if (b.get(i) == '\n') {
+          return from + i + 1;
+        }
+      }
+      end = from;
+    }
+    return 0;
   }
 
   /** The records of one closed interval: the interval bounds first, then the scheme's record. */

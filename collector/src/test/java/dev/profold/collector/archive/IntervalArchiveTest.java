@@ -158,6 +158,35 @@ class IntervalArchiveTest {
   }
 
   @Test
+  void aLineTornByAnInterruptedWriteIsCutOffBeforeTheNextAppend() throws Exception {
+    long w0 = T0 / INTERVAL;
+    IntervalArchive first = new IntervalArchive(dir, Set.of("by_path"), registry);
+    FoldEngine engine = engine(first);
+    apply(engine, delta("a", 1, w0).entry(1, 1.0));
+    clock.setNanos(T0 + 2 * INTERVAL);
+    engine.advance();
+    first.close(Duration.ofSeconds(10));
+    Path file = dir.resolve("by_path").resolve("by_path-2023-11-14.jsonl");
+    String written = Files.readString(file);
+    // The collector was killed (or its writer interrupted at shutdown) halfway through a line.
+    Files.writeString(
+        file, written.substring(0, written.length() / 2), java.nio.file.StandardOpenOption.APPEND);
+
+    IntervalArchive second = new IntervalArchive(dir, Set.of("by_path"), registry);
+    engine = engine(second);
+    apply(engine, delta("a", 2, w0 + 2).entry(1, 2.0));
+    clock.setNanos(T0 + 4 * INTERVAL);
+    engine.advance();
+    second.close(Duration.ofSeconds(10));
+
+    assertThat(Files.readString(file)).startsWith(written).endsWith("\n");
+    Map<String, JsonNode> all =
+        rows(query("SELECT path, count(), sum(time) GROUP BY path FORMAT json", file));
+    assertThat(all.get("main").get("count").asLong()).isEqualTo(2);
+    assertThat(all.get("main").get("sum#time").asDouble()).isEqualTo(3.0);
+  }
+
+  @Test
   void anUnusableDirectoryIsRefusedAtStart() throws Exception {
     Path file = dir.resolve("file");
     Files.writeString(file, "x");
