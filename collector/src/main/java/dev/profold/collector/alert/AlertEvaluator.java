@@ -23,11 +23,14 @@ import java.util.TreeMap;
  *   firing   --condition false or value gone--> resolved (reported once) --> inactive
  * </pre>
  *
- * With {@code for: 1} an alert fires at the first evaluation where its condition holds. When two
- * values carry the same name and labels, the first one in the list counts. An alert's labels are
- * the value's (but {@code alert}, {@code alertname} and names Alertmanager would refuse) overlaid
- * with the rule's. The result is a pure function of the rules, the sequence of calls and their
- * arguments: time comes only from {@code now}.
+ * With {@code for: 1} an alert fires at the first evaluation where its condition holds. An alert's
+ * labels are the value's (but {@code alert}, {@code alertname} and names Alertmanager would refuse)
+ * overlaid with the rule's. The alerts of a rule never share a label set (they would be one series
+ * in /metrics and one alert at Alertmanager): when two values carry the same name and labels, or
+ * their alerts would carry the same labels (the rule's labels overriding what told them apart), the
+ * first one in the list counts, and the other can start an alert once that label set is free. The
+ * result is a pure function of the rules, the sequence of calls and their arguments: time comes
+ * only from {@code now}.
  *
  * <p>Not thread-safe: one thread (or a lock) at a time.
  */
@@ -82,7 +85,8 @@ public final class AlertEvaluator {
 
   private static final class RuleState {
     final AlertRule rule;
-    final Map<Map<String, String>, Instance> instances = new LinkedHashMap<>();
+    final Map<Map<String, String>, Instance> instances = new LinkedHashMap<>(); // by value labels
+    final Set<Map<String, String>> alertLabels = new HashSet<>(); // the instances' labels
 
     RuleState(AlertRule rule) {
       this.rule = rule;
@@ -130,6 +134,7 @@ public final class AlertEvaluator {
       if (!rule.expression().holds(v.value())) {
         if (i != null) {
           s.instances.remove(v.labels());
+          s.alertLabels.remove(i.labels);
           if (i.firing()) {
             resolved.add(alert(rule.name(), i, AlertState.RESOLVED, now));
           }
@@ -137,7 +142,11 @@ public final class AlertEvaluator {
         continue;
       }
       if (i == null) {
-        i = new Instance(alertLabels(v, rule.labels()), now);
+        Map<String, String> labels = alertLabels(v, rule.labels());
+        if (!s.alertLabels.add(labels)) {
+          continue; // an earlier value's alert has these labels: it counts
+        }
+        i = new Instance(labels, now);
         s.instances.put(v.labels(), i);
       }
       i.held++;
@@ -153,6 +162,7 @@ public final class AlertEvaluator {
       Map.Entry<Map<String, String>, Instance> e = it.next();
       if (!seen.contains(e.getKey())) {
         it.remove();
+        s.alertLabels.remove(e.getValue().labels);
         if (e.getValue().firing()) {
           resolved.add(alert(rule.name(), e.getValue(), AlertState.RESOLVED, now));
         }

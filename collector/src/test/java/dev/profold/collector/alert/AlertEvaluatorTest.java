@@ -145,6 +145,33 @@ class AlertEvaluatorTest {
   }
 
   @Test
+  void valuesWhoseAlertsWouldShareALabelSetMakeOneAlertTheFirst() {
+    // The rule's label overrides the one label that tells the two values apart: two alerts with
+    // one label set would be two equal series of profold_alert_firing, failing every scrape.
+    AlertEvaluator ev =
+        new AlertEvaluator(
+            List.of(
+                rule(
+                    "Blocked",
+                    "thread_class_ratio{class=~\"sync|wait\"} > 0.2",
+                    1,
+                    Map.of("class", "blocked"),
+                    Map.of("summary", "{{ $value }}"))));
+    DerivedValue wait =
+        new DerivedValue(
+            "thread_class_ratio", Map.of("service", "checkout", "class", "wait"), 0.4, Map.of());
+    AlertEvaluator.Evaluation e = ev.evaluate(at(0), List.of(sync("checkout", 0.3), wait));
+    assertThat(e.active()).hasSize(1);
+    assertThat(e.active().get(0).labels())
+        .containsExactlyInAnyOrderEntriesOf(Map.of("service", "checkout", "class", "blocked"));
+    assertThat(e.active().get(0).value()).isEqualTo(0.3);
+    // When the first one's condition ends, the label set is free for the other.
+    e = ev.evaluate(at(1), List.of(sync("checkout", 0.1), wait));
+    assertThat(e.resolved()).extracting(Alert::value).containsExactly(0.3);
+    assertThat(e.firing()).extracting(Alert::value).containsExactly(0.4);
+  }
+
+  @Test
   void reservedLabelsOfValuesDoNotLeakIntoAlerts() {
     AlertEvaluator ev = new AlertEvaluator(List.of(rule("R", "v > 0", 1)));
     Alert a =
