@@ -109,6 +109,16 @@ final class GroupTable {
     free[freeCount++] = id;
   }
 
+  /** True when an open window slot holds data of the group. */
+  boolean hasWindowData(int id) {
+    for (int s = 0; s < SLOTS; s++) {
+      if (touched[s][id] && !windows[s][id].isEmpty()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** Empties a group's cumulative state (its source restarted); windows are kept. */
   void resetCumulative(int id) {
     cumulative[id].reset();

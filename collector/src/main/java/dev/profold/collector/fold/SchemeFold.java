@@ -16,6 +16,7 @@ import dev.profold.sinks.snapshot.SeriesSnapshot;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.BitSet;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -32,10 +33,13 @@ import java.util.Map;
  * the same tuple cost one interning and one map probe per measurement.
  *
  * <p><b>Group lifetime.</b> A group lives while a live instance feeds it: when the last instance
- * that sent data to it expires, it is removed (and leaves /metrics). When an instance restarts, the
- * cumulative state of its groups restarts too if the scheme groups by {@code instance} (the groups
- * are that instance's own); shared groups keep counting. Overflow groups (one per measurement,
- * labelled {@value FoldEngine#OVERFLOW}) stay.
+ * that sent data to it expires, its cumulative state goes (it leaves /metrics), and the group
+ * itself is removed once no open window holds its data any more. A scheme's interval can be longer
+ * than a source's time to live, so the last data of a source that went away is still reported in
+ * its window; an instance sending the same labels before then feeds the group again. When an
+ * instance restarts, the cumulative state of its groups restarts too if the scheme groups by {@code
+ * instance} (the groups are that instance's own); shared groups keep counting. Overflow groups (one
+ * per measurement, labelled {@value FoldEngine#OVERFLOW}) stay.
  *
  * <p><b>Windows</b> follow {@link FoldEngine}'s rules with the scheme's own interval. Each closed
  * window with data is retained, up to the scheme's retention.
@@ -59,6 +63,7 @@ final class SchemeFold {
   private GroupKey[] keyOf = new GroupKey[64];
   private int[] feeders = new int[64];
   private final LongIntMap overflowGroups = new LongIntMap();
+  private final BitSet retiring = new BitSet(); // groups no instance feeds, kept for open windows
   private final int maxKeysPerInstance;
   private final long[] slotWindow = new long[GroupTable.SLOTS];
   private long currentWindow;
@@ -384,7 +389,10 @@ final class SchemeFold {
     }
   }
 
-  /** The instance expired: groups nobody else feeds go. */
+  /**
+   * The instance expired: groups nobody else feeds go, at once or, when an open window holds data
+   * of theirs, once that window has closed (their cumulative state goes at once).
+   */
   void forget(Instance inst) {
     PerInstance pi = perInstance.remove(inst);
     if (pi == null) {
@@ -394,11 +402,32 @@ final class SchemeFold {
         (group, one) -> {
           int g = (int) group;
           if (--feeders[g] == 0) {
-            groupIds.remove(keyOf[g]);
-            keyOf[g] = null;
-            groups.remove(g);
+            if (groups.hasWindowData(g)) {
+              groups.resetCumulative(g);
+              retiring.set(g);
+            } else {
+              removeGroup(g);
+            }
           }
         });
+  }
+
+  /** Removes the retiring groups that no instance fed again and no open window holds data of. */
+  private void removeRetired() {
+    for (int g = retiring.nextSetBit(0); g >= 0; g = retiring.nextSetBit(g + 1)) {
+      if (feeders[g] > 0) {
+        retiring.clear(g); // fed again before it went
+      } else if (!groups.hasWindowData(g)) {
+        retiring.clear(g);
+        removeGroup(g);
+      }
+    }
+  }
+
+  private void removeGroup(int g) {
+    groupIds.remove(keyOf[g]);
+    keyOf[g] = null;
+    groups.remove(g);
   }
 
   // ---- windows ----
@@ -431,6 +460,7 @@ final class SchemeFold {
       retain(w, closeSlotOf(w), listener);
     }
     closeStale(cur - 1);
+    removeRetired();
     return true;
   }
 
@@ -445,6 +475,7 @@ final class SchemeFold {
         }
       }
       if (oldest < 0) {
+        removeRetired();
         return closed;
       }
       retain(slotWindow[oldest], closeSlotOf(slotWindow[oldest]), listener);

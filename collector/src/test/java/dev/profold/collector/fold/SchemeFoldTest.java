@@ -237,6 +237,48 @@ class SchemeFoldTest {
   }
 
   @Test
+  void aSourceExpiringBeforeALongerIntervalClosesKeepsItsDataInThatInterval() throws Exception {
+    long minute = 60 * SECOND;
+    start(
+        scheme("fast", "SELECT sum(time) GROUP BY path"),
+        scheme("slow", "SELECT sum(time) GROUP BY path", minute, 1000, 10));
+    long start = Math.floorDiv(T0, minute) * minute;
+    at(start + SECOND);
+    apply(checkout("i-1").seq(1).interval(start, start + INTERVAL).entry(1, 1.0));
+    // The fold thread ticks all the time: the source expires 50 s after it was last heard from,
+    // while the slow scheme's first minute is still open (it closes two minutes in).
+    for (long t = start + 2 * SECOND; t <= start + 2 * minute; t += SECOND) {
+      at(t);
+    }
+    assertThat(engine.activeSources()).isZero();
+    assertState(find(snapshot("slow").lastInterval(), List.of("main")), 1.0);
+    assertThat(snapshot("slow").cumulative()).isEmpty();
+    assertThat(snapshot("slow").groups()).isZero();
+  }
+
+  @Test
+  void aGroupWaitingForItsWindowToCloseIsFedAgainByAnotherInstance() throws Exception {
+    long minute = 60 * SECOND;
+    start(scheme("slow", "SELECT sum(time) GROUP BY path", minute, 1000, 10));
+    long start = Math.floorDiv(T0, minute) * minute;
+    at(start + SECOND);
+    apply(checkout("i-1").seq(1).interval(start, start + INTERVAL).entry(1, 1.0));
+    for (long t = start + 2 * SECOND; t <= start + 52 * SECOND; t += SECOND) {
+      at(t); // i-1 expires
+    }
+    assertThat(engine.activeSources()).isZero();
+    apply(checkout("i-2").seq(1).interval(start + 40 * SECOND, start + 50 * SECOND).entry(1, 2.0));
+    assertState(find(snapshot("slow").cumulative(), List.of("main")), 2.0);
+    for (long t = start + 53 * SECOND; t < start + 2 * minute; t += SECOND) {
+      at(t);
+      assertThat(snapshot("slow").groups()).isEqualTo(1); // its window is still open
+    }
+    at(start + 2 * minute);
+    assertState(find(snapshot("slow").lastInterval(), List.of("main")), 1.0, 2.0);
+    assertThat(snapshot("slow").groups()).isZero(); // i-2 expired 102 s in
+  }
+
+  @Test
   void reconfigureKeepsUnchangedSchemesAndStartsOthersEmpty() throws Exception {
     SchemeDefinition paths = scheme("paths", "SELECT sum(time) GROUP BY path");
     start(paths, scheme("kinds", "SELECT sum(time) GROUP BY kind"));
