@@ -93,16 +93,45 @@ public final class GlobalDictionary {
     }
     checkRoom();
     String name = strings.get(nameId);
-    PathNode p = parent == 0 ? null : paths.get(parent);
-    String path = p == null ? name : p.path() + "/" + name;
-    int depth = p == null ? 1 : p.depth() + 1;
     int fresh = paths.size();
-    paths.add(new PathNode(fresh, parent, attribute, name, kind, path, depth));
+    int length = Math.toIntExact(length(parent, nameId)); // callers keep paths far shorter
+    paths.add(new PathNode(fresh, parent, attribute, name, kind, depth(parent), length));
     pathIds.put(key, fresh);
     return fresh;
   }
 
   public synchronized PathNode pathNode(int id) {
     return paths.get(id);
+  }
+
+  /** Depth of a node under {@code parent} (a global path id, 0 for the root). */
+  private int depth(int parent) {
+    return parent == 0 ? 1 : paths.get(parent).depth() + 1;
+  }
+
+  /**
+   * Characters of the path of a node named {@code nameId} under {@code parent} (0 for the root),
+   * names joined with {@code /}; as a long, since a client may try one beyond any int.
+   */
+  public synchronized long length(int parent, int nameId) {
+    long name = strings.get(nameId).length();
+    return parent == 0 ? name : paths.get(parent).length() + 1 + name;
+  }
+
+  /** The path of node {@code id}: the names from the root to it, joined with {@code /}. */
+  public synchronized String path(int id) {
+    PathNode n = paths.get(id);
+    char[] out = new char[n.length()];
+    int end = out.length;
+    while (true) {
+      String name = n.name();
+      end -= name.length();
+      name.getChars(0, name.length(), out, end);
+      if (n.parent() == 0) {
+        return new String(out);
+      }
+      out[--end] = '/';
+      n = paths.get(n.parent());
+    }
   }
 }

@@ -250,7 +250,7 @@ final class SchemeFold {
     }
     Object region = record.get(SchemeDefinition.REGION);
     if (region instanceof PathValue p) {
-      record.put(SchemeDefinition.PATH, p.node.path());
+      record.put(SchemeDefinition.PATH, p.path);
       if (!record.containsKey(SchemeDefinition.KIND) && !p.node.kind().isEmpty()) {
         record.put(SchemeDefinition.KIND, p.node.kind());
       }
@@ -263,15 +263,15 @@ final class SchemeFold {
     List<String> labels = new ArrayList<>(def.groupBy().size());
     for (String g : def.groupBy()) {
       Object v = record.get(g);
-      labels.add(v == null ? "" : v instanceof PathValue p ? p.node.path() : String.valueOf(v));
+      labels.add(v == null ? "" : v instanceof PathValue p ? p.path : String.valueOf(v));
     }
     return Collections.unmodifiableList(labels);
   }
 
   /** A path-valued attribute: WHERE sees its segments, labels its joined path. */
-  private record PathValue(PathNode node) {
+  private record PathValue(PathNode node, String path) {
     List<String> segments() {
-      return List.of(node.path().split("/", -1));
+      return List.of(path.split("/", -1));
     }
   }
 
@@ -282,7 +282,8 @@ final class SchemeFold {
       case INT -> v;
       case DOUBLE -> Double.longBitsToDouble(v);
       case BOOL -> v != 0;
-      case PATH -> v == 0 ? "" : new PathValue(dictionary.pathNode((int) v));
+      case PATH ->
+          v == 0 ? "" : new PathValue(dictionary.pathNode((int) v), dictionary.path((int) v));
     };
   }
 

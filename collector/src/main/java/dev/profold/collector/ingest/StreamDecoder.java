@@ -43,6 +43,10 @@ public final class StreamDecoder {
   static final int MAX_KEY_VALUES = 64;
   static final int MAX_BUCKETS = 4096;
   static final int MAX_SOURCE_LABELS = 32;
+
+  /** Longest path of a path node, in characters: its names from the root joined with '/'. */
+  static final int MAX_PATH_CHARS = 65536;
+
   private static final Pattern ATTRIBUTE_NAME = Pattern.compile("[a-zA-Z_][a-zA-Z0-9_.]*");
   private static final Pattern LABEL_NAME = Pattern.compile("[a-zA-Z_][a-zA-Z0-9_]*");
   private static final Pattern UNIT = Pattern.compile("[a-z_]*");
@@ -335,6 +339,18 @@ public final class StreamDecoder {
       throw new InvalidDeltaException(
           field + ".name_id",
           "string " + Integer.toUnsignedString(n.getNameId()) + " is not defined in this stream");
+    }
+    long length = dictionary.length(parent, name);
+    if (length > MAX_PATH_CHARS) {
+      throw new InvalidDeltaException(
+          field,
+          "the path of node "
+              + Integer.toUnsignedString(n.getId())
+              + " would be "
+              + length
+              + " characters long; at most "
+              + MAX_PATH_CHARS
+              + " (names from the top-level node joined with '/')");
     }
     String kind =
         switch (n.getKind()) {

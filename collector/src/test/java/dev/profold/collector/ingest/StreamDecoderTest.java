@@ -354,7 +354,7 @@ class StreamDecoderTest {
                   .pathNode(Deltas.pathNode(3, 0, REGION, id, REGION_KIND_WAIT))
                   .entry(3, 1.0)
                   .build());
-      assertThat(dictionary.pathNode((int) d.keyValue[2]).path()).isEqualTo("big");
+      assertThat(dictionary.path((int) d.keyValue[2])).isEqualTo("big");
     }
 
     @Test
@@ -552,6 +552,34 @@ class StreamDecoderTest {
     }
 
     @Test
+    void pathLongerThanTheLimitIsRejected() throws Exception {
+      // 16 levels of a 4096-character name: 16 * 4097 - 1 = 65551 characters.
+      Deltas.Builder b = Deltas.source("checkout", "i-1").string(1000, "n".repeat(4096));
+      for (int id = 1; id <= 16; id++) {
+        b.pathNode(Deltas.pathNode(id, id - 1, REGION, 1000, REGION_KIND_COMPUTE));
+      }
+      assertInvalid(
+          b.build(),
+          "dictionary.path_nodes[15]",
+          "the path of node 16 would be 65551 characters long; at most 65536");
+    }
+
+    @Test
+    void pathAtTheLimitIsAccepted() throws Exception {
+      // 15 levels of 4096 characters and one of 4081: 15 * 4097 + 4081 = 65536 characters.
+      Deltas.Builder b =
+          Deltas.source("checkout", "i-1")
+              .string(1000, "n".repeat(4096))
+              .string(1001, "n".repeat(4081));
+      for (int id = 1; id <= 15; id++) {
+        b.pathNode(Deltas.pathNode(id, id - 1, REGION, 1000, REGION_KIND_COMPUTE));
+      }
+      b.pathNode(Deltas.pathNode(16, 15, REGION, 1001, REGION_KIND_COMPUTE)).entry(16, 1.0);
+      DecodedDelta d = decode(decoder, b.build());
+      assertThat(dictionary.path((int) d.keyValue[0])).hasSize(StreamDecoder.MAX_PATH_CHARS);
+    }
+
+    @Test
     void parentFromEarlierDeltaIsAccepted() throws Exception {
       decode(decoder, valid().build());
       DecodedDelta d =
@@ -559,7 +587,7 @@ class StreamDecoderTest {
               decoder,
               Deltas.next().seq(2).region(3, 2, "fetch", REGION_KIND_WAIT).entry(3, 1.0).build());
       PathNode node = dictionary.pathNode((int) d.keyValue[0]);
-      assertThat(node.path()).isEqualTo("main/db.query/fetch");
+      assertThat(dictionary.path(node.id())).isEqualTo("main/db.query/fetch");
       assertThat(node.depth()).isEqualTo(3);
       assertThat(node.kind()).isEqualTo("wait");
     }
@@ -621,7 +649,7 @@ class StreamDecoderTest {
                           .addKey(AttributeValue.newBuilder().setAttributeId(big).setPathNodeId(2))
                           .addMeasurements(time(1.0)))
                   .build());
-      assertThat(dictionary.pathNode((int) d.keyValue[0]).path()).isEqualTo("main/main");
+      assertThat(dictionary.path((int) d.keyValue[0])).isEqualTo("main/main");
     }
 
     @Test
@@ -862,7 +890,7 @@ class StreamDecoderTest {
       assertThat(d.keyValue[from + 1]).isEqualTo(-5);
       assertThat(d.keyValue[from + 2]).isEqualTo(Double.doubleToLongBits(0.5));
       assertThat(d.keyValue[from + 3]).isEqualTo(1);
-      assertThat(dictionary.pathNode((int) d.keyValue[from + 4]).path()).isEqualTo("main/db.query");
+      assertThat(dictionary.path((int) d.keyValue[from + 4])).isEqualTo("main/db.query");
     }
 
     @Test
@@ -1142,10 +1170,10 @@ class StreamDecoderTest {
       assertThat(d.keyAttr).containsExactly(region, region);
       PathNode main = dictionary.pathNode((int) d.keyValue[0]);
       PathNode query = dictionary.pathNode((int) d.keyValue[1]);
-      assertThat(main).isEqualTo(new PathNode(main.id(), 0, region, "main", "compute", "main", 1));
+      assertThat(main).isEqualTo(new PathNode(main.id(), 0, region, "main", "compute", 1, 4));
       assertThat(query)
-          .isEqualTo(
-              new PathNode(query.id(), main.id(), region, "db.query", "io", "main/db.query", 2));
+          .isEqualTo(new PathNode(query.id(), main.id(), region, "db.query", "io", 2, 13));
+      assertThat(dictionary.path(query.id())).isEqualTo("main/db.query");
 
       assertThat(d.measStart).containsExactly(0, 1, 2, 3);
       assertThat(d.measurements()).isEqualTo(3);
@@ -1256,7 +1284,7 @@ class StreamDecoderTest {
       // The source and the dictionary of the rejected delta were kept.
       assertThat(decoder.source()).isEqualTo(new SourceKey("checkout", "i-1"));
       DecodedDelta d = decode(decoder, Deltas.next().seq(1).entry(2, 1.0).build());
-      assertThat(dictionary.pathNode((int) d.keyValue[0]).path()).isEqualTo("main/db.query");
+      assertThat(dictionary.path((int) d.keyValue[0])).isEqualTo("main/db.query");
     }
 
     @Test
