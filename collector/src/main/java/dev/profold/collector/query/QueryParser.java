@@ -33,9 +33,14 @@ import java.util.OptionalInt;
  * word      = WORD | QUOTED
  * </pre>
  *
- * <p>Errors are {@link QueryException}s naming the column and what was expected.
+ * <p>Errors are {@link QueryException}s naming the column and what was expected. A condition nests
+ * at most {@value #MAX_NESTING} deep (NOT and parentheses), so no query text can exhaust the
+ * parsing thread's stack.
  */
 public final class QueryParser {
+  /** Deepest nesting of NOT and parentheses in one condition. */
+  static final int MAX_NESTING = 100;
+
   private static final String CLAUSES =
       "a clause (SELECT, AGGREGATE, WHERE, GROUP BY, LET, ORDER BY, LIMIT, FORMAT)";
 
@@ -52,6 +57,7 @@ public final class QueryParser {
 
   private final List<Token> tokens;
   private int pos;
+  private int nesting; // NOT and parentheses open around the condition being read
 
   private final List<SelectItem> select = new ArrayList<>();
   private final List<OperatorCall> aggregate = new ArrayList<>();
@@ -186,14 +192,22 @@ public final class QueryParser {
 
   private Condition condition() throws QueryException {
     Token t = peek();
-    if (t.isKeyword("NOT") && !isComparison(peek(1).kind())) {
+    boolean not = t.isKeyword("NOT") && !isComparison(peek(1).kind());
+    if (not || t.kind() == Token.Kind.LPAREN) {
+      if (nesting == MAX_NESTING) {
+        throw QueryException.expected(
+            t.column(),
+            "a condition nested at most " + MAX_NESTING + " deep (NOT and parentheses)",
+            t.describe());
+      }
       next();
-      return condition().negate();
-    }
-    if (accept(Token.Kind.LPAREN)) {
+      nesting++;
       Condition c = condition();
-      expect(Token.Kind.RPAREN, "')'");
-      return c;
+      if (!not) {
+        expect(Token.Kind.RPAREN, "')'");
+      }
+      nesting--;
+      return not ? c.negate() : c;
     }
     Token attr = word("a condition (attribute, attribute=value, attribute<value, NOT ...)");
     Token op = peek();

@@ -174,6 +174,28 @@ class QueryParserTest {
   }
 
   @Test
+  void deeplyNestedConditionsAreRefusedWithAColumnRatherThanOverflowingTheStack() {
+    String deep = "select count() where " + "(".repeat(100_000) + "a" + ")".repeat(100_000);
+    assertThatThrownBy(() -> QueryParser.parse(deep))
+        .isInstanceOfSatisfying(
+            QueryException.class,
+            e ->
+                assertThat(e.getMessage())
+                    .isEqualTo(
+                        "at column 122: expected a condition nested at most 100 deep (NOT and"
+                            + " parentheses), found '('"));
+    String nots = "select count() where " + "not ".repeat(100_000) + "a";
+    assertThatThrownBy(() -> QueryParser.parse(nots)).isInstanceOf(QueryException.class);
+  }
+
+  @Test
+  void conditionsNestedAsDeepAsAllowedParse() throws QueryException {
+    String deep = "select count() where " + "(".repeat(99) + "not a" + ")".repeat(99);
+    assertThat(QueryParser.parse(deep).where())
+        .containsExactly(new Condition("a", Comparison.NOT_EXISTS, "", 125));
+  }
+
+  @Test
   void bindingErrorsAlsoCarryPositions() {
     assertThatThrownBy(() -> QueryEvaluator.of("select foo, count() group by function"))
         .isInstanceOfSatisfying(

@@ -240,6 +240,15 @@ class QueryServiceTest {
   }
 
   @Test
+  void aDeeplyNestedQueryIsInvalidArgumentNotAnError() {
+    StatusRuntimeException e =
+        failure(query("select count() where " + "(".repeat(100_000) + "a" + ")".repeat(100_000)));
+    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+    assertThat(e.getStatus().getDescription())
+        .startsWith("bad query: at column 122: expected a condition nested at most 100 deep");
+  }
+
+  @Test
   void anUnknownSchemeIsNotFoundAndListsTheSchemes() {
     StatusRuntimeException e = failure(query("SELECT count()").setScheme("nope"));
     assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND);
