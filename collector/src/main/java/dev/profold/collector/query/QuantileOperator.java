@@ -21,14 +21,27 @@ final class QuantileOperator implements Operator {
   private final double q;
   private final String column;
 
+  /**
+   * @param qText {@code q} as written, which names the column ({@code 0.990} gives {@code p99}); a
+   *     number written in a form other than a plain decimal ({@code 0.5d}, {@code 0x1p-1}) is named
+   *     by its value
+   */
   QuantileOperator(String attribute, double q, String qText) {
     this.attribute = attribute;
     this.q = q;
     this.column =
         "p"
-            + new BigDecimal(qText).movePointRight(2).stripTrailingZeros().toPlainString()
+            + decimal(qText, q).movePointRight(2).stripTrailingZeros().toPlainString()
             + "#"
             + attribute;
+  }
+
+  private static BigDecimal decimal(String qText, double q) {
+    try {
+      return new BigDecimal(qText);
+    } catch (NumberFormatException e) {
+      return BigDecimal.valueOf(q);
+    }
   }
 
   @Override

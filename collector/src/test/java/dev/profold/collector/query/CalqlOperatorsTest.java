@@ -45,6 +45,10 @@ class CalqlOperatorsTest {
           quantile(x, 0.5)                | p50#x
           quantile(x, 0.999)              | p99.9#x
           QUANTILE(x, 1)                  | p100#x
+          quantile(x, 5e-1)               | p50#x
+          quantile(x, 0.5d)               | p50#x
+          quantile(x, 0x1p-1)             | p50#x
+          quantile(x, ' 0.25')            | p25#x
           """)
   void columnNamesFollowCaliper(String call, String column) throws QueryException {
     OperatorCall c = QueryParser.parse("SELECT " + call).operatorCalls().get(0);
