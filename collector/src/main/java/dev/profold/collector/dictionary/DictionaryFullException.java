@@ -1,6 +1,9 @@
 package dev.profold.collector.dictionary;
 
-/** The collector-wide dictionary reached its configured size limit. */
+/**
+ * The collector-wide dictionary reached its configured size limit, or one stream defined as many
+ * ids as that limit.
+ */
 public final class DictionaryFullException extends RuntimeException {
   private static final long serialVersionUID = 1L;
 
@@ -9,5 +12,19 @@ public final class DictionaryFullException extends RuntimeException {
         "the collector's dictionary is full ("
             + limit
             + " strings, attributes and path nodes; raise limits.dictionary_entries)");
+  }
+
+  private DictionaryFullException(String message) {
+    super(message);
+  }
+
+  /** A stream defined {@code limit} ids, as many as the collector's whole dictionary holds. */
+  public static DictionaryFullException stream(int limit) {
+    return new DictionaryFullException(
+        "this stream has defined "
+            + limit
+            + " ids of strings, attributes and path nodes, as many as the collector's whole"
+            + " dictionary holds (limits.dictionary_entries): give each definition one id and"
+            + " reuse it on the stream, or open a new stream");
   }
 }

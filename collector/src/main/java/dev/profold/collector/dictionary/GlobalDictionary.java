@@ -40,6 +40,11 @@ public final class GlobalDictionary {
     }
   }
 
+  /** Most strings, attributes and path nodes held together. */
+  public int maxEntries() {
+    return maxEntries;
+  }
+
   /** Number of interned strings, attributes and path nodes together. */
   public synchronized int size() {
     return strings.size() + attributes.size() + paths.size() - 3;

@@ -2,6 +2,7 @@ package dev.profold.collector.ingest;
 
 import dev.profold.collector.dictionary.Attribute;
 import dev.profold.collector.dictionary.AttributeType;
+import dev.profold.collector.dictionary.DictionaryFullException;
 import dev.profold.collector.dictionary.GlobalDictionary;
 import dev.profold.proto.v1.AttributeDef;
 import dev.profold.proto.v1.AttributeKind;
@@ -28,10 +29,12 @@ import java.util.regex.Pattern;
  * Validates the deltas of one stream and translates them to global ids ({@link DecodedDelta}).
  *
  * <p>Holds the stream's dictionary: client-chosen ids of strings, attributes and path nodes mapped
- * to global ids. Definitions are applied in order as a delta is read; a delta rejected later in its
- * entries keeps the definitions before the error (redefining with the same content is allowed, so a
- * client may simply resend). A delta is otherwise all or nothing: nothing of a rejected delta
- * reaches the fold.
+ * to global ids, at most as many ids as the global dictionary holds entries (a client giving the
+ * same definition ever new ids would otherwise grow the stream's maps without bound while the
+ * global dictionary, which interns by content, stays put). Definitions are applied in order as a
+ * delta is read; a delta rejected later in its entries keeps the definitions before the error
+ * (redefining with the same content is allowed, so a client may simply resend). A delta is
+ * otherwise all or nothing: nothing of a rejected delta reaches the fold.
  *
  * <p>Not thread-safe: one instance per stream, used by one thread at a time (gRPC serialises a
  * stream's messages).
@@ -52,6 +55,7 @@ public final class StreamDecoder {
   private static final Pattern UNIT = Pattern.compile("[a-z_]*");
 
   private final GlobalDictionary dictionary;
+  private final int maxIds;
   private final LongIntMap strings = new LongIntMap();
   private final LongIntMap attributeIndex = new LongIntMap();
   private final List<Attribute> attributes = new ArrayList<>();
@@ -64,6 +68,18 @@ public final class StreamDecoder {
 
   public StreamDecoder(GlobalDictionary dictionary) {
     this.dictionary = dictionary;
+    this.maxIds = dictionary.maxEntries();
+  }
+
+  /**
+   * Refuses a new id once the stream holds {@link #maxIds}.
+   *
+   * @throws DictionaryFullException when it does
+   */
+  private void checkRoomForId() {
+    if (strings.size() + attributes.size() + paths.size() >= maxIds) {
+      throw DictionaryFullException.stream(maxIds);
+    }
   }
 
   /** The source this stream carries, once its first delta was read; null before. */
@@ -77,6 +93,7 @@ public final class StreamDecoder {
    * @param serializedBytes the message's size on the wire, for accounting
    * @throws InvalidDeltaException when a field is invalid; the stream's dictionary keeps the
    *     definitions read before the error
+   * @throws DictionaryFullException when the collector's dictionary, or this stream's, is full
    */
   public DecodedDelta decode(Delta delta, int serializedBytes) throws InvalidDeltaException {
     readSource(delta);
@@ -222,6 +239,9 @@ public final class StreamDecoder {
                 + dictionary.string(previous)
                 + "\"; ids cannot be redefined with different content");
       }
+      if (previous == LongIntMap.MISSING) {
+        checkRoomForId();
+      }
       strings.put(id & 0xFFFFFFFFL, global);
     }
     for (int i = 0; i < d.getAttributesCount(); i++) {
@@ -278,6 +298,7 @@ public final class StreamDecoder {
       }
       return;
     }
+    checkRoomForId();
     attributeIndex.put(key, attributes.size());
     attributes.add(dictionary.attribute(global));
   }
@@ -366,6 +387,9 @@ public final class StreamDecoder {
           "path node "
               + Integer.toUnsignedString(n.getId())
               + " is already defined in this stream with different content");
+    }
+    if (previous == LongIntMap.MISSING) {
+      checkRoomForId();
     }
     paths.put(key, global);
     pathAttribute.put(key, attr.id());

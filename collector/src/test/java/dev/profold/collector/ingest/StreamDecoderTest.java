@@ -22,6 +22,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.profold.collector.dictionary.Attribute;
 import dev.profold.collector.dictionary.AttributeType;
+import dev.profold.collector.dictionary.DictionaryFullException;
 import dev.profold.collector.dictionary.GlobalDictionary;
 import dev.profold.collector.dictionary.PathNode;
 import dev.profold.collector.testing.Deltas;
@@ -321,6 +322,24 @@ class StreamDecoderTest {
   @Nested
   @DisplayName("dictionary: strings")
   class Strings {
+    @Test
+    void aStreamCannotDefineMoreIdsThanTheCollectorsDictionaryHolds() throws Exception {
+      GlobalDictionary small = new GlobalDictionary(50);
+      StreamDecoder d = new StreamDecoder(small);
+      decode(d, valid().build()); // 2 strings, 2 attributes, 2 path nodes
+      // A client naming the same string with ever new ids: the collector's dictionary holds it
+      // once, the stream one id per definition, until the stream holds 50 ids.
+      for (int id = 1000; id < 1044; id++) {
+        decode(d, Deltas.next().seq(id).string(id, "same").build());
+      }
+      assertThatThrownBy(() -> decode(d, Deltas.next().seq(1044).string(1044, "same").build()))
+          .isInstanceOf(DictionaryFullException.class)
+          .hasMessageContaining("this stream has defined 50 ids");
+      assertThat(small.size()).isEqualTo(7);
+      // Ids already defined can still be defined again and used.
+      decode(d, Deltas.next().seq(1045).string(1000, "same").entry(1, 1.0).build());
+    }
+
     @Test
     void stringIdZeroIsRejected() {
       assertInvalid(
