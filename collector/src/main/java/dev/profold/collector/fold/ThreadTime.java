@@ -12,9 +12,10 @@ import java.util.Map;
 
 /**
  * One source's thread activity: per thread group, the time per overhead class since the incarnation
- * started, and the group's last reported interval. A group is current while the source's latest
- * delta with thread activity reports it. At most {@link #MAX_GROUPS} groups are kept; beyond that
- * the least recently reported ones are forgotten (counted by the caller).
+ * started (held at {@link Long#MAX_VALUE} rather than wrapping negative), and the group's last
+ * reported interval. A group is current while the source's latest delta with thread activity
+ * reports it. At most {@link #MAX_GROUPS} groups are kept; beyond that the least recently reported
+ * ones are forgotten (counted by the caller).
  *
  * <p>Not thread-safe: owned by the fold thread.
  */
@@ -50,7 +51,8 @@ final class ThreadTime {
     for (GroupActivity g : groups) {
       Row r = rows.computeIfAbsent(g.group(), k -> new Row());
       for (OverheadClass c : CLASSES) {
-        r.totals[index(c)] += g.classes().get(c);
+        int i = index(c);
+        r.totals[i] = FoldEngine.saturatedAdd(r.totals[i], g.classes().get(c)); // counters
       }
       r.last = g;
       r.lastIntervalNanos = intervalNanos;

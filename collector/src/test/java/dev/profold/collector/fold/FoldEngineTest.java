@@ -979,6 +979,17 @@ class FoldEngineTest {
     }
 
     @Test
+    void totalsHoldAtTheLargestLongRatherThanWrapNegative() {
+      int threads = 800_000_000; // 8e18 ns of wall time in a 10 s interval, just below 2^63
+      long[] allCompute = {threads * INTERVAL, 0, 0, 0, 0, 0};
+      for (int seq = 1; seq <= 2; seq++) {
+        apply(
+            checkout("i-1").seq(seq).entry(1, 1.0).threads("pool-*", threads, allCompute, 0, 0, 0));
+      }
+      assertThat(group("i-1", "pool-*").total(OverheadClass.COMPUTE)).isEqualTo(Long.MAX_VALUE);
+    }
+
+    @Test
     void totalsAddUpAndTheLastIntervalIsKeptPerGroup() {
       apply(
           checkout("i-1")
