@@ -48,7 +48,7 @@ public final class StreamDecoder {
   static final int MAX_SOURCE_LABELS = 32;
 
   /** Longest path of a path node, in characters: its names from the root joined with '/'. */
-  static final int MAX_PATH_CHARS = 65536;
+  static final int MAX_PATH_CHARS = 1 << 20; // 2048 agent frames of 511 characters on average
 
   private static final Pattern ATTRIBUTE_NAME = Pattern.compile("[a-zA-Z_][a-zA-Z0-9_.]*");
   private static final Pattern LABEL_NAME = Pattern.compile("[a-zA-Z_][a-zA-Z0-9_]*");

@@ -572,28 +572,28 @@ class StreamDecoderTest {
 
     @Test
     void pathLongerThanTheLimitIsRejected() throws Exception {
-      // 16 levels of a 4096-character name: 16 * 4097 - 1 = 65551 characters.
+      // 256 levels of a 4096-character name: 256 * 4097 - 1 = 1048831 characters.
       Deltas.Builder b = Deltas.source("checkout", "i-1").string(1000, "n".repeat(4096));
-      for (int id = 1; id <= 16; id++) {
+      for (int id = 1; id <= 256; id++) {
         b.pathNode(Deltas.pathNode(id, id - 1, REGION, 1000, REGION_KIND_COMPUTE));
       }
       assertInvalid(
           b.build(),
-          "dictionary.path_nodes[15]",
-          "the path of node 16 would be 65551 characters long; at most 65536");
+          "dictionary.path_nodes[255]",
+          "the path of node 256 would be 1048831 characters long; at most 1048576");
     }
 
     @Test
     void pathAtTheLimitIsAccepted() throws Exception {
-      // 15 levels of 4096 characters and one of 4081: 15 * 4097 + 4081 = 65536 characters.
+      // 255 levels of 4096 characters and one of 3841: 255 * 4097 + 3841 = 1048576 characters.
       Deltas.Builder b =
           Deltas.source("checkout", "i-1")
               .string(1000, "n".repeat(4096))
-              .string(1001, "n".repeat(4081));
-      for (int id = 1; id <= 15; id++) {
+              .string(1001, "n".repeat(3841));
+      for (int id = 1; id <= 255; id++) {
         b.pathNode(Deltas.pathNode(id, id - 1, REGION, 1000, REGION_KIND_COMPUTE));
       }
-      b.pathNode(Deltas.pathNode(16, 15, REGION, 1001, REGION_KIND_COMPUTE)).entry(16, 1.0);
+      b.pathNode(Deltas.pathNode(256, 255, REGION, 1001, REGION_KIND_COMPUTE)).entry(256, 1.0);
       DecodedDelta d = decode(decoder, b.build());
       assertThat(dictionary.path((int) d.keyValue[0])).hasSize(StreamDecoder.MAX_PATH_CHARS);
     }

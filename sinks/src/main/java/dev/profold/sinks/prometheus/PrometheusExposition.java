@@ -215,8 +215,9 @@ public final class PrometheusExposition implements MultiCollector {
             .name("profold_client_contexts")
             .help(
                 "Contexts (region paths with their scoped attributes) the source's profiling"
-                    + " library last reported interning; they are never freed, and beyond the"
-                    + " limit new ones are recorded under profold.overflow.");
+                    + " library last reported in use; above half the limit the least recently"
+                    + " used age out, and beyond the limit new ones are recorded under"
+                    + " profold.overflow.");
     GaugeSnapshot.Builder contextsLimit =
         GaugeSnapshot.builder()
             .name("profold_client_contexts_limit")
