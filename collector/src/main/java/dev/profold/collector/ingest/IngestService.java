@@ -33,10 +33,23 @@ import org.slf4j.LoggerFactory;
  * error. Overload and shutdown answer RESOURCE_EXHAUSTED / UNAVAILABLE with a google.rpc.RetryInfo
  * detail.
  *
+ * <p>Push streams use gRPC flow control: the service reads a stream's next delta only while fewer
+ * than {@link #MAX_UNACKED_DELTAS} of its deltas wait for their ack to be written and the stream
+ * takes what is written ({@code isReady()}). A client that does not read its acks therefore holds
+ * at most that many acks buffered in the collector; its stream stops being read (counted in {@code
+ * profold_ingest_push_paused_total}) until it reads them, and every delta read is still applied and
+ * acknowledged.
+ *
  * <p>Thread-safe.
  */
 public final class IngestService extends IngestGrpc.IngestImplBase {
   private static final Logger log = LoggerFactory.getLogger(IngestService.class);
+
+  /**
+   * Deltas of one Push stream read but whose ack is not yet written, at most; it also bounds the
+   * acks buffered for a client that does not read them.
+   */
+  public static final int MAX_UNACKED_DELTAS = 64;
 
   private final GlobalDictionary dictionary;
   private final FoldWorker worker;
@@ -57,8 +70,12 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
 
   @Override
   public StreamObserver<Delta> push(StreamObserver<Ack> responses) {
-    AckStream acks = new AckStream((ServerCallStreamObserver<Ack>) responses);
+    ServerCallStreamObserver<Ack> out = (ServerCallStreamObserver<Ack>) responses;
+    out.disableAutoRequest();
+    AckStream acks = new AckStream(out, metrics);
+    out.setOnReadyHandler(acks::requestMore);
     open.add(acks);
+    acks.requestMore();
     StreamDecoder decoder = new StreamDecoder(dictionary);
     return new StreamObserver<>() {
       @Override
@@ -223,20 +240,55 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
     return b.build();
   }
 
-  /** Serialises all writes to one response stream and ignores writes after it ended. */
+  /**
+   * Serialises all writes to one response stream, ignores writes after it ended, and asks for the
+   * stream's next deltas while its acks are taken (flow control, see the class comment).
+   */
   private static final class AckStream {
     private final ServerCallStreamObserver<Ack> out;
+    private final CollectorMetrics metrics;
     private boolean ended;
+    private long requested; // deltas asked for with request(n)
+    private long written; // acks written (or dropped because the stream ended)
+    private boolean paused;
 
-    AckStream(ServerCallStreamObserver<Ack> out) {
+    AckStream(ServerCallStreamObserver<Ack> out, CollectorMetrics metrics) {
       this.out = out;
+      this.metrics = metrics;
     }
 
     synchronized void send(Ack ack) {
+      written++;
       if (ended || out.isCancelled()) {
         return;
       }
       out.onNext(ack);
+      requestMore();
+    }
+
+    /**
+     * Asks for deltas up to {@link #MAX_UNACKED_DELTAS} not yet acknowledged, the first ones at
+     * once, later ones only while the client takes its acks; else the stream pauses until the
+     * on-ready handler runs.
+     */
+    synchronized void requestMore() {
+      if (ended || out.isCancelled()) {
+        return;
+      }
+      long room = MAX_UNACKED_DELTAS - (requested - written);
+      if (room <= 0) {
+        return;
+      }
+      if (requested > 0 && !out.isReady()) {
+        if (!paused) {
+          paused = true;
+          metrics.pushPaused();
+        }
+        return;
+      }
+      paused = false;
+      requested += room;
+      out.request((int) room);
     }
 
     synchronized void complete() {

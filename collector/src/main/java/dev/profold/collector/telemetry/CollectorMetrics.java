@@ -18,6 +18,7 @@ public final class CollectorMetrics {
   private final Counter deltasReceived;
   private final Counter deltasApplied;
   private final Counter deltasDuplicate;
+  private final Counter pushPaused;
   private final Counter entriesReceived;
   private final Counter bytesReceived;
   private final Counter missingDeltas;
@@ -40,6 +41,10 @@ public final class CollectorMetrics {
         counter(
             "profold.deltas.duplicate",
             "Deltas received again (retries) and acknowledged without applying.");
+    pushPaused =
+        counter(
+            "profold.ingest.push.paused",
+            "Times a Push stream stopped being read because its client did not read its acks.");
     entriesReceived = counter("profold.entries.received", "Entries in applied deltas.");
     bytesReceived =
         Counter.builder("profold.ingest.received")
@@ -115,6 +120,11 @@ public final class CollectorMetrics {
                     .description("Deltas not applied, by reason.")
                     .register(registry))
         .increment();
+  }
+
+  /** A Push stream stopped being read until its client takes its acks. */
+  public void pushPaused() {
+    pushPaused.increment();
   }
 
   public void missingDeltas(long n) {

@@ -25,12 +25,15 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.protobuf.StatusProto;
+import io.grpc.stub.ClientCallStreamObserver;
+import io.grpc.stub.ClientResponseObserver;
 import io.grpc.stub.StreamObserver;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -274,6 +277,63 @@ class IngestServiceTest {
     worker.start(); // the fold catches up and the pending call completes
     assertThat(pending.get(10, TimeUnit.SECONDS).getResult())
         .isEqualTo(AckResult.ACK_RESULT_APPLIED);
+  }
+
+  @Test
+  void aClientThatDoesNotReadItsAcksIsNoLongerReadUntilItDoes() throws Exception {
+    start(1 << 24, true);
+    int window = IngestService.MAX_UNACKED_DELTAS;
+    int total = window + 10;
+    LinkedBlockingQueue<Object> events = new LinkedBlockingQueue<>();
+    AtomicReference<ClientCallStreamObserver<Delta>> call = new AtomicReference<>();
+    StreamObserver<Delta> requests =
+        IngestGrpc.newStub(channel)
+            .push(
+                new ClientResponseObserver<Delta, Ack>() {
+                  @Override
+                  public void beforeStart(ClientCallStreamObserver<Delta> stream) {
+                    stream.disableAutoRequestWithInitial(0); // never reads an ack by itself
+                    call.set(stream);
+                  }
+
+                  @Override
+                  public void onNext(Ack ack) {
+                    events.add(ack);
+                  }
+
+                  @Override
+                  public void onError(Throwable t) {
+                    events.add(t);
+                  }
+
+                  @Override
+                  public void onCompleted() {
+                    events.add("completed");
+                  }
+                });
+    Deltas.Builder b = checkout();
+    for (int seq = 1; seq <= total; seq++) {
+      requests.onNext(b.seq(seq).build());
+      b = b.withoutSource();
+    }
+    worker.snapshot(); // a barrier: the fold has answered everything it was given
+
+    assertThat(registry.get("profold.deltas.received").counter().count()).isEqualTo(window);
+    assertThat(registry.get("profold.deltas.applied").counter().count()).isEqualTo(window);
+    assertThat(registry.get("profold.ingest.push.paused").counter().count()).isEqualTo(1);
+    assertThat(events).isEmpty();
+
+    call.get().request(Integer.MAX_VALUE); // the client reads its acks: the stream goes on
+    for (int seq = 1; seq <= total; seq++) {
+      Object e = events.poll(10, TimeUnit.SECONDS);
+      assertThat(e).as("ack %d", seq).isInstanceOf(Ack.class);
+      assertThat(((Ack) e).getSequence()).isEqualTo(seq);
+      assertThat(((Ack) e).getResult()).isEqualTo(AckResult.ACK_RESULT_APPLIED);
+    }
+    assertThat(registry.get("profold.deltas.applied").counter().count()).isEqualTo(total);
+    assertThat(only("main/db.query").state().count()).isEqualTo(2L * total);
+    requests.onCompleted();
+    assertThat(events.poll(10, TimeUnit.SECONDS)).isEqualTo("completed");
   }
 
   private static Duration retryDelay(StatusRuntimeException e) {
