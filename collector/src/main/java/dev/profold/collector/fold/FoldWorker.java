@@ -5,6 +5,7 @@ import dev.profold.collector.telemetry.CollectorMetrics;
 import dev.profold.sinks.snapshot.CollectorSnapshot;
 import dev.profold.sinks.snapshot.SnapshotSource;
 import java.time.Duration;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -23,6 +24,9 @@ import org.slf4j.LoggerFactory;
  * RESOURCE_EXHAUSTED. Scrapes never take a lock ingest needs: they ask the fold thread for a
  * snapshot and reuse the last one while nothing changed.
  *
+ * <p>At shutdown every delta {@link #submit} accepted is folded and answered: a submit racing with
+ * the fold thread's last drain either lands before it or takes its delta back and refuses it.
+ *
  * <p>Thread-safe.
  */
 public final class FoldWorker implements SnapshotSource {
@@ -40,12 +44,14 @@ public final class FoldWorker implements SnapshotSource {
   private final long maxPendingBytes;
   private final long tickMillis;
   private final Duration snapshotTimeout;
-  private final LinkedBlockingQueue<Runnable> queue = new LinkedBlockingQueue<>();
+  private final BlockingQueue<Runnable> queue;
   private final AtomicLong pending;
   private final Thread thread;
   private volatile CollectorSnapshot lastSnapshot = CollectorSnapshot.empty();
   private long lastSnapshotVersion = -1;
   private volatile boolean accepting = true;
+  // Set by the fold thread before its last drain: a task added later may not run.
+  private volatile boolean stopped;
 
   public FoldWorker(
       FoldEngine engine,
@@ -53,6 +59,18 @@ public final class FoldWorker implements SnapshotSource {
       long maxPendingBytes,
       Duration tick,
       Duration snapshotTimeout) {
+    this(engine, metrics, maxPendingBytes, tick, snapshotTimeout, new LinkedBlockingQueue<>());
+  }
+
+  /** As above, with the task queue given (tests use it to interleave a submit with shutdown). */
+  FoldWorker(
+      FoldEngine engine,
+      CollectorMetrics metrics,
+      long maxPendingBytes,
+      Duration tick,
+      Duration snapshotTimeout,
+      BlockingQueue<Runnable> queue) {
+    this.queue = queue;
     this.engine = engine;
     this.metrics = metrics;
     this.maxPendingBytes = maxPendingBytes;
@@ -71,7 +89,7 @@ public final class FoldWorker implements SnapshotSource {
    * Queues {@code delta} for folding; {@code done} runs on the fold thread with the result.
    *
    * @return false, without queueing, when the pending-bytes limit is reached or the worker is
-   *     stopping
+   *     stopping; true when {@code done} will run
    */
   public boolean submit(DecodedDelta delta, Consumer<FoldResult> done) {
     if (!accepting) {
@@ -82,7 +100,7 @@ public final class FoldWorker implements SnapshotSource {
       pending.addAndGet(-delta.serializedBytes);
       return false;
     }
-    queue.add(
+    Runnable task =
         () -> {
           pending.addAndGet(-delta.serializedBytes);
           FoldResult r;
@@ -96,13 +114,31 @@ public final class FoldWorker implements SnapshotSource {
                     FoldResult.Outcome.REJECTED, null, "internal error: " + e.getMessage(), 0);
           }
           done.accept(r);
-        });
+        };
+    if (!enqueue(task)) {
+      pending.addAndGet(-delta.serializedBytes);
+      return false;
+    }
     return true;
   }
 
-  /** Runs {@code task} on the fold thread after everything submitted before it. */
-  public void execute(Runnable task) {
+  /**
+   * Runs {@code task} on the fold thread after everything submitted before it.
+   *
+   * @return false, without running it, when the fold thread has stopped
+   */
+  public boolean execute(Runnable task) {
+    return enqueue(task);
+  }
+
+  /**
+   * Queues {@code task}; false if the fold thread stopped before it could take it. The fold thread
+   * sets {@code stopped} before its last drain, so a task added before that is drained, and one
+   * added after is taken back here unless the drain already took it.
+   */
+  private boolean enqueue(Runnable task) {
     queue.add(task);
+    return !(stopped && queue.remove(task));
   }
 
   /** True while the worker takes new deltas. */
@@ -157,6 +193,7 @@ public final class FoldWorker implements SnapshotSource {
         engine.advance();
       }
       // Drain what arrived before the stop, then close the current windows.
+      stopped = true;
       Runnable task;
       while ((task = queue.poll()) != null) {
         runSafely(task);

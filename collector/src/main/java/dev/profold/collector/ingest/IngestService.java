@@ -56,6 +56,7 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
   private final CollectorMetrics metrics;
   private final Duration retryDelay;
   private final Set<AckStream> open = ConcurrentHashMap.newKeySet();
+  private volatile boolean closed;
 
   public IngestService(
       GlobalDictionary dictionary,
@@ -75,6 +76,10 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
     AckStream acks = new AckStream(out, metrics);
     out.setOnReadyHandler(acks::requestMore);
     open.add(acks);
+    if (closed) { // opened after closeStreams(): nothing would answer its deltas
+      acks.fail(shuttingDown());
+      open.remove(acks);
+    }
     acks.requestMore();
     StreamDecoder decoder = new StreamDecoder(dictionary);
     return new StreamObserver<>() {
@@ -189,13 +194,17 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
    * drained).
    */
   public void closeStreams() {
-    io.grpc.StatusRuntimeException e =
-        StatusProto.toStatusRuntimeException(
-            status(Code.UNAVAILABLE, "the collector is shutting down; reconnect", retryDelay));
+    closed = true;
+    io.grpc.StatusRuntimeException e = shuttingDown();
     for (AckStream s : open) {
       s.fail(e);
     }
     open.clear();
+  }
+
+  private io.grpc.StatusRuntimeException shuttingDown() {
+    return StatusProto.toStatusRuntimeException(
+        status(Code.UNAVAILABLE, "the collector is shutting down; reconnect", retryDelay));
   }
 
   private static Ack ack(long seq, FoldResult r) {

@@ -1,0 +1,82 @@
+package dev.profold.collector.fold;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.profold.collector.dictionary.GlobalDictionary;
+import dev.profold.collector.ingest.DecodedDelta;
+import dev.profold.collector.telemetry.CollectorMetrics;
+import dev.profold.collector.testing.Deltas;
+import dev.profold.collector.testing.MutableClock;
+import dev.profold.proto.v1.Delta;
+import dev.profold.proto.v1.RegionKind;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import org.junit.jupiter.api.Test;
+
+/** The fold worker's shutdown: every delta it accepts is answered. */
+class FoldWorkerTest {
+  private static final String RECEIVER = "test-receiver";
+
+  /** A task queue that holds the receiver's next add until released. */
+  private static final class HeldQueue extends LinkedBlockingQueue<Runnable> {
+    private static final long serialVersionUID = 1L;
+    final CountDownLatch inAdd = new CountDownLatch(1);
+    final CountDownLatch release = new CountDownLatch(1);
+
+    @Override
+    public boolean add(Runnable task) {
+      if (Thread.currentThread().getName().equals(RECEIVER)) {
+        inAdd.countDown();
+        try {
+          release.await();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      return super.add(task);
+    }
+  }
+
+  @Test
+  void aDeltaSubmittedAsTheFoldDrainsAtShutdownIsAnsweredOrRefused() throws Exception {
+    MutableClock clock = MutableClock.atNanos(Deltas.DEFAULT_START + 10_000_000_000L);
+    CollectorMetrics metrics = new CollectorMetrics(new SimpleMeterRegistry());
+    GlobalDictionary dictionary = new GlobalDictionary(10_000);
+    FoldEngine engine =
+        new FoldEngine(new FoldConfig(10_000_000_000L, 5, 1000), dictionary, clock, metrics);
+    HeldQueue queue = new HeldQueue();
+    FoldWorker worker =
+        new FoldWorker(
+            engine, metrics, 1 << 20, Duration.ofMillis(50), Duration.ofSeconds(5), queue);
+    worker.start();
+    Delta delta =
+        Deltas.source("checkout", "i-1")
+            .seq(1)
+            .region(1, "main", RegionKind.REGION_KIND_COMPUTE)
+            .entry(1, 0.25)
+            .build();
+    DecodedDelta decoded = Deltas.decode(delta, dictionary);
+
+    CompletableFuture<FoldResult> answer = new CompletableFuture<>();
+    CompletableFuture<Boolean> queued = new CompletableFuture<>();
+    Thread receiver =
+        new Thread(() -> queued.complete(worker.submit(decoded, answer::complete)), RECEIVER);
+    receiver.start();
+    queue.inAdd.await(); // the receiver passed the accepting check and is about to queue
+
+    worker.shutdown(Duration.ofSeconds(30)); // the fold drains and stops meanwhile
+    queue.release.countDown();
+    receiver.join();
+
+    // Accepted means answered; otherwise refused, so the caller answers UNAVAILABLE.
+    if (queued.join()) {
+      assertThat(answer).as("the answer to an accepted delta").isDone();
+    } else {
+      assertThat(worker.accepting()).isFalse();
+      assertThat(metrics.pendingBytes().get()).isZero();
+    }
+  }
+}
