@@ -226,6 +226,8 @@ public final class AlertEvaluator {
    * Replaces the rules: a rule whose definition is unchanged keeps its alerts' state; a new or
    * changed one starts inactive; the firing alerts of removed or changed rules resolve at {@code
    * now}.
+   *
+   * @throws IllegalArgumentException when two rules share a name; nothing changed then
    */
   public RulesChange replaceRules(List<AlertRule> next, Instant now) {
     Map<String, RuleState> old = new LinkedHashMap<>(rules);

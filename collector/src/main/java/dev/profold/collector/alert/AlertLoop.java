@@ -149,7 +149,11 @@ public final class AlertLoop implements AutoCloseable {
 
   /**
    * Replaces the rules (config reload): unchanged rules keep their alerts' state; the firing alerts
-   * of removed or changed rules resolve now (and Alertmanager is told).
+   * of removed or changed rules resolve now (and Alertmanager is told). The server calls it on the
+   * fold thread, between building and swapping in a reload's schemes, so it must not wait for that
+   * thread (it does not).
+   *
+   * @throws IllegalArgumentException when two rules share a name; nothing changed then
    */
   public synchronized AlertEvaluator.RulesChange replaceRules(List<AlertRule> rules) {
     AlertEvaluator.RulesChange c = evaluator.replaceRules(rules, clock.instant());

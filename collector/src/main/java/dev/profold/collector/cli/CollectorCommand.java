@@ -145,17 +145,12 @@ final class CollectorCommand implements Callable<Integer> {
 
   /**
    * Reloads the config file on SIGHUP and when its content changes (checked every 2 s, on a daemon
-   * thread), applying its schemes; see {@link ConfigReloader}.
+   * thread), applying its schemes and alert rules; see {@link ConfigReloader}.
    */
   private void watchConfig(CollectorServer server, CollectorConfig running, PrintWriter out) {
     ConfigReloader reloader =
         new ConfigReloader(
-            config,
-            running,
-            this::withCommandLine,
-            server::reconfigure,
-            server::reconfigureAlerts,
-            server.metrics());
+            config, running, this::withCommandLine, server::reconfigure, server.metrics());
     ScheduledExecutorService watcher =
         Executors.newSingleThreadScheduledExecutor(
             r -> {

@@ -17,30 +17,47 @@ import org.slf4j.LoggerFactory;
  * Reloads the config file while the collector runs (on SIGHUP, or when the file's content changes)
  * and applies what can change live: the schemes and the alert rules. Schemes (and rules) whose
  * definition is unchanged keep their state; new ones start empty; removed ones go. Other settings
- * need a restart: a change to them is logged and otherwise ignored. A file that does not load is
- * refused with its error, counted, and the running configuration stays.
+ * need a restart: a change to them is logged and otherwise ignored.
+ *
+ * <p>A reload is all or nothing: the {@link Applier} puts the schemes and the rules in force
+ * together or leaves both as they were. A file that does not load, or whose schemes and rules
+ * cannot be applied, is refused with its error, logged and counted, and the running configuration
+ * stays; {@link #current()} is always what is in force.
  *
  * <p>Thread-safe: reloads are serialised.
  */
 public final class ConfigReloader {
   private static final Logger log = LoggerFactory.getLogger(ConfigReloader.class);
 
-  /** Applies a new scheme list and returns the names of the schemes that kept their state. */
+  /** Puts the schemes and alert rules of a reload in force, both or neither. */
   @FunctionalInterface
-  public interface SchemeApplier {
-    List<String> apply(List<SchemeDefinition> schemes) throws Exception;
+  public interface Applier {
+    /**
+     * Applies {@code schemes} and {@code rules} together.
+     *
+     * @return the names of the schemes and of the rules that kept their state
+     * @throws Exception when they could not be applied; then neither changed
+     */
+    Kept apply(List<SchemeDefinition> schemes, List<AlertRule> rules) throws Exception;
   }
 
-  /** Applies new alert rules and returns the names of the rules that kept their state. */
-  @FunctionalInterface
-  public interface AlertRulesApplier {
-    List<String> apply(List<AlertRule> rules) throws Exception;
+  /**
+   * What kept its state through a reload.
+   *
+   * @param schemes names of the schemes that kept their state
+   * @param rules names of the alert rules that kept their state
+   */
+  public record Kept(List<String> schemes, List<String> rules) {
+    public Kept {
+      schemes = List.copyOf(schemes);
+      rules = List.copyOf(rules);
+    }
   }
 
   /**
    * What a reload did.
    *
-   * @param applied true when the new schemes were applied
+   * @param applied true when the new schemes and alert rules were applied
    * @param kept schemes that kept their state
    * @param started schemes that started empty (new or changed)
    * @param removed schemes that went
@@ -57,8 +74,7 @@ public final class ConfigReloader {
 
   private final Path file;
   private final CommandLineOverrides overrides;
-  private final SchemeApplier applier;
-  private final AlertRulesApplier alertApplier;
+  private final Applier applier;
   private final CollectorMetrics metrics;
   private CollectorConfig current;
   private byte[] lastContent;
@@ -70,30 +86,19 @@ public final class ConfigReloader {
 
   /**
    * A reloader of {@code file}, whose running configuration is {@code current} (the file's as
-   * loaded at start, with the command-line overrides applied).
+   * loaded at start, with the command-line overrides applied), applying reloads with {@code
+   * applier}.
    */
   public ConfigReloader(
       Path file,
       CollectorConfig current,
       CommandLineOverrides overrides,
-      SchemeApplier applier,
-      CollectorMetrics metrics) {
-    this(file, current, overrides, applier, rules -> List.of(), metrics);
-  }
-
-  /** As above, also applying the alert rules with {@code alertApplier}. */
-  public ConfigReloader(
-      Path file,
-      CollectorConfig current,
-      CommandLineOverrides overrides,
-      SchemeApplier applier,
-      AlertRulesApplier alertApplier,
+      Applier applier,
       CollectorMetrics metrics) {
     this.file = file;
     this.current = current;
     this.overrides = overrides;
     this.applier = applier;
-    this.alertApplier = alertApplier;
     this.metrics = metrics;
     this.lastContent = read();
   }
@@ -112,7 +117,7 @@ public final class ConfigReloader {
     return reload();
   }
 
-  /** Loads the file and applies its schemes (see the class comment). */
+  /** Loads the file and applies its schemes and alert rules (see the class comment). */
   public synchronized Outcome reload() {
     lastContent = read();
     CollectorConfig next;
@@ -124,28 +129,28 @@ public final class ConfigReloader {
     } catch (ConfigException | IllegalStateException e) {
       return refused(e.getMessage());
     }
-    List<String> kept;
+    List<AlertRule> rules = next.alerts().rules();
+    Kept kept;
     try {
-      kept = applier.apply(schemes);
+      kept = applier.apply(schemes, rules);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return refused("interrupted before the new schemes and alert rules were applied");
     } catch (Exception e) {
-      return refused("could not apply the new schemes: " + e);
+      return refused(
+          "could not apply the new schemes and alert rules ("
+              + e
+              + "); the file is tried again on SIGHUP or when it changes");
     }
     List<String> before = names(current.schemeDefinitions());
     List<String> after = names(schemes);
     List<String> started = new ArrayList<>(after);
-    started.removeAll(kept);
+    started.removeAll(kept.schemes());
     List<String> removed = new ArrayList<>(before);
     removed.removeAll(after);
-    List<AlertRule> rules = next.alerts().rules();
-    List<String> rulesKept;
-    try {
-      rulesKept = alertApplier.apply(rules);
-    } catch (Exception e) {
-      return refused("could not apply the new alert rules: " + e);
-    }
     List<String> rulesBefore = ruleNames(current.alerts().rules());
     List<String> rulesStarted = new ArrayList<>(ruleNames(rules));
-    rulesStarted.removeAll(rulesKept);
+    rulesStarted.removeAll(kept.rules());
     List<String> rulesRemoved = new ArrayList<>(rulesBefore);
     rulesRemoved.removeAll(ruleNames(rules));
     List<String> needRestart = restartOnly(current, next);
@@ -155,10 +160,10 @@ public final class ConfigReloader {
         "config {} reloaded: schemes kept {}, started empty {}, removed {}; alert rules kept {},"
             + " started {}, removed {}",
         file,
-        kept,
+        kept.schemes(),
         started,
         removed,
-        rulesKept,
+        kept.rules(),
         rulesStarted,
         rulesRemoved);
     if (!needRestart.isEmpty()) {
@@ -167,7 +172,7 @@ public final class ConfigReloader {
           file,
           String.join(", ", needRestart));
     }
-    return new Outcome(true, kept, started, removed, needRestart, null);
+    return new Outcome(true, kept.schemes(), started, removed, needRestart, null);
   }
 
   private Outcome refused(String error) {

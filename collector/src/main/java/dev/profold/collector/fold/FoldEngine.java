@@ -85,6 +85,35 @@ public final class FoldEngine {
    * @return the names of the schemes that kept their state
    */
   public List<String> reconfigure(List<SchemeDefinition> definitions) {
+    Reconfiguration r = prepare(definitions);
+    commit(r);
+    return r.kept();
+  }
+
+  /** A scheme list made ready by {@link #prepare} and not yet in force. Immutable. */
+  public static final class Reconfiguration {
+    private final List<String> kept;
+    private final List<SchemeFold> base;
+    private final List<SchemeFold> next;
+
+    private Reconfiguration(List<String> kept, List<SchemeFold> base, List<SchemeFold> next) {
+      this.kept = List.copyOf(kept);
+      this.base = base;
+      this.next = List.copyOf(next);
+    }
+
+    /** The names of the schemes that keep their state. */
+    public List<String> kept() {
+      return kept;
+    }
+  }
+
+  /**
+   * Builds what {@link #reconfigure} would put in force, changing nothing yet; {@link #commit} puts
+   * it in force. Call both in one task on the fold thread (the schemes must not change in between),
+   * so that a reload can apply its other parts in between and swap the schemes only if they took.
+   */
+  public Reconfiguration prepare(List<SchemeDefinition> definitions) {
     List<SchemeFold> next = new ArrayList<>();
     List<String> kept = new ArrayList<>();
     for (SchemeDefinition def : definitions) {
@@ -101,9 +130,21 @@ public final class FoldEngine {
         next.add(newFold(def));
       }
     }
-    schemes = List.copyOf(next);
+    return new Reconfiguration(kept, schemes, next);
+  }
+
+  /**
+   * Puts a {@link #prepare}d scheme list in force.
+   *
+   * @throws IllegalStateException when the schemes changed since it was prepared (nothing changes)
+   */
+  @SuppressWarnings("ReferenceEquality") // the very list it was prepared against, not an equal one
+  public void commit(Reconfiguration r) {
+    if (r.base != schemes) {
+      throw new IllegalStateException("the schemes changed since the reconfiguration was prepared");
+    }
+    schemes = r.next;
     version++;
-    return kept;
   }
 
   /** Sets who is told about closed intervals with data (one listener; replaces the previous). */

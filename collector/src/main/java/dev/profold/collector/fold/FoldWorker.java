@@ -6,11 +6,13 @@ import dev.profold.sinks.snapshot.CollectorSnapshot;
 import dev.profold.sinks.snapshot.SnapshotSource;
 import java.time.Duration;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -139,6 +141,90 @@ public final class FoldWorker implements SnapshotSource {
   private boolean enqueue(Runnable task) {
     queue.add(task);
     return !(stopped && queue.remove(task));
+  }
+
+  /**
+   * Runs {@code task} on the fold thread after everything queued before it and returns its result,
+   * waiting at most {@code timeout} for the fold thread to reach it. A task the fold thread has not
+   * started by then never runs: the caller gets a {@link TimeoutException} and knows that nothing
+   * changed. A task already running is waited for to its end (it should be short), so that the
+   * caller always learns whether it ran.
+   *
+   * @throws ExecutionException with what the task threw (it ran, and failed)
+   * @throws TimeoutException when the task was not started within {@code timeout}, or the fold
+   *     thread has stopped; it never will be started
+   * @throws InterruptedException when interrupted before the task started; it never will be
+   */
+  public <T> T call(Callable<T> task, Duration timeout)
+      throws ExecutionException, TimeoutException, InterruptedException {
+    Call<T> call = new Call<>(task);
+    if (!enqueue(call)) {
+      throw new TimeoutException("the fold thread has stopped");
+    }
+    try {
+      return call.result.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    } catch (TimeoutException e) {
+      if (call.state.compareAndSet(Call.WAITING, Call.CANCELLED)) {
+        throw e;
+      }
+      return call.awaitUninterruptibly();
+    } catch (InterruptedException e) {
+      if (call.state.compareAndSet(Call.WAITING, Call.CANCELLED)) {
+        throw e;
+      }
+      try {
+        return call.awaitUninterruptibly();
+      } finally {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /** A task of {@link #call}: runs only if its caller did not give up on it first. */
+  private static final class Call<T> implements Runnable {
+    static final int WAITING = 0;
+    static final int RUNNING = 1;
+    static final int CANCELLED = 2;
+
+    final Callable<T> task;
+    final AtomicInteger state = new AtomicInteger(WAITING);
+    final CompletableFuture<T> result = new CompletableFuture<>();
+
+    Call(Callable<T> task) {
+      this.task = task;
+    }
+
+    @Override
+    public void run() {
+      if (!state.compareAndSet(WAITING, RUNNING)) {
+        return;
+      }
+      try {
+        result.complete(task.call());
+      } catch (Exception e) {
+        result.completeExceptionally(e);
+      } catch (Error e) {
+        result.completeExceptionally(e);
+        throw e;
+      }
+    }
+
+    T awaitUninterruptibly() throws ExecutionException {
+      boolean interrupted = false;
+      try {
+        while (true) {
+          try {
+            return result.get();
+          } catch (InterruptedException e) {
+            interrupted = true;
+          }
+        }
+      } finally {
+        if (interrupted) {
+          Thread.currentThread().interrupt();
+        }
+      }
+    }
   }
 
   /** True while the worker takes new deltas. */

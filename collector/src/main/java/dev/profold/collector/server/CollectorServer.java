@@ -17,6 +17,7 @@ import dev.profold.collector.analysis.ThreadRegionImbalanceValues;
 import dev.profold.collector.archive.ArchiveException;
 import dev.profold.collector.archive.IntervalArchive;
 import dev.profold.collector.config.CollectorConfig;
+import dev.profold.collector.config.ConfigReloader;
 import dev.profold.collector.dictionary.GlobalDictionary;
 import dev.profold.collector.fold.FoldConfig;
 import dev.profold.collector.fold.FoldEngine;
@@ -72,6 +73,9 @@ import org.slf4j.LoggerFactory;
  */
 public final class CollectorServer {
   private static final Logger log = LoggerFactory.getLogger(CollectorServer.class);
+
+  /** How long a config reload waits for the fold thread to take it. */
+  static final Duration RELOAD_TIMEOUT = Duration.ofSeconds(10);
 
   private final CollectorConfig config;
   private final PrometheusMeterRegistry meters;
@@ -324,30 +328,50 @@ public final class CollectorServer {
   }
 
   /**
-   * Replaces the schemes (on the fold thread, after what was received before); schemes whose
-   * definition did not change keep their state.
+   * Replaces the schemes and the alert rules (config reload), both or neither: on the fold thread,
+   * after what was received before, the new scheme list is built, the rules are replaced, and only
+   * then is the scheme list swapped, so no delta lands between the two and a failure leaves both as
+   * they were. Schemes and rules whose definition did not change keep their state; the firing
+   * alerts of removed or changed rules resolve.
    *
-   * @return names of the schemes that kept their state
+   * @return the names of the schemes and of the rules that kept their state
+   * @throws TimeoutException when the fold thread did not take the change within {@link
+   *     #RELOAD_TIMEOUT}; it never will, and nothing changed
+   * @throws IllegalArgumentException when the rules cannot be applied (two rules of one name);
+   *     nothing changed
    */
-  public List<String> reconfigure(List<SchemeDefinition> schemes)
+  public ConfigReloader.Kept reconfigure(List<SchemeDefinition> schemes, List<AlertRule> rules)
       throws InterruptedException, TimeoutException {
-    CompletableFuture<List<String>> kept = new CompletableFuture<>();
-    worker.execute(() -> kept.complete(engine.reconfigure(schemes)));
-    try {
-      return kept.get(10, TimeUnit.SECONDS);
-    } catch (ExecutionException e) {
-      throw new IllegalStateException(e.getCause());
-    }
+    return reconfigure(schemes, rules, RELOAD_TIMEOUT);
   }
 
-  /**
-   * Replaces the alert rules (config reload); rules whose definition did not change keep their
-   * alerts' state, the firing alerts of removed or changed rules resolve.
-   *
-   * @return names of the rules that kept their state
-   */
-  public List<String> reconfigureAlerts(List<AlertRule> rules) {
-    return alerts.replaceRules(rules).kept();
+  /** {@link #reconfigure(List, List)} waiting at most {@code timeout} for the fold thread. */
+  ConfigReloader.Kept reconfigure(
+      List<SchemeDefinition> schemes, List<AlertRule> rules, Duration timeout)
+      throws InterruptedException, TimeoutException {
+    try {
+      return worker.call(
+          () -> {
+            FoldEngine.Reconfiguration next = engine.prepare(schemes);
+            List<String> rulesKept = alerts.replaceRules(rules).kept(); // throws: nothing changed
+            engine.commit(next);
+            return new ConfigReloader.Kept(next.kept(), rulesKept);
+          },
+          timeout);
+    } catch (TimeoutException e) {
+      TimeoutException t =
+          new TimeoutException(
+              "the fold thread did not take the new schemes and rules within "
+                  + timeout.toSeconds()
+                  + "s; nothing was changed");
+      t.initCause(e);
+      throw t;
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof RuntimeException r) {
+        throw r;
+      }
+      throw new IllegalStateException(e.getCause());
+    }
   }
 
   /** The alert rules' loop (evaluations happen on its own thread). */

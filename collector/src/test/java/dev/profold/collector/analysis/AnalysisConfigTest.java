@@ -65,7 +65,7 @@ class AnalysisConfigTest {
             file,
             running,
             c -> c,
-            schemes -> List.of("region"),
+            (schemes, rules) -> new ConfigReloader.Kept(List.of("region"), List.of()),
             new CollectorMetrics(new SimpleMeterRegistry()));
     Files.writeString(file, "analysis:\n  top_nodes: 4\n", StandardCharsets.UTF_8);
     ConfigReloader.Outcome o = reloader.reload();

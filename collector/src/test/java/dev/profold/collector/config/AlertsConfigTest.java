@@ -152,8 +152,8 @@ class AlertsConfigTest {
             file,
             running,
             c -> c,
-            schemes -> List.of("region"),
-            rules -> loop.replaceRules(rules).kept(),
+            (schemes, rules) ->
+                new ConfigReloader.Kept(List.of("region"), loop.replaceRules(rules).kept()),
             new CollectorMetrics(new SimpleMeterRegistry()));
 
     Files.writeString(

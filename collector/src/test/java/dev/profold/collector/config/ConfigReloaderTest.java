@@ -2,6 +2,7 @@ package dev.profold.collector.config;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.profold.collector.alert.AlertRule;
 import dev.profold.collector.dictionary.GlobalDictionary;
 import dev.profold.collector.fold.FoldConfig;
 import dev.profold.collector.fold.FoldEngine;
@@ -13,6 +14,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -51,8 +54,19 @@ class ConfigReloaderTest {
             new GlobalDictionary(1000),
             MutableClock.atNanos(1_700_000_000_000_000_000L),
             metrics);
-    reloader = new ConfigReloader(file, c, x -> x, engine::reconfigure, metrics);
+    reloader = new ConfigReloader(file, c, x -> x, this::apply, metrics);
   }
+
+  /** Applies the schemes to the engine unless {@link #failure} is set (then nothing changes). */
+  ConfigReloader.Kept apply(List<SchemeDefinition> schemes, List<AlertRule> rules)
+      throws Exception {
+    if (failure != null) {
+      throw failure;
+    }
+    return new ConfigReloader.Kept(engine.reconfigure(schemes), List.of());
+  }
+
+  Exception failure;
 
   void write(String yaml) throws Exception {
     Files.writeString(file, yaml, StandardCharsets.UTF_8);
@@ -109,6 +123,40 @@ class ConfigReloaderTest {
         .containsExactly(SchemeDefinition.BUILT_IN_QUERY, "SELECT sum(time) GROUP BY kind");
     assertThat(reloads("error")).isEqualTo(1);
     assertThat(reloader.reloadIfChanged()).as("the same broken file is not retried").isNull();
+  }
+
+  @Test
+  void aReloadThatCannotBeAppliedChangesNothingAndTheNextComparesWithWhatRuns() throws Exception {
+    String withTenants = BASE + "  - name: tenants\n    query: SELECT sum(time) GROUP BY tenant\n";
+    write(withTenants);
+    failure = new TimeoutException("the fold thread did not take the new schemes and rules");
+    ConfigReloader.Outcome o = reloader.reloadIfChanged();
+    assertThat(o.applied()).isFalse();
+    assertThat(o.error())
+        .isEqualTo(
+            "could not apply the new schemes and alert rules (java.util.concurrent."
+                + "TimeoutException: the fold thread did not take the new schemes and rules); the"
+                + " file is tried again on SIGHUP or when it changes");
+    assertThat(reloads("error")).isEqualTo(1);
+    assertThat(reloads("ok")).isZero();
+    assertThat(reloader.current().schemes())
+        .extracting(SchemeSpec::name)
+        .containsExactly("region", "kinds");
+    assertThat(engine.schemes())
+        .extracting(SchemeDefinition::name)
+        .containsExactly("region", "kinds");
+
+    // SIGHUP: the same file again, now applied; what it reports is measured against what ran
+    failure = null;
+    o = reloader.reload();
+    assertThat(o.applied()).isTrue();
+    assertThat(o.kept()).containsExactly("region", "kinds");
+    assertThat(o.started()).containsExactly("tenants");
+    assertThat(o.removed()).isEmpty();
+    assertThat(reloader.current().schemes())
+        .extracting(SchemeSpec::name)
+        .containsExactly("region", "kinds", "tenants");
+    assertThat(reloads("ok")).isEqualTo(1);
   }
 
   @Test
