@@ -1,5 +1,6 @@
 package dev.profold.collector.alert;
 
+import dev.profold.collector.telemetry.OwnMeter;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 
@@ -17,20 +18,23 @@ public final class AlertMetrics {
 
   public AlertMetrics(MeterRegistry registry) {
     evaluations =
-        Counter.builder("profold.alert.evaluations")
+        OwnMeter.ALERT_EVALUATIONS
+            .counter()
             .description("Evaluations of the alert rules (one per interval close).")
             .register(registry);
     sent = notifications(registry, "sent");
     failed = notifications(registry, "failed");
     dropped = notifications(registry, "dropped");
     errors =
-        Counter.builder("profold.alert.notification.errors")
+        OwnMeter.ALERT_NOTIFICATION_ERRORS
+            .counter()
             .description("Requests to Alertmanager that failed (each attempt, retries included).")
             .register(registry);
   }
 
   private static Counter notifications(MeterRegistry registry, String result) {
-    return Counter.builder("profold.alert.notifications")
+    return OwnMeter.ALERT_NOTIFICATIONS
+        .counter()
         .tag("result", result)
         .description(
             "Alert notifications (one per alert and evaluation) for Alertmanager, by result: sent,"

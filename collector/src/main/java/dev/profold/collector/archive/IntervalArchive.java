@@ -3,6 +3,7 @@ package dev.profold.collector.archive;
 import dev.profold.collector.fold.IntervalListener;
 import dev.profold.collector.query.JsonRecords;
 import dev.profold.collector.query.online.SnapshotRecords;
+import dev.profold.collector.telemetry.OwnMeter;
 import dev.profold.sinks.snapshot.IntervalSnapshot;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -87,7 +88,8 @@ public final class IntervalArchive implements IntervalListener {
       throw new IOException("archive directory " + directory + " is not writable");
     }
     this.written =
-        Counter.builder("profold.archive.intervals.written")
+        OwnMeter.ARCHIVE_INTERVALS_WRITTEN
+            .counter()
             .description("Closed intervals written to the archive files.")
             .register(registry);
     this.writer = new Thread(this::run, "profold-archive");
@@ -217,7 +219,8 @@ public final class IntervalArchive implements IntervalListener {
   }
 
   private void dropped(String reason, String detail) {
-    Counter.builder("profold.archive.intervals.dropped")
+    OwnMeter.ARCHIVE_INTERVALS_DROPPED
+        .counter()
         .tag("reason", reason)
         .description("Closed intervals not archived, by reason.")
         .register(registry)

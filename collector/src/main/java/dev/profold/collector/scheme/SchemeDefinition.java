@@ -5,6 +5,7 @@ import dev.profold.collector.query.Query;
 import dev.profold.collector.query.QueryEvaluator;
 import dev.profold.collector.query.QueryException;
 import dev.profold.collector.query.SelectItem;
+import dev.profold.collector.telemetry.OwnMeter;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -26,7 +27,7 @@ import java.util.regex.Pattern;
  *
  * <p>Refused, with the scheme's name and the column: a query that does not parse, one that neither
  * groups nor aggregates, one with LET (schemes see the records as sent), names that cannot become
- * Prometheus labels.
+ * Prometheus labels, a scheme name whose metrics could take the name of one of the collector's own.
  *
  * @param name scheme name, used in metric names ({@code profold_<name>_...})
  * @param query the query text as configured
@@ -72,29 +73,59 @@ public record SchemeDefinition(
   private static final Pattern NAME = Pattern.compile("[a-z][a-z0-9_]{0,62}");
   private static final Pattern LABEL = Pattern.compile("[a-zA-Z_][a-zA-Z0-9_]*");
 
-  /** Names of the collector's own metric families; a scheme may not take them. */
+  /**
+   * Scheme names kept for metric families that are not the collector's Micrometer meters (the
+   * sources' {@code profold_client_*}) or for its own later use. Names that would meet a meter are
+   * refused as well, found from the meters themselves ({@link OwnMeter#familiesUnder}).
+   */
   private static final Set<String> RESERVED =
-      Set.of(
-          "alert",
-          "client",
-          "collector",
-          "config",
-          "deltas",
-          "entries",
-          "fold",
-          "ingest",
-          "scheme",
-          "schemes",
-          "sequence",
-          "source",
-          "sources",
-          "query",
-          "overhead");
+      Set.of("client", "collector", "overhead", "query", "schemes");
+
+  /** Own metric names quoted in an error before it says how many more there are. */
+  private static final int NAMES_SHOWN = 3;
 
   public SchemeDefinition {
     groupBy = List.copyOf(groupBy);
     labelNames = List.copyOf(labelNames);
     whereAttributes = List.copyOf(whereAttributes);
+  }
+
+  /**
+   * Why a scheme may not be called {@code name}, with the fix, or null when it may. Every metric of
+   * a scheme is named {@code profold_<name>_...} after a measurement a client chooses, so a scheme
+   * whose prefix starts one of the collector's own metric names could take that name and fail every
+   * /metrics scrape (Prometheus refuses two families of one name).
+   */
+  static String takenBecause(String name) {
+    String fix = "; rename the scheme" + example(name);
+    if (RESERVED.contains(name)) {
+      return "(profold_" + name + "_...)" + fix;
+    }
+    List<String> own = OwnMeter.familiesUnder(name);
+    if (own.isEmpty()) {
+      return null;
+    }
+    String shown = String.join(", ", own.subList(0, Math.min(NAMES_SHOWN, own.size())));
+    if (own.size() > NAMES_SHOWN) {
+      shown += " and " + (own.size() - NAMES_SHOWN) + " more";
+    }
+    return "("
+        + shown
+        + "): the scheme's metrics are named profold_"
+        + name
+        + "_<measurement>..., and one named like these would fail every /metrics scrape"
+        + fix;
+  }
+
+  private static String example(String name) {
+    for (String c : List.of(name + "_scheme", "my_" + name)) {
+      if (NAME.matcher(c).matches()
+          && !RESERVED.contains(c)
+          && OwnMeter.familiesUnder(c).isEmpty()) {
+        return ", for example to '" + c + "'";
+      }
+    }
+    return "";
   }
 
   /** The built-in scheme with the given interval and limit. */
@@ -122,13 +153,10 @@ public record SchemeDefinition(
               + "' must be lower-case letters, digits and _, starting with a letter, at most 63"
               + " characters (it becomes part of metric names)");
     }
-    if (RESERVED.contains(name)) {
+    String taken = takenBecause(name);
+    if (taken != null) {
       throw new SchemeException(
-          where
-              + ": the name is taken by the collector's own metrics (profold_"
-              + name
-              + "_...); reserved: "
-              + String.join(", ", RESERVED.stream().sorted().toList()));
+          where + ": the name is taken by the collector's own metrics " + taken);
     }
     if (interval.isNegative() || interval.toMillis() < 100) {
       throw new SchemeException(where + ": interval must be at least 100ms, was " + interval);

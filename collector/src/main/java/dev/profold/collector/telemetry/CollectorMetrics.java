@@ -11,7 +11,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The collector's own telemetry as Micrometer meters (exposed as {@code profold_*} in /metrics,
- * listed in docs/metrics.md). Thread-safe; recording never blocks.
+ * listed in docs/metrics.md; names in {@link OwnMeter}). Thread-safe; recording never blocks.
  */
 public final class CollectorMetrics {
   private final MeterRegistry registry;
@@ -34,60 +34,60 @@ public final class CollectorMetrics {
 
   public CollectorMetrics(MeterRegistry registry) {
     this.registry = registry;
-    deltasReceived =
-        counter("profold.deltas.received", "Deltas received, whatever became of them.");
-    deltasApplied = counter("profold.deltas.applied", "Deltas folded into the aggregates.");
+    deltasReceived = counter(OwnMeter.DELTAS_RECEIVED, "Deltas received, whatever became of them.");
+    deltasApplied = counter(OwnMeter.DELTAS_APPLIED, "Deltas folded into the aggregates.");
     deltasDuplicate =
         counter(
-            "profold.deltas.duplicate",
+            OwnMeter.DELTAS_DUPLICATE,
             "Deltas received again (retries) and acknowledged without applying.");
     pushPaused =
         counter(
-            "profold.ingest.push.paused",
+            OwnMeter.INGEST_PUSH_PAUSED,
             "Times a Push stream stopped being read because its client did not read its acks.");
-    entriesReceived = counter("profold.entries.received", "Entries in applied deltas.");
+    entriesReceived = counter(OwnMeter.ENTRIES_RECEIVED, "Entries in applied deltas.");
     bytesReceived =
-        Counter.builder("profold.ingest.received")
-            .baseUnit("bytes")
+        OwnMeter.INGEST_RECEIVED
+            .counter()
             .description("Serialized size of the deltas received.")
             .register(registry);
     missingDeltas =
         counter(
-            "profold.sequence.gaps",
+            OwnMeter.SEQUENCE_GAPS,
             "Deltas never received, as counted from gaps in sequence numbers.");
     sourceRestarts =
         counter(
-            "profold.source.restarts",
+            OwnMeter.SOURCE_RESTARTS,
             "New incarnations of a known service instance (process restarts).");
     sourcesExpired =
         counter(
-            "profold.sources.expired", "Sources dropped after staying silent for the source TTL.");
+            OwnMeter.SOURCES_EXPIRED, "Sources dropped after staying silent for the source TTL.");
     late = outsideWindow("late");
     future = outsideWindow("future");
     foldLatency =
-        Timer.builder("profold.fold.latency")
+        OwnMeter.FOLD_LATENCY
+            .timer()
             .description("Time to fold one delta into the aggregates.")
             .publishPercentileHistogram()
             .minimumExpectedValue(Duration.ofNanos(1000))
             .maximumExpectedValue(Duration.ofSeconds(1))
             .register(registry);
-    io.micrometer.core.instrument.Gauge.builder(
-            "profold.sources.active", activeSources, AtomicLong::get)
+    OwnMeter.SOURCES_ACTIVE
+        .gauge(activeSources, AtomicLong::get)
         .description("Service instances currently sending (not yet expired).")
         .register(registry);
-    io.micrometer.core.instrument.Gauge.builder(
-            "profold.ingest.pending", pendingBytes, AtomicLong::get)
-        .baseUnit("bytes")
+    OwnMeter.INGEST_PENDING
+        .gauge(pendingBytes, AtomicLong::get)
         .description("Bytes of received deltas waiting to be folded.")
         .register(registry);
   }
 
-  private Counter counter(String name, String description) {
-    return Counter.builder(name).description(description).register(registry);
+  private Counter counter(OwnMeter meter, String description) {
+    return meter.counter().description(description).register(registry);
   }
 
   private Counter outsideWindow(String reason) {
-    return Counter.builder("profold.entries.outside.window")
+    return OwnMeter.ENTRIES_OUTSIDE_WINDOW
+        .counter()
         .tag("reason", reason)
         .description(
             "Entry measurements too old (or too far ahead) for any open interval window;"
@@ -115,7 +115,8 @@ public final class CollectorMetrics {
         .computeIfAbsent(
             reason,
             r ->
-                Counter.builder("profold.deltas.rejected")
+                OwnMeter.DELTAS_REJECTED
+                    .counter()
                     .tag("reason", r)
                     .description("Deltas not applied, by reason.")
                     .register(registry))
@@ -137,7 +138,8 @@ public final class CollectorMetrics {
 
   /** A config reload attempt: {@code ok} when applied, else refused (the old config stays). */
   public void configReload(boolean ok) {
-    Counter.builder("profold.config.reloads")
+    OwnMeter.CONFIG_RELOADS
+        .counter()
         .tag("result", ok ? "ok" : "error")
         .description("Config file reloads (SIGHUP or file change), by result.")
         .register(registry)
@@ -162,7 +164,8 @@ public final class CollectorMetrics {
         .computeIfAbsent(
             scheme,
             s ->
-                Counter.builder("profold.scheme.overflow.measurements")
+                OwnMeter.SCHEME_OVERFLOW_MEASUREMENTS
+                    .counter()
                     .tag("scheme", s)
                     .description(
                         "Entry measurements folded into a scheme's overflow group because the"
@@ -173,7 +176,8 @@ public final class CollectorMetrics {
 
   /** Thread groups of a source forgotten because it reported more than the limit over time. */
   public void threadGroupsEvicted(int n) {
-    Counter.builder("profold.thread.groups.evicted")
+    OwnMeter.THREAD_GROUPS_EVICTED
+        .counter()
         .description(
             "Thread groups whose activity totals were forgotten because a source reported more"
                 + " distinct groups than the per-source limit (least recently reported first).")

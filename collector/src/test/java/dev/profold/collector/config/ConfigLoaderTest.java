@@ -132,6 +132,16 @@ class ConfigLoaderTest {
     assertThatThrownBy(
             () ->
                 parse(
+                    "schemes:\n  - name: region\n  - name: thread\n"
+                        + "    query: SELECT sum(time) GROUP BY service\n"))
+        .hasMessage(
+            "test.yaml: schemes[1]: scheme 'thread': the name is taken by the collector's own"
+                + " metrics (profold_thread_groups_evicted_total): the scheme's metrics are named"
+                + " profold_thread_<measurement>..., and one named like these would fail every"
+                + " /metrics scrape; rename the scheme, for example to 'thread_scheme'");
+    assertThatThrownBy(
+            () ->
+                parse(
                     "schemes:\n  - name: a\n    query: SELECT count()\n"
                         + "  - name: a\n    query: SELECT count()\n"))
         .hasMessageContaining("schemes[1]: a scheme named 'a' is defined twice");

@@ -45,6 +45,44 @@ class SchemeDefinitionTest {
   }
 
   @Test
+  void namesWhoseMetricsCouldMeetTheCollectorsOwnAreRefused() throws Exception {
+    // A scheme 'archive' with a measurement intervals_written would expose a histogram
+    // profold_archive_intervals_written next to the counter of that name, failing every scrape.
+    assertThatThrownBy(() -> compile("archive", "SELECT count()"))
+        .hasMessage(
+            "scheme 'archive': the name is taken by the collector's own metrics"
+                + " (profold_archive_intervals_dropped_total,"
+                + " profold_archive_intervals_written_total): the scheme's metrics are named"
+                + " profold_archive_<measurement>..., and one named like these would fail every"
+                + " /metrics scrape; rename the scheme, for example to 'archive_scheme'");
+    assertThatThrownBy(() -> compile("thread", "SELECT count()"))
+        .hasMessageContaining("(profold_thread_groups_evicted_total)")
+        .hasMessageEndingWith("for example to 'thread_scheme'");
+    assertThatThrownBy(() -> compile("deltas", "SELECT count()"))
+        .hasMessageContaining(
+            "(profold_deltas_applied_total, profold_deltas_duplicate_total,"
+                + " profold_deltas_received_total and 1 more)");
+    // every prefix of a name counts, unit and type suffixes too
+    for (String name :
+        new String[] {
+          "thread_groups", "deltas_received", "ingest_received_bytes", "fold_latency_seconds"
+        }) {
+      assertThatThrownBy(() -> compile(name, "SELECT count()"))
+          .as(name)
+          .hasMessageContaining("the name is taken by the collector's own metrics (profold_");
+    }
+    assertThatThrownBy(() -> compile("client", "SELECT count()"))
+        .hasMessage(
+            "scheme 'client': the name is taken by the collector's own metrics (profold_client_...);"
+                + " rename the scheme, for example to 'client_scheme'");
+    // names that merely look alike are fine
+    for (String name :
+        new String[] {"archive_scheme", "threads", "thread_pools", "region", "alerts", "folds"}) {
+      assertThat(compile(name, "SELECT count()").name()).isEqualTo(name);
+    }
+  }
+
+  @Test
   void sameAsComparesTheDefinitionNotTheObject() throws Exception {
     SchemeDefinition a = compile("a", "SELECT sum(time) GROUP BY path");
     assertThat(a.sameAs(compile("a", "SELECT sum(time) GROUP BY path"))).isTrue();
