@@ -240,8 +240,18 @@ public final class RegionAnalysisValues implements DerivedValues {
     return c;
   }
 
-  /** Six significant digits, no exponent, no trailing zeros. */
+  /**
+   * Six significant digits, no exponent, no trailing zeros; {@code NaN}, {@code +Inf} and {@code
+   * -Inf} (as Prometheus writes them) for the non-finite values, which sums of finite client times
+   * can reach.
+   */
   static String number(double v) {
+    if (Double.isNaN(v)) {
+      return "NaN";
+    }
+    if (Double.isInfinite(v)) {
+      return v > 0 ? "+Inf" : "-Inf";
+    }
     return new BigDecimal(v).round(new MathContext(6)).stripTrailingZeros().toPlainString();
   }
 

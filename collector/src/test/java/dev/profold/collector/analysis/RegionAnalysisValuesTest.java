@@ -15,6 +15,8 @@ import dev.profold.collector.telemetry.CollectorMetrics;
 import dev.profold.collector.testing.Deltas;
 import dev.profold.collector.testing.MutableClock;
 import dev.profold.proto.v1.Entry;
+import dev.profold.proto.v1.Measurement;
+import dev.profold.proto.v1.MetricState;
 import dev.profold.sinks.prometheus.PrometheusExposition;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
@@ -289,6 +291,62 @@ class RegionAnalysisValuesTest {
         registry.scrape().stream().map(s -> s.getMetadata().getPrometheusName()).toList();
     assertThat(names).contains("profold_region_wait_seconds", "profold_region_imbalance_seconds");
     assertThat(names).doesNotHaveDuplicates();
+  }
+
+  @Test
+  void aSumImbalanceBeyondTheDoubleRangeShowsAsInfAndTheValuesStay() throws IOException {
+    // A client may send any finite state. Here every time is finite, but the imbalances of
+    // handle's two leaves add up beyond Double.MAX_VALUE: sumImb(handle) is +Inf.
+    for (int i = 0; i < 10; i++) {
+      double t = i == 0 ? 1.7e308 : 1;
+      engine.apply(
+          Deltas.source("checkout", name(i))
+              .incarnation(7)
+              .interval(T0, T0 + INTERVAL)
+              .region(1, "handle", REGION_KIND_COMPUTE)
+              .region(2, 1, "a", REGION_KIND_COMPUTE)
+              .region(3, 1, "b", REGION_KIND_COMPUTE)
+              .entry(state(1, t))
+              .entry(state(2, t))
+              .entry(state(3, t))
+              .decode(dictionary));
+    }
+    close(0);
+    List<DerivedValue> v = values.current();
+    DerivedValue handle = find(v, RegionAnalysisValues.IMBALANCE, node("handle", "compute"));
+    assertThat(handle.value()).isEqualTo(1.7e308 - (1.7e308 + 9) / 10);
+    assertThat(handle.context())
+        .containsEntry("sum_imbalance", "+Inf")
+        .containsEntry("max", "17" + "0".repeat(307))
+        .containsEntry("slowest_instance", name(0));
+    assertThat(find(v, RegionAnalysisValues.IMBALANCE, node("handle/a", "compute")).context())
+        .containsEntry("sum_imbalance", "153" + "0".repeat(306));
+    assertThat(find(v, RegionAnalysisValues.CLUSTERS, Map.of("service", "checkout")).value())
+        .isPositive();
+    // /metrics still scrapes, the analysis families with it
+    PrometheusRegistry registry = new PrometheusRegistry();
+    registry.register(new PrometheusExposition(engine::snapshot));
+    registry.register(AnalysisExposition.regions(values));
+    assertThat(text(registry.scrape()))
+        .contains("profold_region_time_seconds_count{")
+        .contains(
+            "profold_region_imbalance_seconds{kind=\"compute\",path=\"handle\",service=\"checkout\"}");
+  }
+
+  /** An entry of region node {@code regionId} with one time value {@code t} as a bare state. */
+  static Entry.Builder state(int regionId, double t) {
+    MetricState s = MetricState.newBuilder().setCount(1).setSum(t).setMin(t).setMax(t).build();
+    return Entry.newBuilder()
+        .addKey(Deltas.regionKey(regionId))
+        .addMeasurements(Measurement.newBuilder().setAttributeId(Deltas.TIME).setState(s));
+  }
+
+  @Test
+  void nonFiniteContextNumbersUsePrometheusSpelling() {
+    assertThat(RegionAnalysisValues.number(Double.NaN)).isEqualTo("NaN");
+    assertThat(RegionAnalysisValues.number(Double.POSITIVE_INFINITY)).isEqualTo("+Inf");
+    assertThat(RegionAnalysisValues.number(Double.NEGATIVE_INFINITY)).isEqualTo("-Inf");
+    assertThat(RegionAnalysisValues.number(0.28750000001)).isEqualTo("0.2875");
   }
 
   static String text(MetricSnapshots snapshots) throws IOException {
