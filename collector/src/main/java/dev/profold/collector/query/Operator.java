@@ -15,6 +15,15 @@ public interface Operator {
   /** The output column, named as Caliper names it: {@code count}, {@code sum#x}, ... */
   String column();
 
+  /**
+   * What this operator computes, for telling operators apart: two operators with the same column
+   * and the same definition are one column; the same column with different definitions is refused
+   * when the query is bound. Operators whose column names all their arguments keep the default.
+   */
+  default String definition() {
+    return column();
+  }
+
   /** A new empty per-group state. */
   OperatorState newState();
 

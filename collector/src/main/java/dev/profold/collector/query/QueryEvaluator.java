@@ -47,9 +47,15 @@ public final class QueryEvaluator {
     this.derivations = List.copyOf(d);
     this.filter = new RecordFilter(query.where());
     Map<String, Operator> ops = new LinkedHashMap<>();
+    Map<String, OperatorCall> calls = new LinkedHashMap<>();
     for (OperatorCall c : query.operatorCalls()) {
       Operator op = Operators.create(c);
-      ops.putIfAbsent(op.column(), op);
+      Operator first = ops.putIfAbsent(op.column(), op);
+      if (first == null) {
+        calls.put(op.column(), c);
+      } else if (!first.definition().equals(op.definition())) {
+        throw collision(c, calls.get(op.column()), op.column());
+      }
     }
     Set<String> agg = new LinkedHashSet<>();
     for (OperatorCall c : query.aggregate()) {
@@ -97,6 +103,25 @@ public final class QueryEvaluator {
     this.keyAllNested = nested;
     this.keyAllNonNumeric = aggregating && query.groupBy().isEmpty() && keys.isEmpty() && star;
     checkOrderBy();
+  }
+
+  /**
+   * Two different operators whose values would land in one column: results are keyed by column
+   * name, so one would be silently dropped, and AS cannot tell them apart (it only renames).
+   */
+  private static QueryException collision(OperatorCall second, OperatorCall first, String column) {
+    return new QueryException(
+        second.position(),
+        second
+            + " and "
+            + first
+            + " (at column "
+            + first.position()
+            + ") both produce the column "
+            + column
+            + "; a query can hold only one of them, even with AS (AS renames a column but does not"
+            + " separate two operators with one name): keep one, or compute the other in a"
+            + " separate query");
   }
 
   /** Binds {@code query}: operators, LET functions; checks SELECT and ORDER BY names. */

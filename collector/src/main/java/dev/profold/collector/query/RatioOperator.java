@@ -25,6 +25,11 @@ final class RatioOperator implements Operator {
   }
 
   @Override
+  public String definition() {
+    return column() + "*" + scale;
+  }
+
+  @Override
   public OperatorState newState() {
     return new PairState(numerator, denominator);
   }

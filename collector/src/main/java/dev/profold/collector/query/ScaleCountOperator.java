@@ -14,6 +14,11 @@ final class ScaleCountOperator implements Operator {
   }
 
   @Override
+  public String definition() {
+    return column() + "*" + scale;
+  }
+
+  @Override
   public OperatorState newState() {
     return new CountState();
   }

@@ -21,6 +21,11 @@ final class ScaleOperator implements Operator {
   }
 
   @Override
+  public String definition() {
+    return column() + "*" + scale;
+  }
+
+  @Override
   public OperatorState newState() {
     return new MeasureState(attribute, false);
   }
