@@ -97,9 +97,7 @@ public final class FoldWorker implements SnapshotSource {
     if (!accepting) {
       return false;
     }
-    long after = pending.addAndGet(delta.serializedBytes);
-    if (after > maxPendingBytes && after != delta.serializedBytes) {
-      pending.addAndGet(-delta.serializedBytes);
+    if (!charge(delta.serializedBytes)) {
       return false;
     }
     Runnable task =
@@ -125,7 +123,45 @@ public final class FoldWorker implements SnapshotSource {
   }
 
   /**
-   * Runs {@code task} on the fold thread after everything submitted before it.
+   * Adds {@code bytes} to the pending bytes unless that goes over {@code maxPendingBytes} (one item
+   * alone is always taken, so a delta larger than the limit still gets through an empty queue).
+   */
+  private boolean charge(long bytes) {
+    long after = pending.addAndGet(bytes);
+    if (after > maxPendingBytes && after != bytes) {
+      pending.addAndGet(-bytes);
+      return false;
+    }
+    return true;
+  }
+
+  /**
+   * Queues {@code task} (an answer for a delta that is not folded, such as a rejection ack) after
+   * everything submitted before it, counting {@code bytes} toward {@code maxPendingBytes} until it
+   * runs, as {@link #submit} counts a delta's bytes.
+   *
+   * @return false, without queueing, when the pending-bytes limit is reached or the fold thread has
+   *     stopped; true when {@code task} will run
+   */
+  public boolean executeCharged(long bytes, Runnable task) {
+    if (!charge(bytes)) {
+      return false;
+    }
+    Runnable charged =
+        () -> {
+          pending.addAndGet(-bytes);
+          task.run();
+        };
+    if (!enqueue(charged)) {
+      pending.addAndGet(-bytes);
+      return false;
+    }
+    return true;
+  }
+
+  /**
+   * Runs {@code task} on the fold thread after everything submitted before it, outside the
+   * pending-bytes limit: for a bounded number of small tasks (one per stream or per call).
    *
    * @return false, without running it, when the fold thread has stopped
    */

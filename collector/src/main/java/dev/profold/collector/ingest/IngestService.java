@@ -83,8 +83,14 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
     acks.requestMore();
     StreamDecoder decoder = new StreamDecoder(dictionary);
     return new StreamObserver<>() {
+      // Set once the stream is ending; gRPC calls onNext and onCompleted one at a time.
+      private boolean ending;
+
       @Override
       public void onNext(Delta delta) {
+        if (ending) {
+          return; // it ends with the status already queued after its earlier acks
+        }
         int size = delta.getSerializedSize();
         metrics.deltaReceived(size);
         long seq = delta.getSequence();
@@ -101,21 +107,52 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
                             .withDescription(e.getMessage())
                             .asRuntimeException()));
             open.remove(acks);
+            ending = true;
           } else {
-            Status status = status(Code.INVALID_ARGUMENT, e.getMessage(), null);
-            worker.execute(() -> acks.send(rejectedAck(seq, status)));
+            answer(rejectedAck(seq, status(Code.INVALID_ARGUMENT, e.getMessage(), null)));
           }
           return;
         } catch (DictionaryFullException e) {
           metrics.deltaRejected("dictionary_full");
-          Status status = status(Code.RESOURCE_EXHAUSTED, e.getMessage(), Duration.ofMinutes(1));
-          worker.execute(() -> acks.send(rejectedAck(seq, status)));
+          answer(
+              rejectedAck(
+                  seq, status(Code.RESOURCE_EXHAUSTED, e.getMessage(), Duration.ofMinutes(1))));
           return;
         }
         boolean queued = worker.submit(decoded, r -> acks.send(ack(seq, r)));
         if (!queued) {
-          Status status = refusal();
-          worker.execute(() -> acks.send(rejectedAck(seq, status)));
+          answer(rejectedAck(seq, refusal()));
+        }
+      }
+
+      /**
+       * Queues a rejection ack behind the stream's earlier acks, its size counted toward
+       * limits.max_pending_bytes like a delta's. Over the limit the stream ends instead, after the
+       * acks already queued for it: RESOURCE_EXHAUSTED with a retry delay (UNAVAILABLE when
+       * shutting down), so many streams of bad or refused deltas cannot grow the queue unbounded.
+       */
+      private void answer(Ack ack) {
+        if (worker.executeCharged(ack.getSerializedSize(), () -> acks.send(ack))) {
+          return;
+        }
+        ending = true;
+        open.remove(acks);
+        io.grpc.StatusRuntimeException end;
+        if (worker.accepting()) {
+          metrics.pushOverloaded();
+          end =
+              StatusProto.toStatusRuntimeException(
+                  status(
+                      Code.RESOURCE_EXHAUSTED,
+                      "the collector has too many received deltas and acks waiting"
+                          + " (limits.max_pending_bytes); reconnect after the delay and resend"
+                          + " the deltas not acknowledged",
+                      retryDelay));
+        } else {
+          end = shuttingDown();
+        }
+        if (!worker.execute(() -> acks.fail(end))) {
+          acks.fail(end); // the fold thread has stopped: every ack it will send is sent
         }
       }
 

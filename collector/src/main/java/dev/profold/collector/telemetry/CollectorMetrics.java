@@ -19,6 +19,7 @@ public final class CollectorMetrics {
   private final Counter deltasApplied;
   private final Counter deltasDuplicate;
   private final Counter pushPaused;
+  private final Counter pushOverloaded;
   private final Counter entriesReceived;
   private final Counter bytesReceived;
   private final Counter missingDeltas;
@@ -44,6 +45,11 @@ public final class CollectorMetrics {
         counter(
             OwnMeter.INGEST_PUSH_PAUSED,
             "Times a Push stream stopped being read because its client did not read its acks.");
+    pushOverloaded =
+        counter(
+            OwnMeter.INGEST_PUSH_OVERLOADED,
+            "Push streams ended with RESOURCE_EXHAUSTED because a rejection ack would have gone"
+                + " over limits.max_pending_bytes.");
     entriesReceived = counter(OwnMeter.ENTRIES_RECEIVED, "Entries in applied deltas.");
     bytesReceived =
         OwnMeter.INGEST_RECEIVED
@@ -121,6 +127,14 @@ public final class CollectorMetrics {
                     .description("Deltas not applied, by reason.")
                     .register(registry))
         .increment();
+  }
+
+  /**
+   * A Push stream ended with RESOURCE_EXHAUSTED because a rejection ack would have gone over
+   * limits.max_pending_bytes.
+   */
+  public void pushOverloaded() {
+    pushOverloaded.increment();
   }
 
   /** A Push stream stopped being read until its client takes its acks. */

@@ -280,6 +280,67 @@ class IngestServiceTest {
   }
 
   @Test
+  void rejectionAcksCountTowardThePendingLimitAndBeyondItTheStreamEnds() throws Exception {
+    Delta first = checkout().build();
+    long limit = first.getSerializedSize() + 1000L;
+    start(limit, false); // the fold is not running: everything queued stays pending
+    PushStream s = new PushStream();
+    s.requests.onNext(first);
+    Delta.Builder bad =
+        checkout().withoutSource().clearEntries().entry(badEntry()).build().toBuilder();
+    int sent = IngestService.MAX_UNACKED_DELTAS - 1; // all the stream reads ahead of its acks
+    for (int seq = 2; seq <= sent + 1; seq++) {
+      s.requests.onNext(bad.setSequence(seq).build());
+    }
+    long pendingBytes = metrics.pendingBytes().get();
+    assertThat(pendingBytes).isGreaterThan(first.getSerializedSize()).isLessThanOrEqualTo(limit);
+    assertThat(s.events).isEmpty();
+
+    worker.start();
+    assertThat(s.ack().getResult()).isEqualTo(AckResult.ACK_RESULT_APPLIED);
+    int rejected = 0;
+    Object e;
+    while ((e = s.next()) instanceof Ack a) {
+      rejected++;
+      assertThat(a.getSequence()).isEqualTo(1 + rejected);
+      assertThat(a.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT.value());
+    }
+    assertThat(rejected).isPositive().isLessThan(sent);
+    assertThat(e).isInstanceOf(StatusRuntimeException.class);
+    StatusRuntimeException end = (StatusRuntimeException) e;
+    assertThat(end.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+    assertThat(end.getStatus().getDescription()).contains("limits.max_pending_bytes");
+    assertThat(retryDelay(end)).isEqualTo(Duration.ofMillis(1500));
+    assertThat(registry.get("profold.ingest.push.overloaded").counter().count()).isEqualTo(1);
+    assertThat(only("main/db.query").state().count()).isEqualTo(2);
+    worker.snapshot(); // a barrier: every queued task has run
+    assertThat(metrics.pendingBytes().get()).isZero();
+  }
+
+  @Test
+  void aRefusalBeyondThePendingLimitEndsTheStreamAfterItsEarlierAcks() throws Exception {
+    Delta first = checkout().build();
+    start(first.getSerializedSize(), false);
+    PushStream s = new PushStream();
+    s.requests.onNext(first);
+    s.requests.onNext(checkout().withoutSource().seq(2).build()); // refused: over the limit
+    s.requests.onNext(checkout().withoutSource().seq(3).build()); // not read any more
+    assertThat(metrics.pendingBytes().get()).isEqualTo(first.getSerializedSize());
+
+    worker.start();
+    assertThat(s.ack().getResult()).isEqualTo(AckResult.ACK_RESULT_APPLIED);
+    Object e = s.next();
+    assertThat(e).isInstanceOf(StatusRuntimeException.class);
+    assertThat(((StatusRuntimeException) e).getStatus().getCode())
+        .isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+    assertThat(
+            registry.get("profold.deltas.rejected").tag("reason", "overloaded").counter().count())
+        .isEqualTo(1);
+    assertThat(registry.get("profold.ingest.push.overloaded").counter().count()).isEqualTo(1);
+    assertThat(only("main/db.query").state().count()).isEqualTo(2);
+  }
+
+  @Test
   void aClientThatDoesNotReadItsAcksIsNoLongerReadUntilItDoes() throws Exception {
     start(1 << 24, true);
     int window = IngestService.MAX_UNACKED_DELTAS;
