@@ -21,14 +21,13 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntConsumer;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Contexts age out: a process whose attribute values and paths keep changing keeps recording them
@@ -43,18 +42,7 @@ class ContextAgeingTest {
       new DeltaEncoder(
           SourceIdentity.newBuilder().setService("s").setInstance("i").setIncarnationId(1).build());
   private final Recorder recorder = new Recorder(encoder, 1024, LIMIT);
-  private final List<ExecutorService> executors = new ArrayList<>();
-
-  @AfterEach
-  void stopExecutors() {
-    executors.forEach(ExecutorService::shutdownNow);
-  }
-
-  private ExecutorService thread() {
-    ExecutorService e = Executors.newSingleThreadExecutor();
-    executors.add(e);
-    return e;
-  }
+  @RegisterExtension final TestThreads threads = new TestThreads();
 
   private ContextTable table() {
     return (ContextTable) recorder.contexts();
@@ -146,7 +134,7 @@ class ContextAgeingTest {
 
   @Test
   void regionsLeftOpenOnAnotherThreadKeepTheirContextsWhileOthersAgeOut() throws Exception {
-    ExecutorService a = thread();
+    ExecutorService a = threads.newThread();
     Object[] open = new Object[3];
     a.submit(
             () -> {
@@ -171,7 +159,7 @@ class ContextAgeingTest {
 
   @Test
   void anIdleThreadsCachedIdsAreNotReusedUnderIt() throws Exception {
-    ExecutorService idle = thread();
+    ExecutorService idle = threads.newThread();
     Runnable task =
         () -> {
           try (Scope s = recorder.with("tenant", "idle");
@@ -254,14 +242,15 @@ class ContextAgeingTest {
 
   @Test
   void writersChurningWhileTheFlushAgesContextsOutLoseAndMisplaceNothing() throws Exception {
-    int threads = 2;
+    int writerThreads = 2;
     int perThread = 60_000;
     int perValue = 500; // a value lives for 500 regions: few at a time, many over the run
     AtomicBoolean done = new AtomicBoolean();
     AtomicLong collections = new AtomicLong();
     Map<String, Long> seen = new TreeMap<>();
     Future<?> flusher =
-        thread()
+        threads
+            .newThread()
             .submit(
                 () -> {
                   while (!done.get()) {
@@ -283,10 +272,11 @@ class ContextAgeingTest {
         };
     CountDownLatch start = new CountDownLatch(1);
     List<Future<?>> writers = new ArrayList<>();
-    for (int t = 0; t < threads; t++) {
+    for (int t = 0; t < writerThreads; t++) {
       long base = t * 1_000_000L;
       writers.add(
-          thread()
+          threads
+              .newThread()
               .submit(
                   () -> {
                     start.await();
@@ -301,7 +291,8 @@ class ContextAgeingTest {
                   }));
     }
     writers.add( // a foreign writer, as the agent's JFR sink: releases whenever asked
-        thread()
+        threads
+            .newThread()
             .submit(
                 () -> {
                   start.await();
@@ -335,7 +326,7 @@ class ContextAgeingTest {
     collect().forEach((k, n) -> seen.merge(k, n, Long::sum));
 
     Map<String, Long> expected = new TreeMap<>();
-    for (int t = 0; t < threads; t++) {
+    for (int t = 0; t < writerThreads; t++) {
       for (int v = 0; v < perThread / perValue; v++) {
         expected.put("work tenant=" + (t * 1_000_000L + v), (long) perValue);
       }

@@ -17,9 +17,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The recorder's bounds: what happens when application code opens regions it closes elsewhere or
@@ -30,18 +29,7 @@ class RecorderLimitsTest {
   private final DeltaEncoder encoder =
       new DeltaEncoder(
           SourceIdentity.newBuilder().setService("s").setInstance("i").setIncarnationId(1).build());
-  private final List<ExecutorService> executors = new ArrayList<>();
-
-  @AfterEach
-  void stopExecutors() {
-    executors.forEach(ExecutorService::shutdownNow);
-  }
-
-  private ExecutorService thread() {
-    ExecutorService e = Executors.newSingleThreadExecutor();
-    executors.add(e);
-    return e;
-  }
+  @RegisterExtension final TestThreads threads = new TestThreads();
 
   /** Region paths ("a/b") of every cell of {@code metric}, with their value counts. */
   private Map<String, Long> countsByPath(Recorder r, List<ThreadSnapshot> out, int metric) {
@@ -81,8 +69,8 @@ class RecorderLimitsTest {
   @Test
   void aRegionClosedOnAnotherThreadIsClosedOnItsOwnThreadNextTimeAndDoesNotNest() throws Exception {
     Recorder r = new Recorder(encoder, 4096);
-    ExecutorService owner = thread();
-    ExecutorService completer = thread();
+    ExecutorService owner = threads.newThread();
+    ExecutorService completer = threads.newThread();
     int before = contexts(r);
     for (int i = 0; i < 1000; i++) {
       Region request = owner.submit(() -> r.region("request", Kind.WAIT)).get();
@@ -108,7 +96,7 @@ class RecorderLimitsTest {
   @Test
   void aRegionClosedElsewhereKeepsTheTimeOfThatCloseNotOfItsHandling() throws Exception {
     Recorder r = new Recorder(encoder, 4096);
-    ExecutorService owner = thread();
+    ExecutorService owner = threads.newThread();
     long beforeOpen = System.nanoTime();
     Region opened = owner.submit(() -> r.region("request", Kind.WAIT)).get();
     opened.close(); // on this thread, not the owner
@@ -127,7 +115,7 @@ class RecorderLimitsTest {
   @Test
   void aStaleCloseFromAnotherThreadDoesNotCloseWhatTheOwnerOpensLater() throws Exception {
     Recorder r = new Recorder(encoder, 4096);
-    ExecutorService owner = thread();
+    ExecutorService owner = threads.newThread();
     Region stale = owner.submit(() -> r.region("a", Kind.COMPUTE)).get();
     owner.submit(stale::close).get(); // closed properly on its own thread
     stale.close(); // and again from here: counted, and must not touch later regions
@@ -308,7 +296,7 @@ class RecorderLimitsTest {
   @Test
   void aStaleCloseFlaggedLateDoesNotSwallowTheRealCloseThatFollows() throws Exception {
     Recorder r = new Recorder(encoder, 4096);
-    ExecutorService owner = thread();
+    ExecutorService owner = threads.newThread();
     Region a = owner.submit(() -> r.region("a", Kind.COMPUTE)).get();
     owner.submit(a::close).get();
     long staleTime = System.nanoTime(); // a stale closer of a reads the clock here...
