@@ -189,10 +189,16 @@ public final class Template {
     }
   }
 
-  /** Whole numbers without a fraction, others as Java prints them. */
+  /**
+   * Whole numbers without a fraction, others as Java prints them; {@code NaN}, {@code +Inf} and
+   * {@code -Inf} as Prometheus spells them (and as the analysis context does).
+   */
   static String plain(double v) {
-    if (!Double.isFinite(v)) {
-      return Double.toString(v);
+    if (Double.isNaN(v)) {
+      return "NaN";
+    }
+    if (Double.isInfinite(v)) {
+      return v > 0 ? "+Inf" : "-Inf";
     }
     if (v == Math.rint(v) && Math.abs(v) < 1e15) {
       return Long.toString((long) v);

@@ -113,6 +113,14 @@ class TemplateTest {
   }
 
   @Test
+  void valuesBeyondTheDoubleRangeAreSpelledAsPrometheusDoes() {
+    assertThat(Template.plain(Double.POSITIVE_INFINITY)).isEqualTo("+Inf");
+    assertThat(Template.plain(Double.NEGATIVE_INFINITY)).isEqualTo("-Inf");
+    assertThat(Template.plain(Double.NaN)).isEqualTo("NaN");
+    assertThat(Template.plain(2.0)).isEqualTo("2");
+  }
+
+  @Test
   void equalBySource() throws Exception {
     assertThat(Template.parse("{{ $value }}")).isEqualTo(Template.parse("{{ $value }}"));
     assertThat(Template.parse("{{ $value }}")).isNotEqualTo(Template.parse("{{$value}}"));
