@@ -65,6 +65,7 @@ public final class QueryParser {
   private final List<String> groupBy = new ArrayList<>();
   private final List<LetBinding> let = new ArrayList<>();
   private final List<SortKey> orderBy = new ArrayList<>();
+  private final List<OperatorCall> orderByCalls = new ArrayList<>(); // ORDER BY given as a call
   private OptionalInt limit = OptionalInt.empty();
   private Optional<OutputFormat> format = Optional.empty();
 
@@ -124,10 +125,39 @@ public final class QueryParser {
     for (OperatorCall call : q.operatorCalls()) {
       Operators.create(call);
     }
+    checkOrderByCalls(q);
     for (LetBinding b : let) {
       LetFunctions.bind(b);
     }
     return q;
+  }
+
+  /**
+   * ORDER BY sorts by a column name; an operator call there names the column of the same-named
+   * operator of SELECT or AGGREGATE, so one that computes something else would sort by the other's
+   * values: refused.
+   */
+  private void checkOrderByCalls(Query q) throws QueryException {
+    for (OperatorCall sortCall : orderByCalls) {
+      Operator sort = Operators.create(sortCall);
+      for (OperatorCall call : q.operatorCalls()) {
+        Operator op = Operators.create(call);
+        if (op.column().equals(sort.column()) && !op.definition().equals(sort.definition())) {
+          throw new QueryException(
+              sortCall.position(),
+              "ORDER BY "
+                  + sortCall
+                  + " sorts by the column "
+                  + sort.column()
+                  + ", which holds "
+                  + call
+                  + " (at column "
+                  + call.position()
+                  + "); sort by what the query computes: ORDER BY "
+                  + call);
+        }
+      }
+    }
   }
 
   private static Clause clause(Token t, String expected) throws QueryException {
@@ -258,7 +288,9 @@ public final class QueryParser {
       Token at = peek();
       String name;
       if (isCall()) {
-        name = Operators.create(operatorCall()).column();
+        OperatorCall call = operatorCall();
+        orderByCalls.add(call);
+        name = Operators.create(call).column();
       } else {
         name = word("a column to sort by").text();
       }

@@ -37,6 +37,24 @@ class CalqlColumnCollisionTest {
   }
 
   @Test
+  void anOrderByOperatorThatDiffersFromTheSelectedOneWithItsColumnIsRefused() {
+    assertThatThrownBy(
+            () -> QueryEvaluator.of("SELECT g, ratio(n, d) GROUP BY g ORDER BY ratio(n, d, 1000)"))
+        .isInstanceOf(QueryException.class)
+        .hasMessageStartingWith("at column 43: ORDER BY ratio(n,d,1000) sorts by the column")
+        .hasMessageContaining("ratio#n/d")
+        .hasMessageContaining("which holds ratio(n,d) (at column 11)");
+  }
+
+  @Test
+  void anOrderByOperatorLikeTheSelectedOneSortsByItsColumn() throws QueryException {
+    List<Map<String, Object>> records =
+        List.of(rec("g", "a", "n", 3L, "d", 4L), rec("g", "b", "n", 1L, "d", 4L));
+    QueryResult r = run("SELECT g, ratio(n, d) GROUP BY g ORDER BY ratio(n, d, 1) DESC", records);
+    assertThat(r.rows()).extracting(row -> row.get("g")).containsExactly("a", "b");
+  }
+
+  @Test
   void theSameOperatorTwiceIsStillOneColumn() throws QueryException {
     List<Map<String, Object>> records = List.of(rec("g", "a", "n", 3L, "d", 4L));
     QueryResult r =
