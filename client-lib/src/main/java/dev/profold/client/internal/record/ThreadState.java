@@ -295,8 +295,12 @@ final class ThreadState {
    * completion) gets its real duration and does not stay open on a pool thread.
    */
   private void closeElsewhere(Frame frame) {
-    if (frame.flagClosedElsewhere(System.nanoTime())) {
-      ATTENTION.getAndAdd(this, 1);
+    // Counted before the flag is visible, so the owner, which uncounts each flag it takes, never
+    // takes the count below zero: a borrow would reach RELEASE_ASKED and, once a release cleared
+    // it, leave the word non-zero for good.
+    ATTENTION.getAndAdd(this, 1);
+    if (!frame.flagClosedElsewhere(System.nanoTime())) {
+      ATTENTION.getAndAdd(this, -1); // a close before this one flagged the frame and counted it
     }
     recorder.misuse(
         Misuse.CLOSED_ON_OTHER_THREAD,
