@@ -294,11 +294,21 @@ final class ThreadState {
    * frame is its innermost open one. So a region handed to another thread to close (an asynchronous
    * completion) gets its real duration and does not stay open on a pool thread.
    */
+  /**
+   * Runs in a close elsewhere between its two steps, counting and flagging (tests pause a closer
+   * there to check that the owner never sees a flag that is not counted); null otherwise.
+   */
+  static volatile Runnable betweenCountAndFlag;
+
   private void closeElsewhere(Frame frame) {
     // Counted before the flag is visible, so the owner, which uncounts each flag it takes, never
     // takes the count below zero: a borrow would reach RELEASE_ASKED and, once a release cleared
     // it, leave the word non-zero for good.
     ATTENTION.getAndAdd(this, 1);
+    Runnable pause = betweenCountAndFlag;
+    if (pause != null) {
+      pause.run();
+    }
     if (!frame.flagClosedElsewhere(System.nanoTime())) {
       ATTENTION.getAndAdd(this, -1); // a close before this one flagged the frame and counted it
     }

@@ -7,7 +7,11 @@ import dev.profold.client.Region;
 import dev.profold.client.internal.export.DeltaEncoder;
 import dev.profold.proto.v1.SourceIdentity;
 import java.lang.reflect.Field;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -27,23 +31,39 @@ class AttentionWordTest {
     return f.getInt(s);
   }
 
+  @AfterEach
+  void noPause() {
+    ThreadState.betweenCountAndFlag = null;
+  }
+
   @Test
-  void aCloserPreemptedAnywhereInItsCloseLeavesTheWordClear() throws Exception {
+  void aCloserPausedInItsCloseNeverLetsTheOwnerTakeTheCountBelowZero() throws Exception {
     Recorder r = new Recorder(encoder, 4096);
     ThreadState s = r.stateOfCallingThread();
-    Field f = ThreadState.class.getDeclaredField("attention");
-    f.setAccessible(true);
     Region a = r.region("a", Kind.WAIT);
     Region b = r.region("b", Kind.WAIT);
     threads.newThread().submit(b::close).get(); // counted and flagged
-    // Another closer of a counts it and is preempted before it flags it (closeElsewhere).
-    f.setInt(s, f.getInt(s) + 1); // (no other thread touches it now)
+    CountDownLatch paused = new CountDownLatch(1);
+    CountDownLatch resume = new CountDownLatch(1);
+    ThreadState.betweenCountAndFlag =
+        () -> {
+          paused.countDown();
+          try {
+            resume.await();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        };
+    Future<?> closer = threads.newThread().submit(a::close); // a second closer, paused midway
+    assertThat(paused.await(30, TimeUnit.SECONDS)).as("the closer reached the pause").isTrue();
+    ThreadState.betweenCountAndFlag = null;
 
-    r.region("x", Kind.COMPUTE).close(); // takes b's flag; a's is not there yet
-    r.region("y", Kind.COMPUTE).close(); // an open or close in that window
-    assertThat(f.getInt(s)).as("a's close still counted, never less").isEqualTo(1);
+    r.region("x", Kind.COMPUTE).close(); // the owner takes what is flagged: b's close
+    r.region("y", Kind.COMPUTE).close();
+    assertThat(attention(s)).as("the paused close still counted, never less").isEqualTo(1);
 
-    assertThat(((Frame) a).flagClosedElsewhere(System.nanoTime())).isTrue(); // it resumes
+    resume.countDown();
+    closer.get(30, TimeUnit.SECONDS);
     for (int i = 0; i < 3; i++) {
       r.region("z", Kind.COMPUTE).close();
     }
