@@ -40,15 +40,15 @@ import java.util.Map;
  *
  * <p><b>Ageing.</b> So that a long-running process whose paths and attribute values keep changing
  * does not end up recording everything new under the overflow contexts, contexts fall out of use:
- * when, at the end of a collection ({@link #endCollection}), more than half the limit (of contexts
- * or of events) is in use, the holders are asked for their ids back and the least recently used
- * contexts are freed until half the limit is in use, and events no context uses any more with them.
- * Asking at half, not when nearly full, leaves room for what the holders intern before they answer.
- * A context is never freed while it was used in the collection just taken, while one of its
- * descendants is kept, or while an {@link IdHolder} pins it (see there for the protocol that makes
- * reusing an id safe). A freed context that is needed again is simply interned again, under a new
- * or reused id; what it records keeps its key, as the key is computed from the path and attributes,
- * not from the id.
+ * when, at the end of a collection ({@link #endCollection}, run as the next one starts), more than
+ * half the limit (of contexts or of events) is in use, the holders are asked for their ids back and
+ * the least recently used contexts are freed until half the limit is in use, and events no context
+ * uses any more with them. Asking at half, not when nearly full, leaves room for what the holders
+ * intern before they answer. A context is never freed while it was used in the collection just
+ * taken, while one of its descendants is kept, or while an {@link IdHolder} pins it (see there for
+ * the protocol that makes reusing an id safe). A freed context that is needed again is simply
+ * interned again, under a new or reused id; what it records keeps its key, as the key is computed
+ * from the path and attributes, not from the id.
  */
 final class ContextTable implements ContextView {
   /** A value of a scoped attribute; one of the typed fields is meaningful. */
@@ -326,7 +326,8 @@ final class ContextTable implements ContextView {
   }
 
   /**
-   * Ends a collection, once its cells were marked {@linkplain #used(List) used}: drops the pins
+   * Ends a collection, once its cells were marked {@linkplain #used(List) used} and encoded (the
+   * recorder calls it as the next collection starts, before anything is drained): drops the pins
    * released before it began and, when more than half the limit is in use, asks the holders for
    * their ids (at most every other collection) and frees the least recently used contexts no holder
    * pins, down to half the limit, then the events no context or holder uses.

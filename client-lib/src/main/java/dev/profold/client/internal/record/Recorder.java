@@ -363,6 +363,9 @@ public final class Recorder {
    * valid ({@link #contexts()}) until the next call.
    */
   public synchronized List<ThreadSnapshot> collect() {
+    // The previous collection's ageing runs now, before anything is drained: its contexts were
+    // encoded by then, and should it throw, no table has been taken yet, so nothing is lost.
+    contexts.endCollection();
     collections.incrementAndGet();
     contexts.beginCollection();
     List<ThreadSnapshot> out = new ArrayList<>();
@@ -392,7 +395,6 @@ public final class Recorder {
         out.set(at, merged(t, s.owner != null ? s : null, cells));
       }
     }
-    contexts.endCollection();
     return out;
   }
 
