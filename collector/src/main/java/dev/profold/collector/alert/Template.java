@@ -1,5 +1,6 @@
 package dev.profold.collector.alert;
 
+import dev.profold.collector.analysis.RegionAnalysisValues;
 import java.math.BigDecimal;
 import java.math.MathContext;
 import java.math.RoundingMode;
@@ -194,11 +195,8 @@ public final class Template {
    * {@code -Inf} as Prometheus spells them (and as the analysis context does).
    */
   static String plain(double v) {
-    if (Double.isNaN(v)) {
-      return "NaN";
-    }
-    if (Double.isInfinite(v)) {
-      return v > 0 ? "+Inf" : "-Inf";
+    if (!Double.isFinite(v)) {
+      return RegionAnalysisValues.nonFinite(v);
     }
     if (v == Math.rint(v) && Math.abs(v) < 1e15) {
       return Long.toString((long) v);

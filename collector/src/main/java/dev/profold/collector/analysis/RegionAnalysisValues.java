@@ -246,13 +246,17 @@ public final class RegionAnalysisValues implements DerivedValues {
    * can reach.
    */
   static String number(double v) {
-    if (Double.isNaN(v)) {
-      return "NaN";
-    }
-    if (Double.isInfinite(v)) {
-      return v > 0 ? "+Inf" : "-Inf";
+    if (!Double.isFinite(v)) {
+      return nonFinite(v);
     }
     return new BigDecimal(v).round(new MathContext(6)).stripTrailingZeros().toPlainString();
+  }
+
+  /**
+   * {@code NaN}, {@code +Inf} or {@code -Inf}: a value that is not finite, as Prometheus spells it.
+   */
+  public static String nonFinite(double v) {
+    return Double.isNaN(v) ? "NaN" : v > 0 ? "+Inf" : "-Inf";
   }
 
   /** Base names of the schemes' measurement families, which an exposition must not repeat. */

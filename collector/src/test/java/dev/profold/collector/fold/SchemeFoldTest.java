@@ -217,13 +217,21 @@ class SchemeFoldTest {
     assertThat(snapshot("kept").lastIntervalEndUnixNanos()).isEqualTo(T0 + 5 * INTERVAL);
   }
 
+  /**
+   * Starts a scheme "fast" on the default interval and "slow" on {@code slowInterval}; returns the
+   * start of the slow scheme's window that holds T0.
+   */
+  private long startFastAndSlow(long slowInterval) throws Exception {
+    start(
+        scheme("fast", "SELECT sum(time) GROUP BY path"),
+        scheme("slow", "SELECT sum(time) GROUP BY path", slowInterval, 1000, 10));
+    return Math.floorDiv(T0, slowInterval) * slowInterval;
+  }
+
   @Test
   void aSchemeWithALongerIntervalClosesOnItsOwnBoundaries() throws Exception {
     long minute = 60 * SECOND;
-    start(
-        scheme("fast", "SELECT sum(time) GROUP BY path"),
-        scheme("slow", "SELECT sum(time) GROUP BY path", minute, 1000, 10));
-    long start = Math.floorDiv(T0, minute) * minute;
+    long start = startFastAndSlow(minute);
     at(start + SECOND);
     apply(checkout("i-1").seq(1).interval(start, start + INTERVAL).entry(1, 1.0));
     at(start + INTERVAL + SECOND);
@@ -239,10 +247,7 @@ class SchemeFoldTest {
   @Test
   void aSourceExpiringBeforeALongerIntervalClosesKeepsItsDataInThatInterval() throws Exception {
     long minute = 60 * SECOND;
-    start(
-        scheme("fast", "SELECT sum(time) GROUP BY path"),
-        scheme("slow", "SELECT sum(time) GROUP BY path", minute, 1000, 10));
-    long start = Math.floorDiv(T0, minute) * minute;
+    long start = startFastAndSlow(minute);
     at(start + SECOND);
     apply(checkout("i-1").seq(1).interval(start, start + INTERVAL).entry(1, 1.0));
     // The fold thread ticks all the time: the source expires 50 s after it was last heard from,

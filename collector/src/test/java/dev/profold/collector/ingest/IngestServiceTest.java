@@ -86,25 +86,49 @@ class IngestServiceTest {
   /** A Push stream whose responses land in a queue. */
   private final class PushStream {
     final LinkedBlockingQueue<Object> events = new LinkedBlockingQueue<>();
-    final StreamObserver<Delta> requests =
-        IngestGrpc.newStub(channel)
-            .push(
-                new StreamObserver<>() {
-                  @Override
-                  public void onNext(Ack ack) {
-                    events.add(ack);
-                  }
+    private final AtomicReference<ClientCallStreamObserver<Delta>> call = new AtomicReference<>();
+    final StreamObserver<Delta> requests;
 
-                  @Override
-                  public void onError(Throwable t) {
-                    events.add(t);
-                  }
+    /** A stream that reads every ack. */
+    PushStream() {
+      this(true);
+    }
 
-                  @Override
-                  public void onCompleted() {
-                    events.add("completed");
-                  }
-                });
+    /** A stream that reads acks only if {@code readsAcks}, else only after {@link #readAcks}. */
+    PushStream(boolean readsAcks) {
+      requests =
+          IngestGrpc.newStub(channel)
+              .push(
+                  new ClientResponseObserver<Delta, Ack>() {
+                    @Override
+                    public void beforeStart(ClientCallStreamObserver<Delta> stream) {
+                      if (!readsAcks) {
+                        stream.disableAutoRequestWithInitial(0);
+                      }
+                      call.set(stream);
+                    }
+
+                    @Override
+                    public void onNext(Ack ack) {
+                      events.add(ack);
+                    }
+
+                    @Override
+                    public void onError(Throwable t) {
+                      events.add(t);
+                    }
+
+                    @Override
+                    public void onCompleted() {
+                      events.add("completed");
+                    }
+                  });
+    }
+
+    /** From now on the client reads its acks. */
+    void readAcks() {
+      call.get().request(Integer.MAX_VALUE);
+    }
 
     Ack send(Delta d) throws InterruptedException {
       requests.onNext(d);
@@ -345,33 +369,9 @@ class IngestServiceTest {
     start(1 << 24, true);
     int window = IngestService.MAX_UNACKED_DELTAS;
     int total = window + 10;
-    LinkedBlockingQueue<Object> events = new LinkedBlockingQueue<>();
-    AtomicReference<ClientCallStreamObserver<Delta>> call = new AtomicReference<>();
-    StreamObserver<Delta> requests =
-        IngestGrpc.newStub(channel)
-            .push(
-                new ClientResponseObserver<Delta, Ack>() {
-                  @Override
-                  public void beforeStart(ClientCallStreamObserver<Delta> stream) {
-                    stream.disableAutoRequestWithInitial(0); // never reads an ack by itself
-                    call.set(stream);
-                  }
-
-                  @Override
-                  public void onNext(Ack ack) {
-                    events.add(ack);
-                  }
-
-                  @Override
-                  public void onError(Throwable t) {
-                    events.add(t);
-                  }
-
-                  @Override
-                  public void onCompleted() {
-                    events.add("completed");
-                  }
-                });
+    PushStream stream = new PushStream(false); // never reads an ack by itself
+    LinkedBlockingQueue<Object> events = stream.events;
+    StreamObserver<Delta> requests = stream.requests;
     Deltas.Builder b = checkout();
     for (int seq = 1; seq <= total; seq++) {
       requests.onNext(b.seq(seq).build());
@@ -384,7 +384,7 @@ class IngestServiceTest {
     assertThat(registry.get("profold.ingest.push.paused").counter().count()).isEqualTo(1);
     assertThat(events).isEmpty();
 
-    call.get().request(Integer.MAX_VALUE); // the client reads its acks: the stream goes on
+    stream.readAcks(); // the client reads its acks: the stream goes on
     for (int seq = 1; seq <= total; seq++) {
       Object e = events.poll(10, TimeUnit.SECONDS);
       assertThat(e).as("ack %d", seq).isInstanceOf(Ack.class);

@@ -296,24 +296,24 @@ final class ContextTable implements ContextView {
   }
 
   /**
-   * The holder's caches are empty and it keeps only {@code kept[0..n)} (contexts of its open
-   * regions and scopes); what else it was given is aged out only after the next collection, which
-   * takes what it wrote before this call.
+   * The holder's caches are empty and it keeps only {@code kept} (contexts of its open regions and
+   * scopes); what else it was given is aged out only after the next collection, which takes what it
+   * wrote before this call.
    */
-  synchronized void release(IdHolder holder, int[] kept, int n) {
+  synchronized void release(IdHolder holder, int[] kept) {
     holder.releasedContexts = union(holder.releasedContexts, holder.contexts);
     holder.releasedEvents = union(holder.releasedEvents, holder.events);
     holder.releasedIn = collection;
     holder.contexts = new LongIntMap();
     holder.events = new LongIntMap();
-    for (int i = 0; i < n; i++) {
-      pin(holder.contexts, kept[i]);
+    for (int c : kept) {
+      pin(holder.contexts, c);
     }
   }
 
   /** The holder will not use its ids again (its thread ended); release it and forget it. */
   synchronized void forget(IdHolder holder) {
-    release(holder, new int[0], 0);
+    release(holder, new int[0]);
     holder.forgotten = true;
   }
 

@@ -130,7 +130,7 @@ public final class Recorder {
    */
   public void release(IdHolder holder) {
     holder.clearRequest();
-    contexts.release(holder, new int[0], 0);
+    contexts.release(holder, new int[0]);
   }
 
   /** {@code holder} will not record again: its ids are released and it is forgotten. */

@@ -347,7 +347,7 @@ final class ThreadState {
     for (int i = 0; i < depth; i++) {
       kept[i + 1] = frames[i].parent;
     }
-    contexts.release(holder, kept, kept.length);
+    contexts.release(holder, kept);
   }
 
   /**

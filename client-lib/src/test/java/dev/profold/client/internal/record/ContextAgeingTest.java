@@ -229,7 +229,7 @@ class ContextAgeingTest {
       ids.add(t.child(0, t.attributeEvent(v, h), h));
     }
     t.beginCollection(); // the tables are swapped: what the holder writes now is not taken...
-    t.release(h, new int[0], 0); // ...and it releases its ids during this collection
+    t.release(h, new int[0]); // ...and it releases its ids during this collection
     t.endCollection();
     assertThat(ids).allMatch(t::inUse);
     assertThat(t.agedOut()).isZero();
