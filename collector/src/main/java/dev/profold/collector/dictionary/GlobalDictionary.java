@@ -1,6 +1,7 @@
 package dev.profold.collector.dictionary;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -10,20 +11,44 @@ import java.util.Map;
  * client-chosen ids to these global ids once, when definitions arrive; entries then carry only
  * global ids, so per-entry work never touches this class.
  *
- * <p>Ids are dense, start at 1 and are never reused. Size is bounded by {@code maxEntries} (all
- * three tables together): interning past it throws {@link DictionaryFullException}.
+ * <p>Ids are dense and start at 1. Size is bounded by {@code maxEntries} (all three tables
+ * together, entries in use): interning past it throws {@link DictionaryFullException}.
  *
- * <p>Thread-safe: interning and look-ups synchronize on this object (both are rare: at definition
- * time and when a new group is created).
+ * <p><b>Lifetime.</b> So that a long-running collector whose sources come and go (and change their
+ * call paths and attribute values) does not fill up for good, strings and path nodes are counted
+ * references and freed when the last one goes. Each {@link #internString} and {@link
+ * #internPathNode} hands its caller one reference, which it gives back with {@link #releaseString}
+ * / {@link #releasePathNode}: a stream holds one per id it maps, until it ends. A path node holds
+ * one on its parent and on its name. Attributes are never freed (clients define a handful, and the
+ * fold indexes per-scheme tables by their ids).
+ *
+ * <p>The caller releasing a reference must know that nothing it handed on still reads the id: a
+ * stream gives its references back on the fold thread, after its last delta was folded. Freed ids
+ * are <em>retired</em>, not reused at once, because the fold caches what it judged per tuple of ids
+ * ({@code SchemeFold}): only after those caches were emptied does the fold thread call {@link
+ * #recycleRetired}, and only then can an id name something else. Until then a retired id names
+ * nothing ({@link #string} returns null).
+ *
+ * <p>Thread-safe: every method synchronizes (interning and look-ups are rare: at definition time
+ * and when a new group is created; releases come once per id when a stream ends).
  */
 public final class GlobalDictionary {
   private final int maxEntries;
   private final Map<String, Integer> stringIds = new HashMap<>();
   private final List<String> strings = new ArrayList<>();
+  private int[] stringRefs = new int[64];
   private final Map<Attribute, Integer> attributeIds = new HashMap<>();
   private final List<Attribute> attributes = new ArrayList<>();
   private final Map<PathKey, Integer> pathIds = new HashMap<>();
   private final List<PathNode> paths = new ArrayList<>();
+  private int[] pathRefs = new int[64];
+  private final IdList freeStrings = new IdList();
+  private final IdList freePaths = new IdList();
+  private final IdList retiredStrings = new IdList();
+  private final IdList retiredPaths = new IdList();
+  private int liveStrings;
+  private int livePaths;
+  private long freed;
 
   private record PathKey(int parent, int attribute, int name, String kind) {}
 
@@ -45,26 +70,71 @@ public final class GlobalDictionary {
     return maxEntries;
   }
 
-  /** Number of interned strings, attributes and path nodes together. */
+  /** Number of strings, attributes and path nodes in use together. */
   public synchronized int size() {
-    return strings.size() + attributes.size() + paths.size() - 3;
+    return liveStrings + attributes.size() - 1 + livePaths;
   }
 
-  /** The global id of {@code s}, interning it if new. */
+  /** Strings and path nodes freed so far, over the dictionary's life. */
+  public synchronized long freed() {
+    return freed;
+  }
+
+  /** Freed ids waiting for {@link #recycleRetired} before they can be handed out again. */
+  public synchronized int retired() {
+    return retiredStrings.size() + retiredPaths.size();
+  }
+
+  /**
+   * Makes the retired ids reusable. Call it only when no cache keyed by ids holds one of them any
+   * more: on the fold thread, right after emptying the schemes' caches.
+   */
+  public synchronized void recycleRetired() {
+    retiredStrings.moveTo(freeStrings);
+    retiredPaths.moveTo(freePaths);
+  }
+
+  /**
+   * The global id of {@code s}, interning it if new, with one reference for the caller.
+   *
+   * @throws DictionaryFullException when {@code s} is new and the dictionary is full
+   */
   public synchronized int internString(String s) {
     Integer id = stringIds.get(s);
-    if (id != null) {
-      return id;
+    if (id == null) {
+      checkRoom();
+      id = freeStrings.isEmpty() ? strings.size() : freeStrings.pop();
+      if (id == strings.size()) {
+        strings.add(s);
+        stringRefs = ensure(stringRefs, id);
+      } else {
+        strings.set(id, s);
+      }
+      stringIds.put(s, id);
+      liveStrings++;
     }
-    checkRoom();
-    int fresh = strings.size();
-    strings.add(s);
-    stringIds.put(s, fresh);
-    return fresh;
+    stringRefs[id]++;
+    return id;
   }
 
+  /** The string of {@code id}; null for an id not in use. */
   public synchronized String string(int id) {
     return strings.get(id);
+  }
+
+  /** Gives back one reference to string {@code id}; frees it with the last one. */
+  public synchronized void releaseString(int id) {
+    if (--stringRefs[id] > 0) {
+      return;
+    }
+    if (stringRefs[id] < 0) {
+      throw new IllegalStateException("string " + id + " released more often than interned");
+    }
+    stringIds.remove(strings.get(id));
+    strings.set(id, null);
+    liveStrings--;
+    retiredStrings.push(id);
+    freed++;
   }
 
   /** The global id of the attribute with these properties, interning it if new. */
@@ -87,26 +157,66 @@ public final class GlobalDictionary {
   }
 
   /**
-   * The global id of the node named {@code nameId} (a global string id) under {@code parent} (0 for
-   * the root) in path attribute {@code attribute}, interning it if new.
+   * The global id of the node named {@code nameId} (a global string id the caller holds a reference
+   * to) under {@code parent} (0 for the root, else a node the caller holds a reference to) in path
+   * attribute {@code attribute}, interning it if new, with one reference for the caller.
+   *
+   * @throws DictionaryFullException when the node is new and the dictionary is full
    */
   public synchronized int internPathNode(int parent, int attribute, int nameId, String kind) {
     PathKey key = new PathKey(parent, attribute, nameId, kind);
     Integer id = pathIds.get(key);
-    if (id != null) {
-      return id;
+    if (id == null) {
+      checkRoom();
+      String name = strings.get(nameId);
+      int length = Math.toIntExact(length(parent, nameId)); // callers keep paths far shorter
+      id = freePaths.isEmpty() ? paths.size() : freePaths.pop();
+      PathNode node = new PathNode(id, parent, attribute, name, kind, depth(parent), length);
+      if (id == paths.size()) {
+        paths.add(node);
+        pathRefs = ensure(pathRefs, id);
+      } else {
+        paths.set(id, node);
+      }
+      pathIds.put(key, id);
+      livePaths++;
+      stringRefs[nameId]++; // the node's own references
+      if (parent != 0) {
+        pathRefs[parent]++;
+      }
     }
-    checkRoom();
-    String name = strings.get(nameId);
-    int fresh = paths.size();
-    int length = Math.toIntExact(length(parent, nameId)); // callers keep paths far shorter
-    paths.add(new PathNode(fresh, parent, attribute, name, kind, depth(parent), length));
-    pathIds.put(key, fresh);
-    return fresh;
+    pathRefs[id]++;
+    return id;
   }
 
+  /** The node of {@code id}; null for an id not in use. */
   public synchronized PathNode pathNode(int id) {
     return paths.get(id);
+  }
+
+  /**
+   * Gives back one reference to path node {@code id}; frees it with the last one, and gives back
+   * its own references to its parent and name.
+   */
+  public synchronized void releasePathNode(int id) {
+    int node = id;
+    while (node != 0) {
+      if (--pathRefs[node] > 0) {
+        return;
+      }
+      if (pathRefs[node] < 0) {
+        throw new IllegalStateException("path node " + node + " released more often than interned");
+      }
+      PathNode n = paths.get(node);
+      int nameId = stringIds.get(n.name());
+      pathIds.remove(new PathKey(n.parent(), n.attribute(), nameId, n.kind()));
+      paths.set(node, null);
+      livePaths--;
+      retiredPaths.push(node);
+      freed++;
+      releaseString(nameId);
+      node = n.parent(); // iterative: a deep chain freed at once must not overflow the stack
+    }
   }
 
   /** Depth of a node under {@code parent} (a global path id, 0 for the root). */
@@ -137,6 +247,42 @@ public final class GlobalDictionary {
       }
       out[--end] = '/';
       n = paths.get(n.parent());
+    }
+  }
+
+  private static int[] ensure(int[] a, int index) {
+    return index < a.length ? a : Arrays.copyOf(a, Math.max(index + 1, a.length * 2));
+  }
+
+  /** A stack of ids. */
+  private static final class IdList {
+    private int[] ids = new int[16];
+    private int n;
+
+    boolean isEmpty() {
+      return n == 0;
+    }
+
+    int size() {
+      return n;
+    }
+
+    void push(int id) {
+      if (n == ids.length) {
+        ids = Arrays.copyOf(ids, n * 2);
+      }
+      ids[n++] = id;
+    }
+
+    int pop() {
+      return ids[--n];
+    }
+
+    void moveTo(IdList other) {
+      for (int i = 0; i < n; i++) {
+        other.push(ids[i]);
+      }
+      n = 0;
     }
   }
 }

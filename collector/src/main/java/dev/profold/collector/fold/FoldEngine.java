@@ -57,6 +57,12 @@ public final class FoldEngine {
   private IntervalListener listener = (scheme, labels, paths, interval) -> {};
   private long version;
   private long nextExpiryCheck;
+  private final int recycleAfter;
+
+  /** Retired dictionary ids that make the fold empty its caches and recycle them. */
+  static int recycleAfter(int maxEntries) {
+    return Math.max(1024, maxEntries / 16);
+  }
 
   public FoldEngine(
       FoldConfig config,
@@ -67,6 +73,7 @@ public final class FoldEngine {
     this.dictionary = dictionary;
     this.clock = clock;
     this.metrics = metrics;
+    this.recycleAfter = recycleAfter(dictionary.maxEntries());
     List<SchemeFold> folds = new ArrayList<>();
     for (SchemeDefinition def : config.schemes()) {
       folds.add(newFold(def));
@@ -286,10 +293,27 @@ public final class FoldEngine {
         version++;
       }
     }
+    recycleDictionaryIds();
     if (now >= nextExpiryCheck) { // windows first: an expiring source's data is closed already
       nextExpiryCheck = now + Math.max(1_000_000L, config.intervalNanos() / 10);
       expire(now);
     }
+  }
+
+  /**
+   * Once enough dictionary ids were freed (by streams that ended), empties the schemes' caches of
+   * judged keys, which hold ids, and lets the dictionary hand those ids out again. Rare: the bound
+   * keeps the retired ids a small share of the dictionary, and each round costs the instances one
+   * fresh judgement per key.
+   */
+  private void recycleDictionaryIds() {
+    if (dictionary.retired() < recycleAfter) {
+      return;
+    }
+    for (SchemeFold f : schemes) {
+      f.forgetKeys();
+    }
+    dictionary.recycleRetired();
   }
 
   private void expire(long now) {

@@ -78,12 +78,19 @@ final class SchemeFold {
    * while the scheme has no room).
    */
   private static final class PerInstance {
-    final TupleTable keys;
+    private final int width;
+    TupleTable keys;
     final LongIntMap fed = new LongIntMap(); // groups this instance fed (as a set)
-    final LongIntMap packed = new LongIntMap(); // packed one-slot key -> regular group
+    LongIntMap packed = new LongIntMap(); // packed one-slot key -> regular group
 
     PerInstance(int width) {
+      this.width = width;
       keys = new TupleTable(width);
+    }
+
+    void forgetKeys() {
+      keys = new TupleTable(width);
+      packed = new LongIntMap();
     }
   }
 
@@ -129,6 +136,17 @@ final class SchemeFold {
    */
   static int maxKeysPerInstance(int cardinalityLimit) {
     return (int) Math.min(1 << 24, Math.max(4096L, 4L * cardinalityLimit));
+  }
+
+  /**
+   * Empties every instance's cache of judged keys, which are tuples of dictionary ids: the
+   * dictionary is about to hand out freed ids again, and an id naming something new must not find
+   * the judgement of what it named before. Later entries are judged again, into the same groups.
+   */
+  void forgetKeys() {
+    for (PerInstance pi : perInstance.values()) {
+      pi.forgetKeys();
+    }
   }
 
   /** Keys cached over all instances (for tests and telemetry). */

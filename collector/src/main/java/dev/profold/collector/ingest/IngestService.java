@@ -107,7 +107,7 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
                             .withDescription(e.getMessage())
                             .asRuntimeException()));
             open.remove(acks);
-            ending = true;
+            end();
           } else {
             answer(rejectedAck(seq, status(Code.INVALID_ARGUMENT, e.getMessage(), null)));
           }
@@ -135,7 +135,7 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
         if (worker.executeCharged(ack.getSerializedSize(), () -> acks.send(ack))) {
           return;
         }
-        ending = true;
+        end();
         open.remove(acks);
         io.grpc.StatusRuntimeException end;
         if (worker.accepting()) {
@@ -156,9 +156,22 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
         }
       }
 
+      /**
+       * The stream reads no more deltas: the dictionary references of its ids are given back on the
+       * fold thread, after the deltas it queued (gRPC tells the request side nothing once the
+       * server has closed the call, so the server's own ends call this too).
+       */
+      private void end() {
+        if (!ending) {
+          ending = true;
+          worker.execute(decoder::release);
+        }
+      }
+
       @Override
       public void onError(Throwable t) {
         open.remove(acks);
+        end();
         log.debug("push stream of {} ended by the client: {}", decoder.source(), t.toString());
       }
 
@@ -166,6 +179,7 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
       public void onCompleted() {
         open.remove(acks);
         worker.execute(acks::complete);
+        end();
       }
     };
   }
@@ -175,15 +189,18 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
     int size = delta.getSerializedSize();
     metrics.deltaReceived(size);
     DecodedDelta decoded;
+    StreamDecoder decoder = new StreamDecoder(dictionary);
     try {
-      decoded = new StreamDecoder(dictionary).decode(delta, size);
+      decoded = decoder.decode(delta, size);
     } catch (InvalidDeltaException e) {
       metrics.deltaRejected("invalid");
+      worker.execute(decoder::release);
       responses.onError(
           io.grpc.Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException());
       return;
     } catch (DictionaryFullException e) {
       metrics.deltaRejected("dictionary_full");
+      worker.execute(decoder::release);
       responses.onError(
           StatusProto.toStatusRuntimeException(
               status(Code.RESOURCE_EXHAUSTED, e.getMessage(), Duration.ofMinutes(1))));
@@ -207,6 +224,7 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
                 responses.onCompleted();
               }
             });
+    worker.execute(decoder::release); // after the delta, if it was queued
     if (!queued) {
       responses.onError(StatusProto.toStatusRuntimeException(refusal()));
     }

@@ -29,12 +29,14 @@ import java.util.regex.Pattern;
  * Validates the deltas of one stream and translates them to global ids ({@link DecodedDelta}).
  *
  * <p>Holds the stream's dictionary: client-chosen ids of strings, attributes and path nodes mapped
- * to global ids, at most as many ids as the global dictionary holds entries (a client giving the
- * same definition ever new ids would otherwise grow the stream's maps without bound while the
- * global dictionary, which interns by content, stays put). Definitions are applied in order as a
- * delta is read; a delta rejected later in its entries keeps the definitions before the error
- * (redefining with the same content is allowed, so a client may simply resend). A delta is
- * otherwise all or nothing: nothing of a rejected delta reaches the fold.
+ * to global ids (each mapping of a string or path node holds one reference to its global entry,
+ * given back by {@link #release} when the stream has ended), at most as many ids as the global
+ * dictionary holds entries (a client giving the same definition ever new ids would otherwise grow
+ * the stream's maps without bound while the global dictionary, which interns by content, stays
+ * put). Definitions are applied in order as a delta is read; a delta rejected later in its entries
+ * keeps the definitions before the error (redefining with the same content is allowed, so a client
+ * may simply resend). A delta is otherwise all or nothing: nothing of a rejected delta reaches the
+ * fold.
  *
  * <p>Not thread-safe: one instance per stream, used by one thread at a time (gRPC serialises a
  * stream's messages).
@@ -65,6 +67,7 @@ public final class StreamDecoder {
   private SourceIdentity identity;
   private SourceKey sourceKey;
   private SourceInfo sourceInfo;
+  private boolean released;
 
   public StreamDecoder(GlobalDictionary dictionary) {
     this.dictionary = dictionary;
@@ -82,6 +85,20 @@ public final class StreamDecoder {
     }
   }
 
+  /**
+   * Gives back the dictionary references of every id this stream mapped, and forgets them: the
+   * stream has ended and every delta it decoded has been folded (call it on the fold thread, after
+   * them). The decoder must not be used afterwards; a second call does nothing.
+   */
+  public void release() {
+    if (released) {
+      return;
+    }
+    released = true;
+    strings.forEach((clientId, global) -> dictionary.releaseString(global));
+    paths.forEach((clientId, global) -> dictionary.releasePathNode(global));
+  }
+
   /** The source this stream carries, once its first delta was read; null before. */
   public SourceKey source() {
     return sourceKey;
@@ -96,6 +113,9 @@ public final class StreamDecoder {
    * @throws DictionaryFullException when the collector's dictionary, or this stream's, is full
    */
   public DecodedDelta decode(Delta delta, int serializedBytes) throws InvalidDeltaException {
+    if (released) {
+      throw new IllegalStateException("the stream's decoder was used after release()");
+    }
     readSource(delta);
     if (delta.getSequence() == 0) {
       throw new InvalidDeltaException("sequence", "must be > 0 (the first delta is 1)");
@@ -232,15 +252,22 @@ public final class StreamDecoder {
       }
       int global = dictionary.internString(e.getValue());
       int previous = strings.get(id & 0xFFFFFFFFL);
-      if (previous != LongIntMap.MISSING && previous != global) {
-        throw new InvalidDeltaException(
-            field,
-            "already defined in this stream as \""
-                + dictionary.string(previous)
-                + "\"; ids cannot be redefined with different content");
+      if (previous != LongIntMap.MISSING) {
+        dictionary.releaseString(global); // the mapping holds one reference already
+        if (previous != global) {
+          throw new InvalidDeltaException(
+              field,
+              "already defined in this stream as \""
+                  + dictionary.string(previous)
+                  + "\"; ids cannot be redefined with different content");
+        }
+        continue;
       }
-      if (previous == LongIntMap.MISSING) {
+      try {
         checkRoomForId();
+      } catch (DictionaryFullException full) {
+        dictionary.releaseString(global);
+        throw full;
       }
       strings.put(id & 0xFFFFFFFFL, global);
     }
@@ -381,15 +408,22 @@ public final class StreamDecoder {
     int global = dictionary.internPathNode(parent, attr.id(), name, kind);
     long key = n.getId() & 0xFFFFFFFFL;
     int previous = paths.get(key);
-    if (previous != LongIntMap.MISSING && previous != global) {
-      throw new InvalidDeltaException(
-          field + ".id",
-          "path node "
-              + Integer.toUnsignedString(n.getId())
-              + " is already defined in this stream with different content");
+    if (previous != LongIntMap.MISSING) {
+      dictionary.releasePathNode(global); // the mapping holds one reference already
+      if (previous != global) {
+        throw new InvalidDeltaException(
+            field + ".id",
+            "path node "
+                + Integer.toUnsignedString(n.getId())
+                + " is already defined in this stream with different content");
+      }
+      return;
     }
-    if (previous == LongIntMap.MISSING) {
+    try {
       checkRoomForId();
+    } catch (DictionaryFullException full) {
+      dictionary.releasePathNode(global);
+      throw full;
     }
     paths.put(key, global);
     pathAttribute.put(key, attr.id());

@@ -112,6 +112,7 @@ public final class CollectorServer {
     new JvmMemoryMetrics().bindTo(meters);
     CollectorMetrics metrics = new CollectorMetrics(meters);
     GlobalDictionary dictionary = new GlobalDictionary(config.dictionaryEntries());
+    metrics.dictionary(dictionary);
     FoldEngine engine =
         new FoldEngine(
             new FoldConfig(

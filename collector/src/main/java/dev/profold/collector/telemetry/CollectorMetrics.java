@@ -1,5 +1,6 @@
 package dev.profold.collector.telemetry;
 
+import dev.profold.collector.dictionary.GlobalDictionary;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -84,6 +85,26 @@ public final class CollectorMetrics {
     OwnMeter.INGEST_PENDING
         .gauge(pendingBytes, AtomicLong::get)
         .description("Bytes of received deltas waiting to be folded.")
+        .register(registry);
+  }
+
+  /** Reports the size of the collector-wide dictionary and the entries it freed. */
+  public void dictionary(GlobalDictionary dictionary) {
+    OwnMeter.DICTIONARY_ENTRIES
+        .gauge(dictionary, GlobalDictionary::size)
+        .description("Strings, attributes and path nodes in the collector-wide dictionary.")
+        .strongReference(true)
+        .register(registry);
+    OwnMeter.DICTIONARY_ENTRIES_LIMIT
+        .gauge(dictionary, GlobalDictionary::maxEntries)
+        .description(
+            "limits.dictionary_entries: beyond it, deltas with new definitions are refused.")
+        .strongReference(true)
+        .register(registry);
+    OwnMeter.DICTIONARY_FREED
+        .functionCounter(dictionary, GlobalDictionary::freed)
+        .description(
+            "Strings and path nodes freed from the dictionary once no open stream used them.")
         .register(registry);
   }
 

@@ -1,6 +1,7 @@
 package dev.profold.collector.telemetry;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.Timer;
@@ -31,6 +32,9 @@ public enum OwnMeter {
   SOURCE_RESTARTS("profold.source.restarts", Meter.Type.COUNTER, null),
   SOURCES_EXPIRED("profold.sources.expired", Meter.Type.COUNTER, null),
   SOURCES_ACTIVE("profold.sources.active", Meter.Type.GAUGE, null),
+  DICTIONARY_ENTRIES("profold.dictionary.entries", Meter.Type.GAUGE, null),
+  DICTIONARY_ENTRIES_LIMIT("profold.dictionary.entries.limit", Meter.Type.GAUGE, null),
+  DICTIONARY_FREED("profold.dictionary.freed", Meter.Type.COUNTER, null),
   FOLD_LATENCY("profold.fold.latency", Meter.Type.TIMER, null),
   CONFIG_RELOADS("profold.config.reloads", Meter.Type.COUNTER, null),
   SCHEME_OVERFLOW_MEASUREMENTS("profold.scheme.overflow.measurements", Meter.Type.COUNTER, null),
@@ -62,6 +66,15 @@ public enum OwnMeter {
   public Counter.Builder counter() {
     expect(Meter.Type.COUNTER);
     return Counter.builder(meterName).baseUnit(baseUnit);
+  }
+
+  /**
+   * A builder of a counter (this meter must be one) whose count is {@code f} of {@code obj}, for a
+   * count kept elsewhere.
+   */
+  public <T> FunctionCounter.Builder<T> functionCounter(T obj, ToDoubleFunction<T> f) {
+    expect(Meter.Type.COUNTER);
+    return FunctionCounter.builder(meterName, obj, f).baseUnit(baseUnit);
   }
 
   /** A gauge builder for this meter (which must be a gauge) over {@code f} of {@code obj}. */

@@ -64,6 +64,7 @@ class IngestServiceTest {
       worker.start();
     }
     service = new IngestService(dictionary, worker, metrics, Duration.ofMillis(1500));
+    metrics.dictionary(dictionary);
     String name = InProcessServerBuilder.generateName();
     server = InProcessServerBuilder.forName(name).directExecutor().addService(service).build();
     server.start();
@@ -243,6 +244,54 @@ class IngestServiceTest {
     Ack withDictionary = second.send(checkout().withoutSource().seq(2).build());
     assertThat(withDictionary.getResult()).isEqualTo(AckResult.ACK_RESULT_APPLIED);
     assertThat(only("main/db.query").state().count()).isEqualTo(4);
+  }
+
+  /** Waits until the fold thread has run everything queued so far. */
+  private void afterFold() throws Exception {
+    worker.call(() -> null, Duration.ofSeconds(10));
+  }
+
+  private double meter(String name) {
+    return registry.get(name).meter().measure().iterator().next().getValue();
+  }
+
+  @Test
+  void aStreamsDefinitionsAreFreedOnceItEndedUnlessAnotherStreamMapsThem() throws Exception {
+    start(1 << 20, true);
+    PushStream first = new PushStream();
+    assertThat(first.send(checkout().build()).getResult()).isEqualTo(AckResult.ACK_RESULT_APPLIED);
+    PushStream second = new PushStream();
+    Delta sameRegions = checkout().build().toBuilder().setSource(source("i-2")).build();
+    assertThat(second.send(sameRegions).getResult()).isEqualTo(AckResult.ACK_RESULT_APPLIED);
+    assertThat(dictionary.size()).as("2 attributes, 2 names, 2 path nodes").isEqualTo(6);
+
+    first.requests.onCompleted();
+    assertThat(first.next()).isEqualTo("completed");
+    afterFold();
+    assertThat(dictionary.size()).as("the second stream still maps them").isEqualTo(6);
+
+    second.requests.onError(new IllegalStateException("client gone")); // a cancel
+    afterFold();
+    assertThat(dictionary.size()).as("attributes stay").isEqualTo(2);
+    assertThat(dictionary.freed()).isEqualTo(4);
+    assertThat(meter("profold.dictionary.entries")).isEqualTo(2);
+    assertThat(meter("profold.dictionary.freed")).isEqualTo(4);
+    assertThat(meter("profold.dictionary.entries.limit")).isEqualTo(10_000);
+    assertThat(only("main/db.query").state().count()).as("the data stays").isEqualTo(2);
+  }
+
+  private static dev.profold.proto.v1.SourceIdentity source(String instance) {
+    return checkout().build().getSource().toBuilder().setInstance(instance).build();
+  }
+
+  @Test
+  void anExportCallsDefinitionsAreFreedAfterItsDeltaIsFolded() throws Exception {
+    start(1 << 20, true);
+    IngestGrpc.IngestBlockingStub stub = IngestGrpc.newBlockingStub(channel);
+    assertThat(stub.export(checkout().build()).getResult()).isEqualTo(AckResult.ACK_RESULT_APPLIED);
+    afterFold();
+    assertThat(dictionary.size()).isEqualTo(2);
+    assertThat(only("main/db.query").state().count()).isEqualTo(2);
   }
 
   @Test
