@@ -13,20 +13,33 @@ import dev.profold.proto.v1.RegionKind;
 import dev.profold.proto.v1.SourceIdentity;
 import dev.profold.proto.v1.ValueType;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.BitSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
 
 /**
  * Client side of the wire dictionary: assigns ids to strings, attributes and path nodes, and puts
  * into each outgoing delta exactly the definitions it references (a path node's ancestors, names
  * and attribute included) that the current stream has not carried yet.
  *
- * <p>Ids are stable for the life of the encoder. {@link #newStream()} forgets what was sent, so the
- * next delta carries the source identity again, and each definition again the first time a delta on
- * the new stream references it, as a new Push stream requires. Definitions no buffered delta
- * references (a thread that ended long ago, a call path not seen since) are not re-sent.
+ * <p>{@link #newStream()} forgets what was sent, so the next delta carries the source identity
+ * again, and each definition again the first time a delta on the new stream references it, as a new
+ * Push stream requires. Definitions no buffered delta references (a thread that ended long ago, a
+ * call path not seen since) are not re-sent.
+ *
+ * <p><b>Ageing.</b> So that a long-running process whose call paths and attribute values keep
+ * changing does not fill the dictionary for good (and then send everything new as {@link
+ * #OVERFLOW}), {@link #age} frees the strings and path nodes nothing uses any more once more than
+ * half the bound is in use: what no buffered delta references, no {@linkplain #addPinSource pin
+ * source} (the recorder's contexts in use) holds, and no look-up returned in the current or the
+ * previous ageing round (a delta being built). A kept node keeps its ancestors and their names;
+ * attributes are never freed. A freed string or node that is needed again is defined again, under a
+ * new id. Ids stay stable while defined: a freed id is handed out again only after {@link
+ * #newStream()}, since the current stream's collector still maps it to what it named.
  *
  * <p>Thread-safe (all methods synchronize): recording threads define, the exporter thread encodes.
  */
@@ -43,6 +56,16 @@ public final class DeltaEncoder {
   private final BitSet sentAttributes = new BitSet();
   private final BitSet sentPaths = new BitSet();
   private boolean identitySent;
+  // Ageing: the round each id was last looked up in, freed ids, and what holds ids outside.
+  private int[] stringTouched = new int[64];
+  private int[] pathTouched = new int[64];
+  private int round = 1;
+  private final IdStack freeStrings = new IdStack();
+  private final IdStack freePaths = new IdStack();
+  private final IdStack retiredStrings = new IdStack();
+  private final IdStack retiredPaths = new IdStack();
+  private final List<Consumer<BitSet>> pinSources = new CopyOnWriteArrayList<>();
+  private long freed;
 
   private long maxDictionaryBytes;
 
@@ -110,26 +133,45 @@ public final class DeltaEncoder {
   public synchronized int string(String s) {
     Integer id = strings.get(s);
     if (id != null) {
-      return id;
+      return touchString(id);
     }
     String v = cut(s);
     if (v.length() != s.length()) {
       stringsCut++;
       id = strings.get(v);
       if (id != null) {
-        return id;
+        return touchString(id);
       }
     }
-    int bytes = utf8Length(v) + STRING_ENTRY_BYTES;
+    int bytes = stringBytes(v);
     if (dictionaryBytes + bytes > maxDictionaryBytes && !v.equals(OVERFLOW)) {
       refused++;
       return string(OVERFLOW);
     }
     dictionaryBytes += bytes;
-    stringById.add(v);
-    id = stringById.size();
+    if (freeStrings.isEmpty()) {
+      stringById.add(v);
+      id = stringById.size();
+      stringTouched = ensure(stringTouched, id);
+    } else {
+      id = freeStrings.pop();
+      stringById.set(id - 1, v);
+    }
     strings.put(v, id);
+    return touchString(id);
+  }
+
+  private int touchString(int id) {
+    stringTouched[id] = round;
     return id;
+  }
+
+  private static int stringBytes(String v) {
+    return utf8Length(v) + STRING_ENTRY_BYTES;
+  }
+
+  private static int[] ensure(int[] a, int index) {
+    return index < a.length ? a : Arrays.copyOf(a, Math.max(index + 1, a.length * 2));
   }
 
   /**
@@ -220,20 +262,22 @@ public final class DeltaEncoder {
     int nameId = string(name);
     Integer id = paths.get(List.of(parent, attribute, nameId, kind));
     if (id != null) {
+      pathTouched[id] = round;
       return id;
     }
     Integer overflow = strings.get(OVERFLOW); // not defined before it is needed
     boolean overflowName = overflow != null && overflow == nameId;
     boolean isOverflowNode = parent == 0 && overflowName;
+    int fresh = freePaths.isEmpty() ? pathById.size() + 1 : freePaths.peek();
     PathNode node =
         PathNode.newBuilder()
-            .setId(pathById.size() + 1)
+            .setId(fresh)
             .setParentId(parent)
             .setAttributeId(attribute)
             .setNameId(nameId)
             .setKind(kind)
             .build();
-    int bytes = CodedOutputStream.computeMessageSize(Dictionary.PATH_NODES_FIELD_NUMBER, node);
+    int bytes = nodeBytes(node);
     if (!isOverflowNode && (overflowName || dictionaryBytes + bytes > maxDictionaryBytes)) {
       if (!overflowName) {
         refused++; // (a name refused by string() was counted there)
@@ -241,9 +285,20 @@ public final class DeltaEncoder {
       return pathNode(0, attribute, OVERFLOW, kind);
     }
     dictionaryBytes += bytes;
-    pathById.add(node);
-    paths.put(List.of(parent, attribute, nameId, kind), node.getId());
-    return node.getId();
+    if (fresh == pathById.size() + 1) {
+      pathById.add(node);
+      pathTouched = ensure(pathTouched, fresh);
+    } else {
+      freePaths.pop();
+      pathById.set(fresh - 1, node);
+    }
+    paths.put(List.of(parent, attribute, nameId, kind), fresh);
+    pathTouched[fresh] = round;
+    return fresh;
+  }
+
+  private static int nodeBytes(PathNode node) {
+    return CodedOutputStream.computeMessageSize(Dictionary.PATH_NODES_FIELD_NUMBER, node);
   }
 
   /**
@@ -253,9 +308,152 @@ public final class DeltaEncoder {
   public synchronized Dictionary definitions() {
     Dictionary.Builder d = Dictionary.newBuilder();
     for (int i = 0; i < stringById.size(); i++) {
-      d.putStrings(i + 1, stringById.get(i));
+      if (stringById.get(i) != null) {
+        d.putStrings(i + 1, stringById.get(i));
+      }
     }
-    return d.addAllAttributes(attributeById).addAllPathNodes(pathById).build();
+    d.addAllAttributes(attributeById);
+    for (PathNode n : pathById) {
+      if (n != null) {
+        d.addPathNodes(n);
+      }
+    }
+    return d.build();
+  }
+
+  // ---- ageing ----
+
+  /**
+   * Registers {@code source}, which adds to the set it is given the path node ids it holds outside
+   * this encoder (ids it will put into deltas without looking them up again); {@link #age} keeps
+   * them. Sources are called by {@link #pin} without this encoder's lock held, so they may take
+   * their own (the lock order is theirs first, then this encoder's).
+   */
+  public void addPinSource(Consumer<BitSet> source) {
+    pinSources.add(source);
+  }
+
+  /**
+   * Adds the path node ids the pin sources hold to {@code pathIds}; call it before {@link #age}.
+   */
+  public void pin(BitSet pathIds) {
+    for (Consumer<BitSet> source : pinSources) {
+      source.accept(pathIds);
+    }
+  }
+
+  /** True when more than half the dictionary's bound is in use: time for an {@link #age} round. */
+  public synchronized boolean ageingDue() {
+    return dictionaryBytes > maxDictionaryBytes / 2;
+  }
+
+  /** Strings and path nodes freed by {@link #age} so far. */
+  public synchronized long freed() {
+    return freed;
+  }
+
+  /** Adds the string and path node ids that {@code delta}'s entry keys reference to the sets. */
+  public static void references(Delta delta, BitSet stringIds, BitSet pathIds) {
+    for (Entry e : delta.getEntriesList()) {
+      for (AttributeValue v : e.getKeyList()) {
+        if (v.getValueCase() == AttributeValue.ValueCase.STRING_ID) {
+          stringIds.set(v.getStringId());
+        } else if (v.getValueCase() == AttributeValue.ValueCase.PATH_NODE_ID) {
+          pathIds.set(v.getPathNodeId());
+        }
+      }
+    }
+  }
+
+  /**
+   * One ageing round: frees every string and path node that is not in {@code stringIds} / {@code
+   * pathIds} (what the caller's buffered deltas reference, see {@link #references}, and what the
+   * pin sources hold, see {@link #pin}), was not looked up in this round or the previous one, and
+   * is neither an ancestor nor the name of a node kept. The {@link #OVERFLOW} string and nodes
+   * stay, and so do attributes. A freed id is handed out again only after the next {@link
+   * #newStream()}. Call it where no delta is on its way between the encoder and the caller's buffer
+   * except ones being built now (their look-ups are in this round).
+   *
+   * @return the number of strings and path nodes freed
+   */
+  public synchronized int age(BitSet stringIds, BitSet pathIds) {
+    Integer overflow = strings.get(OVERFLOW);
+    BitSet keptPaths = new BitSet();
+    BitSet keptStrings = (BitSet) stringIds.clone();
+    if (overflow != null) {
+      keptStrings.set(overflow);
+    }
+    for (int id = 1; id <= pathById.size(); id++) {
+      PathNode n = pathById.get(id - 1);
+      boolean keep =
+          n != null
+              && (pathIds.get(id)
+                  || pathTouched[id] >= round - 1
+                  || (n.getParentId() == 0 && overflow != null && n.getNameId() == overflow));
+      for (int a = id; keep && a >= 1 && !keptPaths.get(a); ) { // the node and its ancestors
+        PathNode node = pathById.get(a - 1);
+        keptPaths.set(a);
+        keptStrings.set(node.getNameId());
+        a = node.getParentId();
+      }
+    }
+    int n = 0;
+    for (int id = 1; id <= pathById.size(); id++) {
+      PathNode node = pathById.get(id - 1);
+      if (node != null && !keptPaths.get(id)) {
+        paths.remove(
+            List.of(node.getParentId(), node.getAttributeId(), node.getNameId(), node.getKind()));
+        pathById.set(id - 1, null);
+        dictionaryBytes -= nodeBytes(node);
+        retiredPaths.push(id);
+        n++;
+      }
+    }
+    for (int id = 1; id <= stringById.size(); id++) {
+      String v = stringById.get(id - 1);
+      if (v != null && !keptStrings.get(id) && stringTouched[id] < round - 1) {
+        strings.remove(v);
+        stringById.set(id - 1, null);
+        dictionaryBytes -= stringBytes(v);
+        retiredStrings.push(id);
+        n++;
+      }
+    }
+    round++;
+    freed += n;
+    return n;
+  }
+
+  /** A stack of ids. */
+  private static final class IdStack {
+    private int[] ids = new int[16];
+    private int n;
+
+    boolean isEmpty() {
+      return n == 0;
+    }
+
+    void push(int id) {
+      if (n == ids.length) {
+        ids = Arrays.copyOf(ids, n * 2);
+      }
+      ids[n++] = id;
+    }
+
+    int peek() {
+      return ids[n - 1];
+    }
+
+    int pop() {
+      return ids[--n];
+    }
+
+    void moveTo(IdStack other) {
+      for (int i = 0; i < n; i++) {
+        other.push(ids[i]);
+      }
+      n = 0;
+    }
   }
 
   /** Forget what the current stream carried: the next delta re-sends identity and dictionary. */
@@ -264,6 +462,8 @@ public final class DeltaEncoder {
     sentAttributes.clear();
     sentPaths.clear();
     identitySent = false;
+    retiredStrings.moveTo(freeStrings); // the new stream's collector maps none of them
+    retiredPaths.moveTo(freePaths);
   }
 
   /** What the current stream had carried at one moment; see {@link #mark()}. */
@@ -317,7 +517,7 @@ public final class DeltaEncoder {
       for (AttributeValue v : e.getKeyList()) {
         need(attributes, sentAttributes, attributeById.size(), v.getAttributeId());
         if (v.getValueCase() == AttributeValue.ValueCase.STRING_ID) {
-          need(strings, sentStrings, stringById.size(), v.getStringId());
+          needString(strings, v.getStringId());
         } else if (v.getValueCase() == AttributeValue.ValueCase.PATH_NODE_ID) {
           needPath(v.getPathNodeId(), strings, attributes, nodes);
         }
@@ -352,12 +552,23 @@ public final class DeltaEncoder {
     }
   }
 
+  /** Adds string {@code id} unless the stream carried it or it is not defined (freed). */
+  private void needString(BitSet needed, int id) {
+    if (id >= 1 && id <= stringById.size() && stringById.get(id - 1) != null) {
+      need(needed, sentStrings, stringById.size(), id);
+    }
+  }
+
   /** Adds path node {@code id} and its ancestors the stream has not carried, with what they use. */
   private void needPath(int id, BitSet strings, BitSet attributes, BitSet nodes) {
-    while (id >= 1 && id <= pathById.size() && !sentPaths.get(id) && !nodes.get(id)) {
+    while (id >= 1
+        && id <= pathById.size()
+        && pathById.get(id - 1) != null
+        && !sentPaths.get(id)
+        && !nodes.get(id)) {
       nodes.set(id);
       PathNode n = pathById.get(id - 1);
-      need(strings, sentStrings, stringById.size(), n.getNameId());
+      needString(strings, n.getNameId());
       need(attributes, sentAttributes, attributeById.size(), n.getAttributeId());
       id = n.getParentId();
     }

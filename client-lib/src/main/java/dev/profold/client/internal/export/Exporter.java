@@ -15,6 +15,7 @@ import io.grpc.stub.ClientResponseObserver;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.BitSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -116,6 +117,7 @@ public final class Exporter implements AutoCloseable {
   // Confined to the exporter's thread.
   private final DeltaBuffer buffer;
   private long nextSequence = 1;
+  private int batchesSinceAgeing;
   private Stream stream;
   private Scheduler.Cancellable reconnect;
   private int consecutiveFailures;
@@ -271,7 +273,9 @@ public final class Exporter implements AutoCloseable {
       return;
     }
     Delta d;
+    boolean drained = false;
     while ((d = inbox.poll()) != null) {
+      drained = true;
       inboxBytes.addAndGet(-d.getSerializedSize());
       Delta numbered =
           d.toBuilder()
@@ -309,12 +313,43 @@ public final class Exporter implements AutoCloseable {
         add(part);
       }
     }
+    if (drained) {
+      ageDictionary();
+    }
     updateGauges();
     if (stream == null) {
       connectIfNeeded();
     } else {
       pump();
     }
+  }
+
+  /**
+   * Once the dictionary is over half its bound, frees the definitions nothing uses any more ({@link
+   * DeltaEncoder#age}): every buffered delta's references are kept, and what the encoder's pin
+   * sources (the recorder's contexts) hold. At most every other batch of submitted deltas, so that
+   * a delta being built while a round runs is drained into the buffer before the next round; its
+   * look-ups keep what it uses until then.
+   */
+  private void ageDictionary() {
+    if (++batchesSinceAgeing < 2 || !encoder.ageingDue()) {
+      return;
+    }
+    batchesSinceAgeing = 0;
+    BitSet stringIds = new BitSet();
+    BitSet pathIds = new BitSet();
+    for (Delta buffered : buffer.deltas()) {
+      DeltaEncoder.references(buffered, stringIds, pathIds);
+    }
+    encoder.pin(pathIds);
+    int freed = encoder.age(stringIds, pathIds);
+    logOnce(
+        "dictionary ageing",
+        Level.INFO,
+        "profold: the dictionary of strings and call paths went over half its bound; "
+            + freed
+            + " definitions no buffered delta or context uses were freed, and will be whenever"
+            + " it does again");
   }
 
   /**

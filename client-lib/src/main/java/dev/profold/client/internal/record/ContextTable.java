@@ -12,6 +12,7 @@ import dev.profold.reduce.LongIntMap;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.BitSet;
 import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.HashMap;
@@ -113,6 +114,19 @@ final class ContextTable implements ContextView {
     event[0] = -1;
     for (Kind k : Kind.values()) {
       overflowEvent.put(k, intern(new RegionEvent(OVERFLOW, k)));
+    }
+    encoder.addPinSource(this::pinPathNodes);
+  }
+
+  /**
+   * Adds the encoder's path node ids of the contexts in use to {@code out}: the table hands them to
+   * entries without looking them up again, so the encoder must not age them out.
+   */
+  synchronized void pinPathNodes(BitSet out) {
+    for (int c = 1; c < size; c++) {
+      if (occupied(c)) {
+        out.set(pathNode[c]);
+      }
     }
   }
 

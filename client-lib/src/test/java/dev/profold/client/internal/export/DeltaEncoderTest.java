@@ -12,6 +12,7 @@ import dev.profold.proto.v1.SourceIdentity;
 import dev.profold.proto.v1.ValueType;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -65,6 +66,106 @@ class DeltaEncoderTest {
         .extracting(PathNode::getId)
         .containsExactly(main, child)
         .doesNotContain(unused);
+  }
+
+  @Test
+  void ageingFreesOnlyWhatNoDeltaPinOrRecentLookUpUses() {
+    int region = enc.dimension("region", ValueType.VALUE_TYPE_PATH);
+    int tenant = enc.dimension("tenant", ValueType.VALUE_TYPE_STRING);
+    int main = enc.pathNode(0, region, "main", RegionKind.REGION_KIND_COMPUTE);
+    int buffered = enc.pathNode(main, region, "buffered", RegionKind.REGION_KIND_IO);
+    int pinned = enc.pathNode(0, region, "pinned", RegionKind.REGION_KIND_WAIT);
+    int gone = enc.pathNode(main, region, "gone", RegionKind.REGION_KIND_IO);
+    int acme = enc.string("acme");
+    int old = enc.string("old-tenant");
+    enc.addPinSource(ids -> ids.set(pinned));
+    Delta inBuffer =
+        at(1, region, buffered)
+            .addEntries(
+                Entry.newBuilder()
+                    .addKey(AttributeValue.newBuilder().setAttributeId(tenant).setStringId(acme)))
+            .build();
+
+    assertThat(ageRound(inBuffer)).as("everything was looked up this round").isZero();
+    assertThat(ageRound(inBuffer)).as("or in the previous one").isZero();
+    assertThat(ageRound(inBuffer)).as("gone, its name and old-tenant").isEqualTo(3);
+
+    assertThat(enc.definitions().getPathNodesList())
+        .extracting(PathNode::getId)
+        .containsExactlyInAnyOrder(main, buffered, pinned);
+    assertThat(enc.definitions().getStringsMap().values())
+        .containsExactlyInAnyOrder("main", "buffered", "pinned", "acme");
+    assertThat(enc.freed()).isEqualTo(3);
+
+    // Needed again: defined anew, under ids the current stream never mapped to anything else.
+    int goneAgain = enc.pathNode(main, region, "gone", RegionKind.REGION_KIND_IO);
+    int oldAgain = enc.string("old-tenant");
+    assertThat(goneAgain).isNotEqualTo(gone);
+    assertThat(oldAgain).isNotEqualTo(old);
+    enc.newStream(); // now the freed ids may name something else
+    assertThat(enc.pathNode(0, region, "fresh", RegionKind.REGION_KIND_IO)).isEqualTo(gone);
+    Delta resent = enc.prepare(at(2, region, goneAgain)).build();
+    assertThat(resent.getDictionary().getPathNodesList())
+        .extracting(PathNode::getId)
+        .containsExactly(main, goneAgain);
+  }
+
+  @Test
+  void theOverflowDefinitionsAreNeverFreed() {
+    DeltaEncoder small =
+        new DeltaEncoder(SourceIdentity.newBuilder().setService("s").build(), 4096);
+    int region = small.dimension("region", ValueType.VALUE_TYPE_PATH);
+    int overflowNode = -1;
+    for (int i = 0; overflowNode < 0; i++) {
+      int node = small.pathNode(0, region, "n" + i + "x".repeat(100), RegionKind.REGION_KIND_IO);
+      if (small.definitions().getStringsMap().containsValue(DeltaEncoder.OVERFLOW)) {
+        overflowNode = node;
+      }
+    }
+    for (int round = 0; round < 3; round++) {
+      small.age(new BitSet(), new BitSet());
+    }
+    assertThat(small.definitions().getPathNodesList())
+        .extracting(PathNode::getId)
+        .containsExactly(overflowNode);
+    assertThat(small.definitions().getStringsMap().values()).containsExactly(DeltaEncoder.OVERFLOW);
+    assertThat(small.ageingDue()).isFalse();
+  }
+
+  @Test
+  void aChurningProcessAgedEveryOtherIntervalNeverOverflows() {
+    DeltaEncoder small =
+        new DeltaEncoder(SourceIdentity.newBuilder().setService("s").build(), 16 * 1024);
+    int region = small.dimension("region", ValueType.VALUE_TYPE_PATH);
+    for (int interval = 0; interval < 500; interval++) {
+      int main = small.pathNode(0, region, "main", RegionKind.REGION_KIND_COMPUTE);
+      Delta.Builder d = at(interval + 1, region);
+      for (int j = 0; j < 10; j++) {
+        int node =
+            small.pathNode(main, region, "op-" + interval + "-" + j, RegionKind.REGION_KIND_IO);
+        d.addEntries(
+            Entry.newBuilder()
+                .addKey(AttributeValue.newBuilder().setAttributeId(region).setPathNodeId(node)));
+      }
+      Delta built = d.build();
+      if (interval % 2 == 1 && small.ageingDue()) {
+        BitSet strings = new BitSet();
+        BitSet paths = new BitSet();
+        DeltaEncoder.references(built, strings, paths); // the buffer holds the last delta
+        small.age(strings, paths);
+      }
+    }
+    assertThat(small.takeLimitCounts()).as("nothing found the dictionary full").isEmpty();
+    assertThat(small.freed()).isGreaterThan(4000);
+  }
+
+  /** One ageing round, the buffer holding {@code buffered}, the pin sources asked. */
+  private int ageRound(Delta buffered) {
+    BitSet strings = new BitSet();
+    BitSet paths = new BitSet();
+    DeltaEncoder.references(buffered, strings, paths);
+    enc.pin(paths);
+    return enc.age(strings, paths);
   }
 
   /** A delta with one entry per path node, keyed on {@code attribute}. */

@@ -15,6 +15,7 @@ import dev.profold.proto.v1.PathNode;
 import dev.profold.proto.v1.SourceIdentity;
 import dev.profold.proto.v1.ValueType;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -84,6 +85,26 @@ class ContextAgeingTest {
       }
     }
     return counts;
+  }
+
+  @Test
+  void contextsInUsePinTheirPathNodesAgainstDictionaryAgeing() {
+    Region open = recorder.region("long.running", Kind.WAIT);
+    try (Region step = recorder.region("step", Kind.COMPUTE)) {
+      assertThat(step).isNotNull();
+    }
+    assertThat(collect()).containsOnly(Map.entry("long.running/step", 1L));
+    for (int round = 0; round < 3; round++) { // nothing looked up, nothing buffered
+      BitSet paths = new BitSet();
+      encoder.pin(paths);
+      encoder.age(new BitSet(), paths);
+    }
+    try (Region step = recorder.region("step", Kind.COMPUTE)) { // the thread's cached context
+      assertThat(step).isNotNull();
+    }
+    open.close();
+    assertThat(collect())
+        .containsOnly(Map.entry("long.running", 1L), Map.entry("long.running/step", 1L));
   }
 
   @Test
