@@ -53,6 +53,21 @@ import java.util.regex.Pattern;
  * outage stay mergeable. The buffer is bounded by {@link ExporterConfig#maxBufferBytes()}: see
  * {@link DeltaBuffer} for merging and dropping.
  *
+ * <p><b>Rotation.</b> The collector keeps every definition a stream carried for as long as the
+ * stream is open, so a long-running process whose contexts keep changing would pin all it ever
+ * defined. The exporter therefore ends a stream once both hold: the dictionary definitions carried
+ * by the messages sent on it (serialized bytes of their {@code dictionary}; a message not sent does
+ * not count) reach {@link ExporterConfig#rotateAfterBytes()} or twice those of its first message,
+ * whichever is larger; and it has been open {@link ExporterConfig#minStreamAge()} (a task scheduled
+ * when it opens, so time is the {@link Scheduler}'s). From then on no further delta is sent on it;
+ * once every delta in flight on it is acknowledged (acks handled as above) it is half-closed, and a
+ * new stream is opened at once without backoff if a delta waits, else when the next one is
+ * submitted, starting with {@link DeltaEncoder#newStream()} so that it carries only the definitions
+ * its deltas reference. The collector's end of the half-closed stream is not a failure; should it
+ * not come within {@link ExporterConfig#ackTimeout()}, that call is cancelled (nothing is in flight
+ * on it). A failure or timeout while the stream drains is handled as any other. Counted in {@link
+ * ExporterStats#rotations()}, not in reconnects; logged at DEBUG.
+ *
  * <p><b>Message size.</b> A delta larger than {@link ExporterConfig#maxDeltaBytes()} is split into
  * parts of the same interval, each numbered as a delta of its own ({@link DeltaSplitter}), and
  * merges stay within that size. A message that with its dictionary definitions would still exceed
@@ -109,6 +124,7 @@ public final class Exporter implements AutoCloseable {
   private final AtomicLong eventsLost = new AtomicLong();
   private final Map<String, Long> lostMisuse = new ConcurrentHashMap<>();
   private final AtomicLong reconnects = new AtomicLong();
+  private final AtomicLong rotations = new AtomicLong();
   private final AtomicLong bufferedDeltas = new AtomicLong();
   private final AtomicLong bufferedBytes = new AtomicLong();
   private final AtomicLong internalErrors = new AtomicLong();
@@ -122,6 +138,7 @@ public final class Exporter implements AutoCloseable {
   private Scheduler.Cancellable reconnect;
   private int consecutiveFailures;
   private boolean everConnected;
+  private boolean rotated; // the last stream was ended by rotation: the next is no reconnect
   private long maxMessageBytes; // config's, lowered when the collector refuses a message size
 
   /**
@@ -259,6 +276,7 @@ public final class Exporter implements AutoCloseable {
         dropped.get(),
         eventsLost.get(),
         reconnects.get(),
+        rotations.get(),
         bufferedDeltas.get(),
         bufferedBytes.get(),
         internalErrors.get(),
@@ -418,10 +436,11 @@ public final class Exporter implements AutoCloseable {
     if (closed || stream != null || reconnect != null || buffer.isEmpty()) {
       return;
     }
-    if (everConnected) {
+    if (everConnected && !rotated) {
       reconnects.incrementAndGet();
     }
     everConnected = true;
+    rotated = false;
     encoder.newStream();
     Stream s = new Stream();
     stream = s;
@@ -435,6 +454,7 @@ public final class Exporter implements AutoCloseable {
       return;
     }
     armTimer(s);
+    s.ageTimer = scheduler.schedule(() -> runSafely(() -> onOldEnough(s)), config.minStreamAge());
   }
 
   /** Sends what the window and gRPC's flow control allow. */
@@ -443,7 +463,7 @@ public final class Exporter implements AutoCloseable {
     if (s == null || !s.ready || closed) {
       return;
     }
-    while (s.inFlight.size() < config.maxInFlight() && s.call.isReady()) {
+    while (!rotationDue(s) && s.inFlight.size() < config.maxInFlight() && s.call.isReady()) {
       Delta d = buffer.next(s.lastSent);
       if (d == null) {
         break;
@@ -459,10 +479,72 @@ public final class Exporter implements AutoCloseable {
       buffer.markSent(d.getSequence());
       s.lastSent = d.getSequence();
       s.inFlight.add(new InFlight(d.getSequence(), wire.hasDictionary(), bytes));
+      s.carried(wire.hasDictionary() ? wire.getDictionary().getSerializedSize() : 0);
       s.call.onNext(wire);
       sent.incrementAndGet();
     }
+    if (rotationDue(s) && s.inFlight.isEmpty()) {
+      rotate(s);
+      return;
+    }
     armTimer(s);
+  }
+
+  /**
+   * Whether {@code s} is to be rotated (see the class comment): once true it stays true, as the
+   * bytes carried only grow and a stream only gets older.
+   */
+  private boolean rotationDue(Stream s) {
+    return s.oldEnough
+        && s.definitionBytes
+            >= Math.max(config.rotateAfterBytes(), 2 * s.firstMessageDefinitionBytes);
+  }
+
+  private void onOldEnough(Stream s) {
+    s.ageTimer = null;
+    s.oldEnough = true;
+    if (s == stream) {
+      pump(); // rotates it if due and drained
+    }
+  }
+
+  /**
+   * Ends {@code s}, the current stream, due for rotation and with nothing in flight, and opens the
+   * next one if a delta waits.
+   */
+  private void rotate(Stream s) {
+    detach(s);
+    rotations.incrementAndGet();
+    log.log(
+        Level.DEBUG,
+        () ->
+            "profold: ending the Push stream after it carried "
+                + s.definitionBytes
+                + " bytes of dictionary definitions; the next one re-sends only those in use");
+    try {
+      s.call.onCompleted();
+    } catch (RuntimeException e) {
+      internalError("half-close", e);
+    }
+    s.endTimer = scheduler.schedule(() -> runSafely(() -> onNotEnded(s)), config.ackTimeout());
+    rotated = true;
+    connectIfNeeded();
+  }
+
+  /** Rotated stream {@code s} was not ended by the collector within the ack timeout. */
+  private void onNotEnded(Stream s) {
+    s.endTimer = null;
+    logOnce(
+        "not-ended",
+        Level.INFO,
+        "profold: the collector did not end a half-closed stream within "
+            + config.ackTimeout()
+            + "; it is cancelled (nothing was in flight on it)");
+    try {
+      s.call.cancel("profold exporter: rotated stream not ended", null);
+    } catch (RuntimeException e) {
+      internalError("cancel", e);
+    }
   }
 
   /**
@@ -585,6 +667,10 @@ public final class Exporter implements AutoCloseable {
   }
 
   private void onStreamEnd(Stream s, Throwable error) {
+    if (s.endTimer != null) {
+      s.endTimer.cancel(); // a rotated stream, ended as it should be
+      s.endTimer = null;
+    }
     if (s != stream) {
       return;
     }
@@ -603,9 +689,7 @@ public final class Exporter implements AutoCloseable {
       }
     }
     logOnce("stream", Level.INFO, "profold: " + lastError.get() + "; reconnecting");
-    disarmTimer(s);
-    stream = null;
-    loseDroppedInFlight(s);
+    detach(s);
     scheduleReconnect(delay);
   }
 
@@ -692,9 +776,7 @@ public final class Exporter implements AutoCloseable {
 
   /** Abandons {@code s} (cancelling the call) and opens a new stream after {@code delay}. */
   private void restart(Stream s, Duration delay, String reason) {
-    disarmTimer(s);
-    stream = null;
-    loseDroppedInFlight(s);
+    detach(s);
     try {
       s.call.cancel("profold exporter: " + reason, null);
     } catch (RuntimeException e) {
@@ -733,6 +815,20 @@ public final class Exporter implements AutoCloseable {
     }
   }
 
+  /**
+   * Makes current stream {@code s} no longer current: its timers stop, and the deltas the buffer
+   * dropped while they were in flight on it are lost.
+   */
+  private void detach(Stream s) {
+    disarmTimer(s);
+    if (s.ageTimer != null) {
+      s.ageTimer.cancel();
+      s.ageTimer = null;
+    }
+    stream = null;
+    loseDroppedInFlight(s);
+  }
+
   private void disarmTimer(Stream s) {
     if (s.timer != null) {
       s.timer.cancel();
@@ -748,10 +844,8 @@ public final class Exporter implements AutoCloseable {
       reconnect = null;
     }
     Stream s = stream;
-    stream = null;
     if (s != null) {
-      disarmTimer(s);
-      loseDroppedInFlight(s); // their acks are not listened to any more
+      detach(s); // the acks of what is in flight are not listened to any more
       try {
         s.call.onCompleted();
       } catch (RuntimeException e) {
@@ -947,6 +1041,31 @@ public final class Exporter implements AutoCloseable {
 
     Scheduler.Cancellable timer;
     long timerGeneration;
+
+    /** Serialized bytes of the dictionaries of the messages sent on it. */
+    long definitionBytes;
+
+    /** Those of its first message sent, once {@code sentAny}. */
+    long firstMessageDefinitionBytes;
+
+    boolean sentAny;
+
+    /** Set when it has been open {@link ExporterConfig#minStreamAge()}, by {@code ageTimer}. */
+    boolean oldEnough;
+
+    Scheduler.Cancellable ageTimer;
+
+    /** Set once the stream is half-closed by rotation, until the collector ends it. */
+    Scheduler.Cancellable endTimer;
+
+    /** Accounts for a message sent on it that carried {@code bytes} of dictionary definitions. */
+    void carried(int bytes) {
+      if (!sentAny) {
+        sentAny = true;
+        firstMessageDefinitionBytes = bytes;
+      }
+      definitionBytes += bytes;
+    }
 
     boolean isInFlight(long sequence) {
       for (InFlight f : inFlight) {

@@ -26,6 +26,14 @@ import java.time.Duration;
  *     of it (the other half is room for the dictionary definitions a message may carry) and merged
  *     deltas stay under that half too; a message that would still be larger is not sent (it would
  *     end the stream) but dropped and counted. Default 16 MiB, the collector's default
+ * @param rotateAfterBytes serialized bytes of dictionary definitions a stream carries before the
+ *     exporter ends it and opens a new one, at least 1. The threshold is this or twice what the
+ *     stream's first message carried, whichever is larger: a new stream begins by re-sending the
+ *     definitions its deltas use, so a process whose live set is large does not rotate each time
+ *     the minimum age has passed. Rotation lets the collector free the definitions a long-running
+ *     process no longer uses (see {@link Exporter}). Default 1 MiB
+ * @param minStreamAge how long a stream stays open at least before it is rotated, not negative;
+ *     default 10 minutes
  */
 public record ExporterConfig(
     long maxBufferBytes,
@@ -34,7 +42,9 @@ public record ExporterConfig(
     double jitter,
     Duration ackTimeout,
     int maxInFlight,
-    long maxMessageBytes) {
+    long maxMessageBytes,
+    long rotateAfterBytes,
+    Duration minStreamAge) {
 
   /** The smallest {@link #maxMessageBytes()} accepted. */
   public static final long MIN_MESSAGE_BYTES = 64 << 10;
@@ -68,6 +78,12 @@ public record ExporterConfig(
       throw new IllegalArgumentException(
           "maxMessageBytes must be >= " + MIN_MESSAGE_BYTES + ", was " + maxMessageBytes);
     }
+    if (rotateAfterBytes < 1) {
+      throw new IllegalArgumentException("rotateAfterBytes must be >= 1, was " + rotateAfterBytes);
+    }
+    if (minStreamAge.isNegative()) {
+      throw new IllegalArgumentException("minStreamAge must be >= 0, was " + minStreamAge);
+    }
   }
 
   /** The largest delta (entries and the rest, no dictionary) sent in one message: half of it. */
@@ -92,7 +108,10 @@ public record ExporterConfig(
     return Math.min(DeltaEncoder.MAX_DICTIONARY_BYTES, messageBytes / 4);
   }
 
-  /** The production defaults: 8 MiB, 500 ms .. 30 s backoff with ±20% jitter, 30 s, 1, 16 MiB. */
+  /**
+   * The production defaults: 8 MiB, 500 ms .. 30 s backoff with ±20% jitter, 30 s, 1, 16 MiB, and
+   * rotation after 1 MiB of definitions once a stream is 10 minutes old.
+   */
   public static ExporterConfig defaults() {
     return new ExporterConfig(
         8L << 20,
@@ -101,19 +120,37 @@ public record ExporterConfig(
         0.2,
         Duration.ofSeconds(30),
         1,
-        16L << 20);
+        16L << 20,
+        1L << 20,
+        Duration.ofMinutes(10));
   }
 
   /** This configuration with another buffer bound. */
   public ExporterConfig withMaxBufferBytes(long bytes) {
     return new ExporterConfig(
-        bytes, initialBackoff, maxBackoff, jitter, ackTimeout, maxInFlight, maxMessageBytes);
+        bytes,
+        initialBackoff,
+        maxBackoff,
+        jitter,
+        ackTimeout,
+        maxInFlight,
+        maxMessageBytes,
+        rotateAfterBytes,
+        minStreamAge);
   }
 
   /** This configuration with another backoff range. */
   public ExporterConfig withBackoff(Duration initial, Duration max) {
     return new ExporterConfig(
-        maxBufferBytes, initial, max, jitter, ackTimeout, maxInFlight, maxMessageBytes);
+        maxBufferBytes,
+        initial,
+        max,
+        jitter,
+        ackTimeout,
+        maxInFlight,
+        maxMessageBytes,
+        rotateAfterBytes,
+        minStreamAge);
   }
 
   /** This configuration with another jitter. */
@@ -125,24 +162,64 @@ public record ExporterConfig(
         relative,
         ackTimeout,
         maxInFlight,
-        maxMessageBytes);
+        maxMessageBytes,
+        rotateAfterBytes,
+        minStreamAge);
   }
 
   /** This configuration with another ack timeout. */
   public ExporterConfig withAckTimeout(Duration timeout) {
     return new ExporterConfig(
-        maxBufferBytes, initialBackoff, maxBackoff, jitter, timeout, maxInFlight, maxMessageBytes);
+        maxBufferBytes,
+        initialBackoff,
+        maxBackoff,
+        jitter,
+        timeout,
+        maxInFlight,
+        maxMessageBytes,
+        rotateAfterBytes,
+        minStreamAge);
   }
 
   /** This configuration with another in-flight window. */
   public ExporterConfig withMaxInFlight(int deltas) {
     return new ExporterConfig(
-        maxBufferBytes, initialBackoff, maxBackoff, jitter, ackTimeout, deltas, maxMessageBytes);
+        maxBufferBytes,
+        initialBackoff,
+        maxBackoff,
+        jitter,
+        ackTimeout,
+        deltas,
+        maxMessageBytes,
+        rotateAfterBytes,
+        minStreamAge);
   }
 
   /** This configuration with another message limit. */
   public ExporterConfig withMaxMessageBytes(long bytes) {
     return new ExporterConfig(
-        maxBufferBytes, initialBackoff, maxBackoff, jitter, ackTimeout, maxInFlight, bytes);
+        maxBufferBytes,
+        initialBackoff,
+        maxBackoff,
+        jitter,
+        ackTimeout,
+        maxInFlight,
+        bytes,
+        rotateAfterBytes,
+        minStreamAge);
+  }
+
+  /** This configuration with another rotation policy. */
+  public ExporterConfig withRotation(long afterBytes, Duration minAge) {
+    return new ExporterConfig(
+        maxBufferBytes,
+        initialBackoff,
+        maxBackoff,
+        jitter,
+        ackTimeout,
+        maxInFlight,
+        maxMessageBytes,
+        afterBytes,
+        minAge);
   }
 }

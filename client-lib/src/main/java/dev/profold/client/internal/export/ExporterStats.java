@@ -29,6 +29,9 @@ import java.util.Optional;
  * @param eventsLost events recorded in the dropped deltas (per entry, the largest measurement
  *     count, summed), plus the events those deltas reported as dropped in their overhead
  * @param reconnects streams opened after an earlier one failed
+ * @param rotations streams the exporter ended, once drained, to open a new one that re-sends only
+ *     the definitions still in use, so that the collector can free the others ({@link
+ *     ExporterConfig#rotateAfterBytes()}); the streams opened after them are not reconnects
  * @param bufferedDeltas messages held until acknowledged
  * @param bufferedBytes serialized bytes of the held messages (source and dictionary not counted)
  * @param internalErrors unexpected failures inside the exporter (bugs); each is logged once per
@@ -46,6 +49,7 @@ public record ExporterStats(
     long dropped,
     long eventsLost,
     long reconnects,
+    long rotations,
     long bufferedDeltas,
     long bufferedBytes,
     long internalErrors,

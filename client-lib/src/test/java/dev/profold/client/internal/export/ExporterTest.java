@@ -51,6 +51,9 @@ class ExporterTest {
   static final long T0 = 1_700_000_010_000_000_000L;
   private static final Duration INITIAL = Duration.ofMillis(500);
 
+  /** While a stream is open, the task that marks it old enough to rotate is pending. */
+  private static final Duration STREAM_AGE = ExporterConfig.defaults().minStreamAge();
+
   private final ManualScheduler scheduler = new ManualScheduler();
   private final FakeIngest ingest = new FakeIngest();
   private final DeltaEncoder encoder = encoder(42);
@@ -258,7 +261,7 @@ class ExporterTest {
     scheduler.runDue();
     assertThat(e.stats().rejected("FAILED_PRECONDITION")).isEqualTo(1);
     assertThat(e.stats().bufferedDeltas()).isZero();
-    assertThat(scheduler.pendingDelays()).isEmpty(); // no retry
+    assertThat(scheduler.pendingDelays()).containsExactly(STREAM_AGE); // no retry
     assertThat(e.flush(Duration.ZERO)).isTrue();
   }
 
@@ -454,7 +457,7 @@ class ExporterTest {
     ingest.silent.add(1L);
     e.submit(delta(0, 0.25));
     scheduler.runDue();
-    assertThat(scheduler.pendingDelays()).containsExactly(Duration.ofSeconds(30));
+    assertThat(scheduler.pendingDelays()).containsExactly(Duration.ofSeconds(30), STREAM_AGE);
 
     scheduler.advance(Duration.ofSeconds(30));
     assertThat(ingest.streams.get(0).cancelled).isTrue();
@@ -463,7 +466,7 @@ class ExporterTest {
     scheduler.advance(INITIAL);
     assertThat(sequences(ingest.streams.get(1).received)).containsExactly(1L);
     assertThat(e.stats().duplicates()).isEqualTo(1);
-    assertThat(scheduler.pendingDelays()).isEmpty(); // acked: no timer left
+    assertThat(scheduler.pendingDelays()).containsExactly(STREAM_AGE); // acked: no ack timer
   }
 
   @Test
@@ -754,6 +757,10 @@ class ExporterTest {
 
     volatile Duration rejectionDelay;
     volatile boolean failOnFirstDelta;
+
+    /** Whether a half-close is answered by ending the stream with OK, as the collector does. */
+    volatile boolean answerHalfClose = true;
+
     long lastApplied;
 
     @Override
@@ -807,7 +814,9 @@ class ExporterTest {
         @Override
         public void onCompleted() {
           s.halfClosed = true;
-          s.out.onCompleted();
+          if (answerHalfClose) {
+            s.out.onCompleted();
+          }
         }
       };
     }
