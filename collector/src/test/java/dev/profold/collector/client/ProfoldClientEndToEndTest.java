@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -100,5 +101,70 @@ class ProfoldClientEndToEndTest {
             .matcher(metrics);
     assertThat(cpu.find()).as("client CPU series").isTrue();
     assertThat(Double.parseDouble(cpu.group(1))).isPositive();
+  }
+
+  /**
+   * A process whose region names keep changing, with a dictionary of 16 KiB (a quarter of the
+   * smallest message limit) that the 2,000 names would fill eight times over: every name arrives
+   * under its own path, none as {@code profold.overflow}; and once the stream ends the collector
+   * frees what it defined.
+   */
+  @Test
+  void regionNamesThatKeepChangingAreAgedOutOfBothDictionaries() throws Exception {
+    server =
+        new CollectorServer(
+            CollectorConfig.defaults().withOverrides(null, 0, 0, null), InstantSource.system());
+    server.start();
+    assertThat(
+            Profold.start(
+                ProfoldConfig.builder()
+                    .endpoint("127.0.0.1:" + server.grpcPort())
+                    .service("e2e")
+                    .instance("client-1")
+                    .interval(Duration.ofMinutes(1))
+                    .threadAggregation(ThreadAggregation.SUM)
+                    .maxMessageBytes(64 * 1024)
+                    .build()))
+        .isTrue();
+    for (int i = 0; i < 100; i++) {
+      for (int j = 0; j < 20; j++) {
+        try (Region r = Profold.region(churningName(i, j), Kind.COMPUTE)) {
+          assertThat(r).isNotNull();
+        }
+      }
+      assertThat(Profold.flush(Duration.ofSeconds(20))).as("flush %d", i).isTrue();
+    }
+
+    String metrics = server.meters().scrape();
+    for (int i = 0; i < 100; i++) {
+      for (int j = 0; j < 20; j++) {
+        assertThat(metrics)
+            .contains(
+                "profold_region_time_seconds_count{instance=\"client-1\",kind=\"compute\",path=\""
+                    + churningName(i, j)
+                    + "\",service=\"e2e\"} 1\n");
+      }
+    }
+    assertThat(metrics)
+        .doesNotContain("path=\"profold.overflow\"")
+        .doesNotContain("kind=\"dictionary_full\"");
+
+    Profold.shutdown(Duration.ofSeconds(5)); // the stream ends
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (System.nanoTime() < deadline && freed(server.meters().scrape()) == 0) {
+      TimeUnit.MILLISECONDS.sleep(50); // a poll tick
+    }
+    assertThat(freed(server.meters().scrape())).isPositive();
+  }
+
+  private static String churningName(int i, int j) {
+    return "churning.operation.number-" + i + "-" + j;
+  }
+
+  private static double freed(String metrics) {
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile("(?m)^profold_dictionary_freed_total (\\S+)")
+            .matcher(metrics);
+    return m.find() ? Double.parseDouble(m.group(1)) : 0;
   }
 }

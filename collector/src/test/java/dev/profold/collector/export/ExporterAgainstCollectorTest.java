@@ -230,6 +230,39 @@ class ExporterAgainstCollectorTest {
         Duration.ofSeconds(5));
   }
 
+  /**
+   * A process whose call paths keep changing: its exporter ends its stream now and then, and the
+   * collector frees what the ended streams defined, so its dictionary holds about what one stream
+   * defines, not the 200 names and nodes the process ever sent; every value arrives exactly.
+   */
+  @Test
+  void rotatingStreamsLetTheCollectorFreeWhatTheProcessNoLongerUses() throws Exception {
+    Exporter e = manualExporter(config().withRotation(1024, Duration.ZERO));
+    int peak = 0;
+    for (int i = 0; i < 200; i++) {
+      String name = "operation-with-a-long-name-number-" + i;
+      int node = encoder.pathNode(main, region, name, RegionKind.REGION_KIND_IO);
+      Delta.Builder b =
+          Delta.newBuilder()
+              .setIntervalStartUnixNanos(START + (i + 1) * TEN_S)
+              .setIntervalEndUnixNanos(START + (i + 2) * TEN_S)
+              .setThreadAggregation(ThreadAggregation.THREAD_AGGREGATION_SUM)
+              .addEntries(entry(node, "main/" + name, 0.5));
+      submitted++;
+      e.submit(b);
+      awaitAcked(e, i + 1);
+      worker.call(() -> null, WAIT); // the ended streams' references are given back by now
+      peak = Math.max(peak, dictionary.size());
+    }
+    assertThat(e.stats().rotations()).isGreaterThanOrEqualTo(10);
+    assertThat(peak).as("entries the collector held at most").isLessThan(100);
+    assertThat(dictionary.freed()).isGreaterThan(300);
+    expected.forEach(
+        (path, want) -> assertThat(series(path).state().count()).as(path).isEqualTo(1));
+    assertThat(source().lastSequence()).isEqualTo(200);
+    assertThat(source().missingDeltas()).isZero();
+  }
+
   @Test
   void deltasAreAppliedWithExactTotalsOnTheExportersOwnThread() {
     try (Exporter e = new Exporter(channel, encoder, config())) {

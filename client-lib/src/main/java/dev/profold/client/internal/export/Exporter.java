@@ -133,7 +133,6 @@ public final class Exporter implements AutoCloseable {
   // Confined to the exporter's thread.
   private final DeltaBuffer buffer;
   private long nextSequence = 1;
-  private int batchesSinceAgeing;
   private Stream stream;
   private Scheduler.Cancellable reconnect;
   private int consecutiveFailures;
@@ -345,15 +344,14 @@ public final class Exporter implements AutoCloseable {
   /**
    * Once the dictionary is over half its bound, frees the definitions nothing uses any more ({@link
    * DeltaEncoder#age}): every buffered delta's references are kept, and what the encoder's pin
-   * sources (the recorder's contexts) hold. At most every other batch of submitted deltas, so that
-   * a delta being built while a round runs is drained into the buffer before the next round; its
-   * look-ups keep what it uses until then.
+   * sources (the recorder's contexts) hold. Once per batch of submitted deltas: a delta being built
+   * while a round runs looked up its ids in that round, which keeps them through the next one, and
+   * it is drained into the buffer before the round after.
    */
   private void ageDictionary() {
-    if (++batchesSinceAgeing < 2 || !encoder.ageingDue()) {
+    if (!encoder.ageingDue()) {
       return;
     }
-    batchesSinceAgeing = 0;
     BitSet stringIds = new BitSet();
     BitSet pathIds = new BitSet();
     for (Delta buffered : buffer.deltas()) {

@@ -344,7 +344,10 @@ final class ContextTable implements ContextView {
    * recorder calls it as the next collection starts, before anything is drained): drops the pins
    * released before it began and, when more than half the limit is in use, asks the holders for
    * their ids (at most every other collection) and frees the least recently used contexts no holder
-   * pins, down to half the limit, then the events no context or holder uses.
+   * pins, down to half the limit, then the events no context or holder uses. When instead the
+   * encoder's dictionary is over half its bound ({@link DeltaEncoder#ageingDue}), it does the same
+   * for every context not used in this collection or the previous one: contexts pin their path
+   * nodes in the dictionary, which can only age out what no context holds.
    */
   synchronized void endCollection() {
     Iterator<IdHolder> it = holders.iterator();
@@ -359,7 +362,9 @@ final class ContextTable implements ContextView {
       }
     }
     int half = maxContexts / 2;
-    if (live - overflowContext.size() <= half && liveEvents - KINDS <= half) {
+    boolean overHalf = live - overflowContext.size() > half || liveEvents - KINDS > half;
+    boolean dictionaryPressure = !overHalf && encoder.ageingDue();
+    if (!overHalf && !dictionaryPressure) {
       return;
     }
     if (collection - lastRequest >= 2) {
@@ -367,7 +372,11 @@ final class ContextTable implements ContextView {
       holders.forEach(IdHolder::request);
     }
     int before = live;
-    freeContexts(live - half);
+    if (overHalf) {
+      freeContexts(live - half, collection);
+    } else {
+      freeContexts(live, collection - 1); // every context idle for two collections
+    }
     int eventsFreed = freeEvents();
     agedOut += before - live;
     if (before > live || eventsFreed > 0) {
@@ -383,8 +392,11 @@ final class ContextTable implements ContextView {
     }
   }
 
-  /** Frees up to {@code wanted} contexts no holder pins, the least recently used first. */
-  private void freeContexts(int wanted) {
+  /**
+   * Frees up to {@code wanted} contexts no holder pins and not used since collection {@code
+   * usedSince}, the least recently used first.
+   */
+  private void freeContexts(int wanted, long usedSince) {
     if (wanted <= 0) {
       return;
     }
@@ -399,8 +411,8 @@ final class ContextTable implements ContextView {
       }
     }
     for (int c = 1; c < size; c++) {
-      if (occupied(c) && lastUsed[c] == collection) {
-        keep[c] = true; // its ancestors were used in this collection too
+      if (occupied(c) && lastUsed[c] >= usedSince) {
+        keep[c] = true; // its ancestors were used as recently
       }
     }
     Integer[] idle = new Integer[size];
