@@ -1,5 +1,6 @@
 package dev.profold.collector.dictionary;
 
+import dev.profold.reduce.IntStack;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -42,10 +43,10 @@ public final class GlobalDictionary {
   private final Map<PathKey, Integer> pathIds = new HashMap<>();
   private final List<PathNode> paths = new ArrayList<>();
   private int[] pathRefs = new int[64];
-  private final IdList freeStrings = new IdList();
-  private final IdList freePaths = new IdList();
-  private final IdList retiredStrings = new IdList();
-  private final IdList retiredPaths = new IdList();
+  private final IntStack freeStrings = new IntStack();
+  private final IntStack freePaths = new IntStack();
+  private final IntStack retiredStrings = new IntStack();
+  private final IntStack retiredPaths = new IntStack();
   private int liveStrings;
   private int livePaths;
   private long freed;
@@ -252,37 +253,5 @@ public final class GlobalDictionary {
 
   private static int[] ensure(int[] a, int index) {
     return index < a.length ? a : Arrays.copyOf(a, Math.max(index + 1, a.length * 2));
-  }
-
-  /** A stack of ids. */
-  private static final class IdList {
-    private int[] ids = new int[16];
-    private int n;
-
-    boolean isEmpty() {
-      return n == 0;
-    }
-
-    int size() {
-      return n;
-    }
-
-    void push(int id) {
-      if (n == ids.length) {
-        ids = Arrays.copyOf(ids, n * 2);
-      }
-      ids[n++] = id;
-    }
-
-    int pop() {
-      return ids[--n];
-    }
-
-    void moveTo(IdList other) {
-      for (int i = 0; i < n; i++) {
-        other.push(ids[i]);
-      }
-      n = 0;
-    }
   }
 }

@@ -34,15 +34,15 @@ class ProfoldClientEndToEndTest {
     }
   }
 
-  @Test
-  void recordedRegionsArriveExactly() throws Exception {
+  /** Starts a collector with its defaults, and the client library (e2e/client-1) against it. */
+  private void start(ProfoldConfig.Builder client) throws Exception {
     server =
         new CollectorServer(
             CollectorConfig.defaults().withOverrides(null, 0, 0, null), InstantSource.system());
     server.start();
     assertThat(
             Profold.start(
-                ProfoldConfig.builder()
+                client
                     .endpoint("127.0.0.1:" + server.grpcPort())
                     .service("e2e")
                     .instance("client-1")
@@ -50,6 +50,11 @@ class ProfoldClientEndToEndTest {
                     .threadAggregation(ThreadAggregation.SUM)
                     .build()))
         .isTrue();
+  }
+
+  @Test
+  void recordedRegionsArriveExactly() throws Exception {
+    start(ProfoldConfig.builder());
     Measure items = Profold.measure("items", "");
     List<Thread> workers = new ArrayList<>();
     for (int t = 0; t < 3; t++) {
@@ -111,21 +116,7 @@ class ProfoldClientEndToEndTest {
    */
   @Test
   void regionNamesThatKeepChangingAreAgedOutOfBothDictionaries() throws Exception {
-    server =
-        new CollectorServer(
-            CollectorConfig.defaults().withOverrides(null, 0, 0, null), InstantSource.system());
-    server.start();
-    assertThat(
-            Profold.start(
-                ProfoldConfig.builder()
-                    .endpoint("127.0.0.1:" + server.grpcPort())
-                    .service("e2e")
-                    .instance("client-1")
-                    .interval(Duration.ofMinutes(1))
-                    .threadAggregation(ThreadAggregation.SUM)
-                    .maxMessageBytes(64 * 1024)
-                    .build()))
-        .isTrue();
+    start(ProfoldConfig.builder().maxMessageBytes(64 * 1024));
     for (int i = 0; i < 100; i++) {
       for (int j = 0; j < 20; j++) {
         try (Region r = Profold.region(churningName(i, j), Kind.COMPUTE)) {

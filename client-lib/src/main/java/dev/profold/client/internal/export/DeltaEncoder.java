@@ -12,6 +12,7 @@ import dev.profold.proto.v1.PathNode;
 import dev.profold.proto.v1.RegionKind;
 import dev.profold.proto.v1.SourceIdentity;
 import dev.profold.proto.v1.ValueType;
+import dev.profold.reduce.IntStack;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.BitSet;
@@ -60,10 +61,10 @@ public final class DeltaEncoder {
   private int[] stringTouched = new int[64];
   private int[] pathTouched = new int[64];
   private int round = 1;
-  private final IdStack freeStrings = new IdStack();
-  private final IdStack freePaths = new IdStack();
-  private final IdStack retiredStrings = new IdStack();
-  private final IdStack retiredPaths = new IdStack();
+  private final IntStack freeStrings = new IntStack();
+  private final IntStack freePaths = new IntStack();
+  private final IntStack retiredStrings = new IntStack();
+  private final IntStack retiredPaths = new IntStack();
   private final List<Consumer<BitSet>> pinSources = new CopyOnWriteArrayList<>();
   private long freed;
 
@@ -422,38 +423,6 @@ public final class DeltaEncoder {
     round++;
     freed += n;
     return n;
-  }
-
-  /** A stack of ids. */
-  private static final class IdStack {
-    private int[] ids = new int[16];
-    private int n;
-
-    boolean isEmpty() {
-      return n == 0;
-    }
-
-    void push(int id) {
-      if (n == ids.length) {
-        ids = Arrays.copyOf(ids, n * 2);
-      }
-      ids[n++] = id;
-    }
-
-    int peek() {
-      return ids[n - 1];
-    }
-
-    int pop() {
-      return ids[--n];
-    }
-
-    void moveTo(IdStack other) {
-      for (int i = 0; i < n; i++) {
-        other.push(ids[i]);
-      }
-      n = 0;
-    }
   }
 
   /** Forget what the current stream carried: the next delta re-sends identity and dictionary. */

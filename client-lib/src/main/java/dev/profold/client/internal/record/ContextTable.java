@@ -8,6 +8,7 @@ import dev.profold.proto.v1.AttributeValue;
 import dev.profold.proto.v1.Entry;
 import dev.profold.proto.v1.RegionKind;
 import dev.profold.proto.v1.ValueType;
+import dev.profold.reduce.IntStack;
 import dev.profold.reduce.LongIntMap;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
@@ -560,26 +561,5 @@ final class ContextTable implements ContextView {
       default -> throw new IllegalStateException("not a scoped attribute type: " + s.type());
     }
     return v.build();
-  }
-
-  /** A stack of free ids. */
-  private static final class IntStack {
-    private int[] ids = new int[16];
-    private int n;
-
-    boolean isEmpty() {
-      return n == 0;
-    }
-
-    void push(int id) {
-      if (n == ids.length) {
-        ids = Arrays.copyOf(ids, n * 2);
-      }
-      ids[n++] = id;
-    }
-
-    int pop() {
-      return ids[--n];
-    }
   }
 }
