@@ -470,9 +470,10 @@ public final class DeltaEncoder {
    * Adds to {@code delta} the source identity (if the stream has not carried it) and the
    * definitions its entries reference that the stream has not carried, and marks them as carried:
    * the strings, attributes and path nodes of entry keys and measurements, and for each path node
-   * its ancestors with their names and attributes. Definitions go in id order, so a parent node
-   * always comes before its children. Ids this encoder did not assign are left alone. Call it for
-   * deltas in the order they are sent on the stream.
+   * its ancestors with their names and attributes. A parent node always comes before its children
+   * (not necessarily in id order: a freed id reused on a new stream may be below its parent's). Ids
+   * this encoder did not assign are left alone. Call it for deltas in the order they are sent on
+   * the stream.
    */
   public synchronized Delta.Builder prepare(Delta.Builder delta) {
     if (!identitySent) {
@@ -505,13 +506,37 @@ public final class DeltaEncoder {
     for (int id = attributes.nextSetBit(0); id >= 0; id = attributes.nextSetBit(id + 1)) {
       d.addAttributes(attributeById.get(id - 1));
     }
+    BitSet added = new BitSet();
     for (int id = nodes.nextSetBit(0); id >= 0; id = nodes.nextSetBit(id + 1)) {
-      d.addPathNodes(pathById.get(id - 1));
+      addWithAncestors(d, id, nodes, added);
     }
     sentStrings.or(strings);
     sentAttributes.or(attributes);
     sentPaths.or(nodes);
     return delta.setDictionary(d);
+  }
+
+  /**
+   * Adds node {@code id} to {@code d} after those of its ancestors in {@code nodes} not added yet:
+   * a recycled id can be below its parent's, so id order alone does not put parents first.
+   */
+  private void addWithAncestors(Dictionary.Builder d, int id, BitSet nodes, BitSet added) {
+    int depth = 0;
+    for (int a = id;
+        a >= 1 && nodes.get(a) && !added.get(a);
+        a = pathById.get(a - 1).getParentId()) {
+      depth++;
+    }
+    int[] chain = new int[depth];
+    int a = id;
+    for (int i = depth - 1; i >= 0; i--) {
+      chain[i] = a;
+      a = pathById.get(a - 1).getParentId();
+    }
+    for (int n : chain) {
+      d.addPathNodes(pathById.get(n - 1));
+      added.set(n);
+    }
   }
 
   /** Adds {@code id} (of 1..{@code defined}) to {@code needed} unless {@code sent} has it. */

@@ -111,6 +111,29 @@ class DeltaEncoderTest {
   }
 
   @Test
+  void aChildGivenARecycledIdBelowItsParentsIsStillDefinedAfterItsParent() {
+    int region = enc.dimension("region", ValueType.VALUE_TYPE_PATH);
+    enc.pathNode(0, region, "a", RegionKind.REGION_KIND_IO);
+    enc.pathNode(0, region, "b", RegionKind.REGION_KIND_IO);
+    int parent = enc.pathNode(0, region, "parent", RegionKind.REGION_KIND_COMPUTE);
+    enc.addPinSource(ids -> ids.set(parent)); // a context in use
+    for (int round = 0; round < 3; round++) {
+      BitSet paths = new BitSet();
+      enc.pin(paths);
+      enc.age(new BitSet(), paths);
+    }
+    enc.newStream(); // a and b's ids are free again, both below the parent's
+    int child = enc.pathNode(parent, region, "child", RegionKind.REGION_KIND_WAIT);
+    assertThat(child).as("a recycled id").isLessThan(parent);
+
+    Delta d = enc.prepare(at(1, region, child)).build();
+    List<PathNode> nodes = d.getDictionary().getPathNodesList();
+    assertThat(nodes).extracting(PathNode::getId).containsExactlyInAnyOrder(parent, child);
+    // protocol §3: a node's parent must be defined earlier in the list (or an earlier delta)
+    assertThat(nodes).extracting(PathNode::getId).containsExactly(parent, child);
+  }
+
+  @Test
   void theOverflowDefinitionsAreNeverFreed() {
     DeltaEncoder small =
         new DeltaEncoder(SourceIdentity.newBuilder().setService("s").build(), 4096);
