@@ -425,14 +425,26 @@ public final class DeltaEncoder {
     return n;
   }
 
-  /** Forget what the current stream carried: the next delta re-sends identity and dictionary. */
+  /**
+   * A new stream: forgets what the current one carried, so the next delta re-sends identity and
+   * dictionary, and lets the ids freed so far be handed out again (the new stream's collector maps
+   * none of them).
+   */
   public synchronized void newStream() {
+    resendAll();
+    retiredStrings.moveTo(freeStrings);
+    retiredPaths.moveTo(freePaths);
+  }
+
+  /**
+   * Forgets what the current stream carried, which goes on: the next delta re-sends identity and
+   * dictionary. Freed ids stay unused, since the stream's collector still maps them.
+   */
+  public synchronized void resendAll() {
     sentStrings.clear();
     sentAttributes.clear();
     sentPaths.clear();
     identitySent = false;
-    retiredStrings.moveTo(freeStrings); // the new stream's collector maps none of them
-    retiredPaths.moveTo(freePaths);
   }
 
   /** What the current stream had carried at one moment; see {@link #mark()}. */

@@ -659,8 +659,9 @@ public final class Exporter implements AutoCloseable {
     }
     updateGauges();
     if (head.carriedDictionary) {
-      // The collector may not have taken the definitions of a rejected delta: send each again.
-      encoder.newStream();
+      // The collector may not have taken the definitions of a rejected delta: send each again
+      // (on the same stream, so no freed id may be reused yet).
+      encoder.resendAll();
     }
   }
 

@@ -13,6 +13,7 @@ import dev.profold.proto.v1.Delta;
 import dev.profold.proto.v1.Entry;
 import dev.profold.proto.v1.IngestGrpc;
 import dev.profold.proto.v1.Measurement;
+import dev.profold.proto.v1.PathNode;
 import dev.profold.proto.v1.RegionKind;
 import dev.profold.proto.v1.SourceIdentity;
 import dev.profold.proto.v1.ThreadAggregation;
@@ -30,6 +31,8 @@ import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -251,6 +254,52 @@ class ExporterTest {
     assertThat(stats.lastError()).hasValueSatisfying(m -> assertThat(m).contains("rejected"));
     assertThat(ingest.streams).hasSize(1); // a rejected delta does not end the stream
     assertThat(e.flush(Duration.ZERO)).isTrue();
+  }
+
+  @Test
+  void afterAPermanentRejectionTheStreamGoesOnWithoutReusingAnIdItStillMaps() {
+    Exporter e = exporter(config());
+    int old = encoder.pathNode(main, region, "old", RegionKind.REGION_KIND_IO);
+    e.submit(delta(0, old, 0.25));
+    scheduler.runDue();
+    // Ageing frees "old" (no delta or context uses it); the stream's collector still maps its ids.
+    for (int round = 0; round < 3; round++) {
+      BitSet paths = new BitSet();
+      paths.set(main); // a context in use
+      encoder.age(new BitSet(), paths);
+    }
+    assertThat(encoder.freed()).isEqualTo(2);
+    ingest.rejections.put(2L, Code.INVALID_ARGUMENT);
+    int next = encoder.pathNode(main, region, "next", RegionKind.REGION_KIND_IO);
+    e.submit(delta(1, next, 0.5));
+    scheduler.runDue();
+    int other = encoder.pathNode(main, region, "other", RegionKind.REGION_KIND_WAIT);
+    e.submit(delta(2, other, 1.0));
+    scheduler.runDue();
+
+    assertThat(ingest.streams).hasSize(1);
+    assertThat(sequences(ingest.streams.get(0).received)).containsExactly(1L, 2L, 3L);
+    assertNoIdRedefined(ingest.streams.get(0).received);
+  }
+
+  /** Protocol §3: on one stream an id may be defined again only with the same content. */
+  private static void assertNoIdRedefined(List<Delta> stream) {
+    Map<Integer, String> strings = new HashMap<>();
+    Map<Integer, PathNode> nodes = new HashMap<>();
+    for (Delta d : stream) {
+      d.getDictionary()
+          .getStringsMap()
+          .forEach(
+              (id, s) ->
+                  assertThat(strings.computeIfAbsent(id, k -> s))
+                      .as("string %d on the stream", id)
+                      .isEqualTo(s));
+      for (PathNode n : d.getDictionary().getPathNodesList()) {
+        assertThat(nodes.computeIfAbsent(n.getId(), k -> n))
+            .as("path node %d on the stream", n.getId())
+            .isEqualTo(n);
+      }
+    }
   }
 
   @Test
