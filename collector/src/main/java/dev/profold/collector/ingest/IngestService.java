@@ -194,13 +194,13 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
       decoded = decoder.decode(delta, size);
     } catch (InvalidDeltaException e) {
       metrics.deltaRejected("invalid");
-      worker.execute(decoder::release);
+      decoder.release(); // nothing of this call was queued
       responses.onError(
           io.grpc.Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException());
       return;
     } catch (DictionaryFullException e) {
       metrics.deltaRejected("dictionary_full");
-      worker.execute(decoder::release);
+      decoder.release(); // nothing of this call was queued
       responses.onError(
           StatusProto.toStatusRuntimeException(
               status(Code.RESOURCE_EXHAUSTED, e.getMessage(), Duration.ofMinutes(1))));
@@ -224,8 +224,10 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
                 responses.onCompleted();
               }
             });
-    worker.execute(decoder::release); // after the delta, if it was queued
-    if (!queued) {
+    if (queued) {
+      worker.execute(decoder::release); // after the delta is folded
+    } else {
+      decoder.release(); // nothing of this call was queued
       responses.onError(StatusProto.toStatusRuntimeException(refusal()));
     }
   }

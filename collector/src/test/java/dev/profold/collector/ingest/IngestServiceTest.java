@@ -292,6 +292,14 @@ class IngestServiceTest {
     afterFold();
     assertThat(dictionary.size()).isEqualTo(2);
     assertThat(only("main/db.query").state().count()).isEqualTo(2);
+
+    // Refused after its definitions were read: they are given back too.
+    Delta invalid =
+        checkout().seq(2).region(3, "other", RegionKind.REGION_KIND_IO).entry(badEntry()).build();
+    assertThatThrownBy(() -> stub.export(invalid)).isInstanceOf(StatusRuntimeException.class);
+    afterFold();
+    assertThat(dictionary.size()).isEqualTo(2);
+    assertThat(dictionary.freed()).as("main, db.query and other: names and nodes").isEqualTo(4 + 6);
   }
 
   @Test
