@@ -359,13 +359,15 @@ public final class Exporter implements AutoCloseable {
     }
     encoder.pin(pathIds);
     int freed = encoder.age(stringIds, pathIds);
-    logOnce(
-        "dictionary ageing",
-        Level.INFO,
-        "profold: the dictionary of strings and call paths went over half its bound; "
-            + freed
-            + " definitions no buffered delta or context uses were freed, and will be whenever"
-            + " it does again");
+    if (freed > 0) {
+      logOnce(
+          "dictionary ageing",
+          Level.INFO,
+          "profold: the dictionary of strings and call paths is over half its bound; "
+              + freed
+              + " definitions no buffered delta or context uses were freed, as they will be"
+              + " each interval while it stays there");
+    }
   }
 
   /**

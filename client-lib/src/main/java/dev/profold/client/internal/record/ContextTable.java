@@ -383,8 +383,14 @@ final class ContextTable implements ContextView {
     if (before > live || eventsFreed > 0) {
       LOG.log(
           loggedAgeing ? Level.DEBUG : Level.INFO,
-          "Profold: {0} of at most {1} contexts were in use; the {2} least recently used and {3}"
-              + " events were aged out (they are interned again when used; logged once at INFO)",
+          overHalf
+              ? "Profold: {0} of at most {1} contexts were in use; the {2} least recently used and"
+                  + " {3} events were aged out (they are interned again when used; logged once at"
+                  + " INFO)"
+              : "Profold: the dictionary of strings and call paths was over half its bound; of the"
+                  + " {0} contexts in use (at most {1}), the {2} not used in the last two intervals"
+                  + " and {3} events were aged out, so that the dictionary can free their call"
+                  + " paths (they are interned again when used; logged once at INFO)",
           before,
           maxContexts,
           before - live,
