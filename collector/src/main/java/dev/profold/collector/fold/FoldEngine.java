@@ -256,6 +256,8 @@ public final class FoldEngine {
     inst.clientBytesHeld = d.clientBytesHeld;
     inst.clientContexts = d.clientContexts;
     inst.clientContextsLimit = d.clientContextsLimit;
+    inst.clientDictionaryBytes = d.clientDictionaryBytes;
+    inst.clientDictionaryBytesLimit = d.clientDictionaryBytesLimit;
     for (Map.Entry<String, Long> m : d.clientMisuse.entrySet()) {
       if (inst.clientMisuse.containsKey(m.getKey()) || inst.clientMisuse.size() < 16) {
         inst.clientMisuse.merge(m.getKey(), m.getValue(), FoldEngine::saturatedAdd);
@@ -368,6 +370,8 @@ public final class FoldEngine {
               i.clientBytesHeld,
               i.clientContexts,
               i.clientContextsLimit,
+              i.clientDictionaryBytes,
+              i.clientDictionaryBytesLimit,
               java.util.Map.copyOf(i.clientMisuse),
               i.threads.snapshot()));
     }

@@ -21,6 +21,8 @@ final class Instance {
   long clientBytesHeld;
   long clientContexts;
   long clientContextsLimit;
+  long clientDictionaryBytes;
+  long clientDictionaryBytesLimit;
 
   /** The client's misuse and limit counts by kind, cumulative (at most 16 kinds). */
   final java.util.Map<String, Long> clientMisuse = new java.util.TreeMap<>();
@@ -42,6 +44,8 @@ final class Instance {
     clientBytesHeld = 0;
     clientContexts = 0;
     clientContextsLimit = 0;
+    clientDictionaryBytes = 0;
+    clientDictionaryBytesLimit = 0;
     clientMisuse.clear();
     threads.reset();
   }

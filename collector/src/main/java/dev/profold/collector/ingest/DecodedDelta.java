@@ -43,6 +43,8 @@ public final class DecodedDelta {
   public final long clientBytesHeld;
   public final long clientContexts;
   public final long clientContextsLimit;
+  public final long clientDictionaryBytes;
+  public final long clientDictionaryBytesLimit;
 
   /** The client's misuse and limit counts of the interval, by kind (valid kinds only). */
   public final java.util.Map<String, Long> clientMisuse;
@@ -81,6 +83,8 @@ public final class DecodedDelta {
     clientBytesHeld = b.clientBytesHeld;
     clientContexts = b.clientContexts;
     clientContextsLimit = b.clientContextsLimit;
+    clientDictionaryBytes = b.clientDictionaryBytes;
+    clientDictionaryBytesLimit = b.clientDictionaryBytesLimit;
     clientMisuse = b.clientMisuse;
     threadActivity = b.threadActivity;
     serializedBytes = b.serializedBytes;
@@ -117,6 +121,8 @@ public final class DecodedDelta {
     clientBytesHeld = d.clientBytesHeld;
     clientContexts = d.clientContexts;
     clientContextsLimit = d.clientContextsLimit;
+    clientDictionaryBytes = d.clientDictionaryBytes;
+    clientDictionaryBytesLimit = d.clientDictionaryBytesLimit;
     clientMisuse = d.clientMisuse;
     threadActivity = d.threadActivity;
     serializedBytes = d.serializedBytes;
@@ -172,6 +178,8 @@ public final class DecodedDelta {
     long clientBytesHeld;
     long clientContexts;
     long clientContextsLimit;
+    long clientDictionaryBytes;
+    long clientDictionaryBytesLimit;
     java.util.Map<String, Long> clientMisuse = java.util.Map.of();
     java.util.List<GroupActivity> threadActivity = java.util.List.of();
     int serializedBytes;

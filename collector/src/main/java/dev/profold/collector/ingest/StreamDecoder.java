@@ -153,6 +153,8 @@ public final class StreamDecoder {
     b.clientBytesHeld = unsigned(delta.getOverhead().getBytesHeld());
     b.clientContexts = unsigned(delta.getOverhead().getContexts());
     b.clientContextsLimit = unsigned(delta.getOverhead().getContextsLimit());
+    b.clientDictionaryBytes = unsigned(delta.getOverhead().getDictionaryBytes());
+    b.clientDictionaryBytesLimit = unsigned(delta.getOverhead().getDictionaryBytesLimit());
     b.clientMisuse = misuse(delta.getOverhead().getMisuseMap());
     b.serializedBytes = serializedBytes;
     b.threadActivity = ActivityReader.read(delta);

@@ -98,7 +98,17 @@ class ProfoldClientEndToEndTest {
                 + "service=\"e2e\"} 1.0\n")
         // The root, handle, its two tenants, db under each, and misused; out of 16384.
         .contains("profold_client_contexts{instance=\"client-1\",service=\"e2e\"} 7.0\n")
-        .contains("profold_client_contexts_limit{instance=\"client-1\",service=\"e2e\"} 16384.0\n");
+        .contains("profold_client_contexts_limit{instance=\"client-1\",service=\"e2e\"} 16384.0\n")
+        .contains(
+            "profold_client_dictionary_bytes_limit{instance=\"client-1\",service=\"e2e\"}"
+                + " 4194304.0\n");
+    java.util.regex.Matcher dictionary =
+        java.util.regex.Pattern.compile(
+                "(?m)^profold_client_dictionary_bytes\\{instance=\"client-1\",service=\"e2e\"\\}"
+                    + " (\\S+)")
+            .matcher(metrics);
+    assertThat(dictionary.find()).as("client dictionary series").isTrue();
+    assertThat(Double.parseDouble(dictionary.group(1))).isPositive().isLessThan(4096);
     // The library reports its own CPU time (flush and exporter threads) in every delta.
     java.util.regex.Matcher cpu =
         java.util.regex.Pattern.compile(

@@ -81,7 +81,9 @@ public final class PrometheusExposition implements MultiCollector {
           "profold_client_misuse",
           "profold_client_memory_bytes",
           "profold_client_contexts",
-          "profold_client_contexts_limit");
+          "profold_client_contexts_limit",
+          "profold_client_dictionary_bytes",
+          "profold_client_dictionary_bytes_limit");
 
   private final SnapshotSource source;
 
@@ -222,8 +224,31 @@ public final class PrometheusExposition implements MultiCollector {
         GaugeSnapshot.builder()
             .name("profold_client_contexts_limit")
             .help("The source's limit of contexts (PROFOLD_MAX_CONTEXTS).");
+    GaugeSnapshot.Builder dictionary =
+        GaugeSnapshot.builder()
+            .name("profold_client_dictionary_bytes")
+            .help(
+                "Bytes of dictionary definitions (strings and call paths) the source's profiling"
+                    + " library last reported holding; above half the limit it frees what nothing"
+                    + " uses, and near the limit new ones are sent as profold.overflow.");
+    GaugeSnapshot.Builder dictionaryLimit =
+        GaugeSnapshot.builder()
+            .name("profold_client_dictionary_bytes_limit")
+            .help("The source's bound of its dictionary, bytes.");
     for (SourceSnapshot s : sources) {
       Labels id = Labels.of("service", s.service(), "instance", s.instance());
+      if (s.clientDictionaryBytesLimit() > 0) { // reported
+        dictionary.dataPoint(
+            GaugeDataPointSnapshot.builder()
+                .labels(id)
+                .value((double) s.clientDictionaryBytes())
+                .build());
+        dictionaryLimit.dataPoint(
+            GaugeDataPointSnapshot.builder()
+                .labels(id)
+                .value((double) s.clientDictionaryBytesLimit())
+                .build());
+      }
       if (s.clientContextsLimit() > 0) { // reported
         contexts.dataPoint(
             GaugeDataPointSnapshot.builder().labels(id).value((double) s.clientContexts()).build());
@@ -277,6 +302,8 @@ public final class PrometheusExposition implements MultiCollector {
     out.add(held.build());
     out.add(contexts.build());
     out.add(contextsLimit.build());
+    out.add(dictionary.build());
+    out.add(dictionaryLimit.build());
   }
 
   private static String prefix(SchemeSnapshot s) {

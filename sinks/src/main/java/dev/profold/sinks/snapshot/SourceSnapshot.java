@@ -19,6 +19,9 @@ import java.util.Map;
  * @param clientBytesHeld memory the client last reported holding
  * @param clientContexts contexts the client last reported interning (0: not reported)
  * @param clientContextsLimit the client's limit of contexts (0: not reported)
+ * @param clientDictionaryBytes bytes of dictionary definitions the client last reported holding (0:
+ *     not reported)
+ * @param clientDictionaryBytesLimit the client's bound of its dictionary, bytes (0: not reported)
  * @param clientMisuse times the client reported its API misused or a limit biting, by kind,
  *     cumulative
  * @param threadActivity where its thread groups spent their time, largest first; empty when the
@@ -38,6 +41,8 @@ public record SourceSnapshot(
     long clientBytesHeld,
     long clientContexts,
     long clientContextsLimit,
+    long clientDictionaryBytes,
+    long clientDictionaryBytesLimit,
     Map<String, Long> clientMisuse,
     List<ThreadActivitySnapshot> threadActivity) {
   public SourceSnapshot {

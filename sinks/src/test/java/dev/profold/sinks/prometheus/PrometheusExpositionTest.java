@@ -133,6 +133,8 @@ class PrometheusExpositionTest {
             1024,
             900,
             16384,
+            300_000,
+            4_194_304,
             java.util.Map.of("contexts_full", 7L, "closed_twice", 1L),
             List.of());
     String text = render(new CollectorSnapshot(List.of(), List.of(src)));
@@ -145,6 +147,8 @@ class PrometheusExpositionTest {
         .contains("profold_client_memory_bytes" + l + " 1024.0\n")
         .contains("profold_client_contexts" + l + " 900.0\n")
         .contains("profold_client_contexts_limit" + l + " 16384.0\n")
+        .contains("profold_client_dictionary_bytes" + l + " 300000.0\n")
+        .contains("profold_client_dictionary_bytes_limit" + l + " 4194304.0\n")
         .contains(
             "profold_client_misuse_total{instance=\"i-1\",kind=\"contexts_full\",service=\"svc\"}"
                 + " 7.0\n")
@@ -198,11 +202,15 @@ class PrometheusExpositionTest {
             0,
             0,
             0,
+            0,
+            0,
             java.util.Map.of(),
             List.of(pool, gone));
     String text = render(new CollectorSnapshot(List.of(), List.of(src)));
     String id = "instance=\"i-1\",service=\"svc\",thread_group=\"pool-*\"";
-    assertThat(text).doesNotContain("profold_client_contexts{"); // not reported by this source
+    assertThat(text)
+        .doesNotContain("profold_client_contexts{") // not reported by this source
+        .doesNotContain("profold_client_dictionary_bytes{");
     assertThat(text)
         .contains("profold_thread_seconds_total{class=\"compute\"," + id + "} 30.0\n")
         .contains("profold_thread_seconds_total{class=\"sync\"," + id + "} 6.0\n")
@@ -245,6 +253,8 @@ class PrometheusExpositionTest {
             "",
             1,
             1,
+            0,
+            0,
             0,
             0,
             0,

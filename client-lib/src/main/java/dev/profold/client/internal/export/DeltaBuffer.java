@@ -131,15 +131,18 @@ final class DeltaBuffer {
   }
 
   /**
-   * The levels of {@code overhead} (memory held, contexts and their limit), which the collector
-   * takes from the latest delta, without its counters (CPU time, events dropped, misuse), which it
-   * adds up: a merged delta keeps the newer levels, every part of a split delta carries them.
+   * The levels of {@code overhead} (memory held, contexts, dictionary bytes and their limits),
+   * which the collector takes from the latest delta, without its counters (CPU time, events
+   * dropped, misuse), which it adds up: a merged delta keeps the newer levels, every part of a
+   * split delta carries them.
    */
   static ClientOverhead gauges(ClientOverhead overhead) {
     return ClientOverhead.newBuilder()
         .setBytesHeld(overhead.getBytesHeld())
         .setContexts(overhead.getContexts())
         .setContextsLimit(overhead.getContextsLimit())
+        .setDictionaryBytes(overhead.getDictionaryBytes())
+        .setDictionaryBytesLimit(overhead.getDictionaryBytesLimit())
         .build();
   }
 

@@ -343,6 +343,16 @@ public final class DeltaEncoder {
     }
   }
 
+  /** Bytes of the definitions held (strings, attributes and path nodes, as serialized). */
+  public synchronized long dictionaryBytes() {
+    return dictionaryBytes;
+  }
+
+  /** The dictionary's bound, bytes (see the constructors and {@link #limitDictionaryBytes}). */
+  public synchronized long maxDictionaryBytes() {
+    return maxDictionaryBytes;
+  }
+
   /** True when more than half the dictionary's bound is in use: time for an {@link #age} round. */
   public synchronized boolean ageingDue() {
     return dictionaryBytes > maxDictionaryBytes / 2;

@@ -314,7 +314,9 @@ public final class ProfoldRuntime {
                     .putAllMisuse(misuse())
                     .setBytesHeld(recorder.bytesHeld() + stats.bufferedBytes())
                     .setContexts(recorder.contextCount())
-                    .setContextsLimit(config.maxContexts()));
+                    .setContextsLimit(config.maxContexts())
+                    .setDictionaryBytes(encoder.dictionaryBytes())
+                    .setDictionaryBytesLimit(encoder.maxDictionaryBytes()));
     intervalStart = end;
     exporter.submit(delta);
   }
