@@ -295,10 +295,10 @@ public final class FoldEngine {
         version++;
       }
     }
-    recycleDictionaryIds();
     if (now >= nextExpiryCheck) { // windows first: an expiring source's data is closed already
       nextExpiryCheck = now + Math.max(1_000_000L, config.intervalNanos() / 10);
       expire(now);
+      recycleDictionaryIds(); // with the expiry check: not on every delta's way through
     }
   }
 

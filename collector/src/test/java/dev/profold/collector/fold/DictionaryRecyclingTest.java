@@ -46,6 +46,7 @@ class DictionaryRecyclingTest {
     first.release(); // the stream ended; its delta was folded
     assertThat(dictionary.pathNode(1)).isNull();
     retireFillers(FoldEngine.recycleAfter(MAX_ENTRIES));
+    clock.setNanos(T0 + 2 * SECOND); // past the next expiry check
     engine.advance(); // enough retired: the fold forgets its keys, the dictionary recycles
 
     // The same process reconnects with another region, which gets the freed node id.
@@ -64,6 +65,7 @@ class DictionaryRecyclingTest {
     engine.apply(Deltas.decode(checkout(1, "main", 1.0).build(), first));
     first.release();
     retireFillers(FoldEngine.recycleAfter(MAX_ENTRIES) - 3); // 2 more retired by the release
+    clock.setNanos(T0 + 2 * SECOND); // past the next expiry check
     engine.advance();
     assertThat(dictionary.retired()).isEqualTo(FoldEngine.recycleAfter(MAX_ENTRIES) - 1);
   }

@@ -2,7 +2,6 @@ package dev.profold.client.internal.export;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.profold.client.internal.export.ExporterTest.FakeIngest;
 import dev.profold.client.internal.export.ExporterTest.FakeStream;
 import dev.profold.proto.v1.AttributeValue;
 import dev.profold.proto.v1.ClientOverhead;
@@ -17,8 +16,6 @@ import dev.profold.reduce.WireStates;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.Status;
-import io.grpc.inprocess.InProcessChannelBuilder;
-import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import java.net.InetSocketAddress;
@@ -26,8 +23,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.random.RandomGenerator;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -35,40 +30,17 @@ import org.junit.jupiter.api.Test;
  * counted instead of ending the stream, and a collector whose limit is lower than the configured
  * one (in-process with a scripted error, and a real Netty server refusing a real message).
  */
-class ExporterMessageSizeTest {
+class ExporterMessageSizeTest extends InProcessExporterTest {
   private static final long T0 = ExporterTest.T0;
   private static final long LIMIT = ExporterConfig.MIN_MESSAGE_BYTES; // 64 KiB
 
   /** Entries of a delta of 70,000 to 128 KiB bytes. */
   private static final int ENTRIES = 1800;
 
-  private final ManualScheduler scheduler = new ManualScheduler();
-  private final FakeIngest ingest = new FakeIngest();
   private final DeltaEncoder encoder = ExporterTest.encoder(7);
   private final int region = encoder.dimension("region", ValueType.VALUE_TYPE_PATH);
   private final int time = encoder.measurement("time", ValueType.VALUE_TYPE_DOUBLE, "seconds");
   private final int main = encoder.pathNode(0, region, "main", RegionKind.REGION_KIND_COMPUTE);
-  private Server server;
-  private ManagedChannel channel;
-  private Exporter exporter;
-
-  @BeforeEach
-  void start() throws Exception {
-    String name = InProcessServerBuilder.generateName();
-    server = InProcessServerBuilder.forName(name).directExecutor().addService(ingest).build();
-    server.start();
-    channel = InProcessChannelBuilder.forName(name).directExecutor().build();
-  }
-
-  @AfterEach
-  void stop() {
-    if (exporter != null) {
-      exporter.close();
-      scheduler.runDue();
-    }
-    channel.shutdownNow();
-    server.shutdownNow();
-  }
 
   private Exporter exporter(ExporterConfig config) {
     exporter = new Exporter(channel, encoder, config, scheduler, RandomGenerator.getDefault());

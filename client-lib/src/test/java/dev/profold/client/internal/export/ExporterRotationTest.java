@@ -3,7 +3,6 @@ package dev.profold.client.internal.export;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.profold.client.internal.export.ExporterTest.FakeIngest;
 import dev.profold.client.internal.export.ExporterTest.FakeStream;
 import dev.profold.proto.v1.AckResult;
 import dev.profold.proto.v1.AttributeValue;
@@ -17,18 +16,12 @@ import dev.profold.proto.v1.ThreadAggregation;
 import dev.profold.proto.v1.ValueType;
 import dev.profold.reduce.Aggregate;
 import dev.profold.reduce.WireStates;
-import io.grpc.ManagedChannel;
-import io.grpc.Server;
 import io.grpc.Status;
-import io.grpc.inprocess.InProcessChannelBuilder;
-import io.grpc.inprocess.InProcessServerBuilder;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.random.RandomGenerator;
 import java.util.stream.LongStream;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -36,41 +29,18 @@ import org.junit.jupiter.api.Test;
  * ExporterTest} over in-process gRPC, on a {@link ManualScheduler}, so a stream's age is the fake
  * clock's and nothing sleeps.
  */
-class ExporterRotationTest {
+class ExporterRotationTest extends InProcessExporterTest {
   private static final Duration INITIAL = Duration.ofMillis(500);
   private static final Duration ACK_TIMEOUT = Duration.ofMinutes(10);
   private static final Duration AGE = Duration.ofMinutes(1);
   private static final Duration INTERVAL = Duration.ofSeconds(10);
   private static final long ROTATE_AFTER = 2000;
 
-  private final ManualScheduler scheduler = new ManualScheduler();
-  private final FakeIngest ingest = new FakeIngest();
   private final DeltaEncoder encoder = ExporterTest.encoder(42);
   private final int region = encoder.dimension("region", ValueType.VALUE_TYPE_PATH);
   private final int time = encoder.measurement("time", ValueType.VALUE_TYPE_DOUBLE, "seconds");
   private final int main = encoder.pathNode(0, region, "main", RegionKind.REGION_KIND_COMPUTE);
-  private Server server;
-  private ManagedChannel channel;
-  private Exporter exporter;
   private int interval;
-
-  @BeforeEach
-  void start() throws Exception {
-    String name = InProcessServerBuilder.generateName();
-    server = InProcessServerBuilder.forName(name).directExecutor().addService(ingest).build();
-    server.start();
-    channel = InProcessChannelBuilder.forName(name).directExecutor().build();
-  }
-
-  @AfterEach
-  void stop() {
-    if (exporter != null) {
-      exporter.close();
-      scheduler.runDue();
-    }
-    channel.shutdownNow();
-    server.shutdownNow();
-  }
 
   /** No jitter, a long ack timeout; rotation after {@link #ROTATE_AFTER} bytes and {@link #AGE}. */
   private static ExporterConfig config() {

@@ -20,11 +20,8 @@ import dev.profold.proto.v1.ThreadAggregation;
 import dev.profold.proto.v1.ValueType;
 import dev.profold.reduce.Aggregate;
 import dev.profold.reduce.WireStates;
-import io.grpc.ManagedChannel;
-import io.grpc.Server;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.protobuf.StatusProto;
 import io.grpc.stub.ServerCallStreamObserver;
@@ -41,8 +38,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.random.RandomGenerator;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -50,41 +45,17 @@ import org.junit.jupiter.api.Test;
  * a {@link ManualScheduler}: every step runs on the test thread when the test says so, and backoff
  * delays are read from the scheduler's fake clock, never waited for.
  */
-class ExporterTest {
+class ExporterTest extends InProcessExporterTest {
   static final long T0 = 1_700_000_010_000_000_000L;
   private static final Duration INITIAL = Duration.ofMillis(500);
 
   /** While a stream is open, the task that marks it old enough to rotate is pending. */
   private static final Duration STREAM_AGE = ExporterConfig.defaults().minStreamAge();
 
-  private final ManualScheduler scheduler = new ManualScheduler();
-  private final FakeIngest ingest = new FakeIngest();
   private final DeltaEncoder encoder = encoder(42);
   private final int region = encoder.dimension("region", ValueType.VALUE_TYPE_PATH);
   private final int time = encoder.measurement("time", ValueType.VALUE_TYPE_DOUBLE, "seconds");
   private final int main = encoder.pathNode(0, region, "main", RegionKind.REGION_KIND_COMPUTE);
-  private String name;
-  private Server server;
-  private ManagedChannel channel;
-  private Exporter exporter;
-
-  @BeforeEach
-  void start() throws Exception {
-    name = InProcessServerBuilder.generateName();
-    server = InProcessServerBuilder.forName(name).directExecutor().addService(ingest).build();
-    server.start();
-    channel = InProcessChannelBuilder.forName(name).directExecutor().build();
-  }
-
-  @AfterEach
-  void stop() {
-    if (exporter != null) {
-      exporter.close();
-      scheduler.runDue();
-    }
-    channel.shutdownNow();
-    server.shutdownNow();
-  }
 
   /** An encoder for incarnation {@code incarnation} of checkout/pod-1, started 10 s before T0. */
   static DeltaEncoder encoder(long incarnation) {
