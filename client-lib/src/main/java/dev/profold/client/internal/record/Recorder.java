@@ -21,6 +21,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Predicate;
 
 /**
  * The recording side of one started Profold: per-thread state, interned contexts and metrics, and
@@ -58,6 +59,19 @@ public final class Recorder {
   private final AtomicLong collections = new AtomicLong();
 
   /**
+   * Groups of pooled threads with a pool of their own; further groups share the {@code virtual}
+   * one.
+   */
+  static final int MAX_POOLS = 64;
+
+  /** Whether a thread's state is pooled ({@link ThreadStatePool}): virtual threads. */
+  private final Predicate<Thread> pooled;
+
+  private final ConcurrentHashMap<String, ThreadStatePool> pools = new ConcurrentHashMap<>();
+  private final ThreadStatePool virtualPool;
+  private final AtomicLong pooledIds = new AtomicLong(-1); // -2, -3, ...: no thread's id
+
+  /**
    * A recorder interning into {@code encoder}'s dictionary; each thread keeps at most {@code
    * maxCellsPerThread} (context, metric) cells; contexts are not limited.
    */
@@ -72,6 +86,17 @@ public final class Recorder {
    * ContextTable}).
    */
   public Recorder(DeltaEncoder encoder, int maxCellsPerThread, int maxContexts) {
+    this(encoder, maxCellsPerThread, maxContexts, ThreadGroups::isVirtual);
+  }
+
+  /**
+   * As {@link #Recorder(DeltaEncoder, int, int)}, with the threads whose states are pooled (virtual
+   * threads in production; any threads in tests, so that pooling is tested on Java 17).
+   */
+  Recorder(DeltaEncoder encoder, int maxCellsPerThread, int maxContexts, Predicate<Thread> pooled) {
+    this.pooled = pooled;
+    this.virtualPool = new ThreadStatePool(ThreadGroups.VIRTUAL);
+    pools.put(ThreadGroups.VIRTUAL, virtualPool);
     this.encoder = encoder;
     this.contexts =
         new ContextTable(
@@ -97,9 +122,59 @@ public final class Recorder {
   }
 
   private ThreadState register() {
-    ThreadState s = new ThreadState(Thread.currentThread(), this, contexts, maxCellsPerThread);
+    Thread t = Thread.currentThread();
+    if (pooled.test(t)) {
+      return take(t);
+    }
+    ThreadState s = new ThreadState(t, this, contexts, maxCellsPerThread);
     threads.add(s);
     return s;
+  }
+
+  /** A state of {@code t}'s pool, idle or new, lent to {@code t} (the calling thread). */
+  private ThreadState take(Thread t) {
+    ThreadStatePool pool = poolOf(t.getName());
+    ThreadState s = pool.poll();
+    if (s == null) {
+      s =
+          new ThreadState(
+              pool,
+              pool.nextName(),
+              pooledIds.decrementAndGet(),
+              this,
+              contexts,
+              maxCellsPerThread);
+      threads.add(s);
+    }
+    s.attach(t);
+    return s;
+  }
+
+  private ThreadStatePool poolOf(String threadName) {
+    if (threadName.isEmpty()) {
+      return virtualPool; // the usual virtual thread: unnamed
+    }
+    String group = ThreadGroups.pooledGroup(threadName);
+    ThreadStatePool pool = pools.get(group);
+    if (pool != null) {
+      return pool;
+    }
+    synchronized (pools) { // so the bound is exact
+      return pools.size() < MAX_POOLS
+          ? pools.computeIfAbsent(group, ThreadStatePool::new)
+          : pools.getOrDefault(group, virtualPool);
+    }
+  }
+
+  /**
+   * {@code s}, a pooled state whose last open region or scope just closed on its thread (the
+   * calling thread), goes back to its pool; the thread takes one again when it next records.
+   */
+  void giveBack(ThreadState s) {
+    state.remove();
+    s.idleCollections = 0;
+    s.detach();
+    s.pool.giveBack(s);
   }
 
   /**
@@ -370,11 +445,17 @@ public final class Recorder {
     contexts.beginCollection();
     List<ThreadSnapshot> out = new ArrayList<>();
     Map<Long, Integer> byThread = new HashMap<>();
+    for (ThreadStatePool pool : pools.values()) {
+      pool.retireIdle(); // drained and dropped below, as states that are not alive
+    }
     Iterator<ThreadState> it = threads.iterator();
     while (it.hasNext()) {
       ThreadState s = it.next();
       boolean alive = s.alive();
       List<Cell> cells = s.swapAndDrain();
+      if (s.pool != null) {
+        s.idleCollections = cells.isEmpty() ? s.idleCollections + 1 : 0;
+      }
       if (!alive) {
         cells = new ArrayList<>(cells);
         cells.addAll(s.swapAndDrain()); // the other table, in case it got the last writes
@@ -422,6 +503,16 @@ public final class Recorder {
     return own == null
         ? new ThreadSnapshot(t.threadId(), t.name(), t.group(), t.initial(), all)
         : new ThreadSnapshot(own.threadId, own.name, own.group, own.initial, all);
+  }
+
+  /** States the recorder holds: threads', pooled and foreign (for tests). */
+  int states() {
+    return threads.size();
+  }
+
+  /** The pool of pooled threads of {@code group}, or null (for tests). */
+  ThreadStatePool pool(String group) {
+    return pools.get(group);
   }
 
   /** The calling thread's state (for tests). */

@@ -1,8 +1,47 @@
 package dev.profold.client.internal.record;
 
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+
 /** Thread identity: pool names normalised into groups, and the initial thread. */
 public final class ThreadGroups {
   private ThreadGroups() {}
+
+  /** The group of unnamed virtual threads (their name is empty). */
+  static final String VIRTUAL = "virtual";
+
+  /** {@code Thread.isVirtual()} (Java 21 and later), or null on a JVM without virtual threads. */
+  private static final MethodHandle IS_VIRTUAL = isVirtualHandle();
+
+  private static MethodHandle isVirtualHandle() {
+    try {
+      return MethodHandles.publicLookup()
+          .findVirtual(Thread.class, "isVirtual", MethodType.methodType(boolean.class));
+    } catch (NoSuchMethodException | IllegalAccessException e) {
+      return null; // before Java 21: every thread is a platform thread
+    }
+  }
+
+  /** True for a virtual thread (Java 21 and later); false for every thread before Java 21. */
+  static boolean isVirtual(Thread t) {
+    if (IS_VIRTUAL == null) {
+      return false;
+    }
+    try {
+      return (boolean) IS_VIRTUAL.invokeExact(t);
+    } catch (Throwable e) { // Thread.isVirtual throws nothing; treat the impossible as platform
+      return false;
+    }
+  }
+
+  /**
+   * The group of a thread whose state is pooled ({@link ThreadStatePool}): its normalised name, or
+   * {@link #VIRTUAL} for an unnamed one (virtual threads have no name unless given one).
+   */
+  static String pooledGroup(String threadName) {
+    return threadName.isEmpty() ? VIRTUAL : normalise(threadName);
+  }
 
   /**
    * The group of a thread name: every run of digits becomes {@code *}, so {@code http-exec-17} and

@@ -58,8 +58,21 @@ final class ThreadState {
     }
   }
 
-  /** The thread writing this state; null for a {@link ForeignThread}'s state. */
-  final Thread owner;
+  /**
+   * The thread writing this state: fixed for a platform thread's state; for a pooled state ({@link
+   * ThreadStatePool}) the thread it is lent to, null while it is idle in its pool; null for a
+   * {@link ForeignThread}'s state.
+   */
+  volatile Thread owner;
+
+  /** The pool a pooled (virtual) thread's state goes back to; null for other states. */
+  final ThreadStatePool pool;
+
+  /**
+   * Collections in a row that found this pooled state without anything recorded; the collection
+   * counts, giving the state back resets.
+   */
+  volatile int idleCollections;
 
   final long threadId;
   final String name;
@@ -113,12 +126,28 @@ final class ThreadState {
   ThreadState(Thread owner, Recorder recorder, ContextTable contexts, int maxCells) {
     this(
         owner,
+        null,
         owner.getId(),
         owner.getName(),
+        ThreadGroups.normalise(owner.getName()),
         ThreadGroups.isInitial(owner),
         recorder,
         contexts,
         maxCells);
+  }
+
+  /**
+   * A state of {@code pool}, idle until {@link #attach}ed to a thread, named {@code name} and
+   * identified by {@code id} (not a thread's id: negative, unique per recorder).
+   */
+  ThreadState(
+      ThreadStatePool pool,
+      String name,
+      long id,
+      Recorder recorder,
+      ContextTable contexts,
+      int maxCells) {
+    this(null, pool, id, name, pool.group, false, recorder, contexts, maxCells);
   }
 
   /**
@@ -132,21 +161,34 @@ final class ThreadState {
       Recorder recorder,
       ContextTable contexts,
       int maxCells) {
-    this(null, threadId, name, initial, recorder, contexts, maxCells);
+    this(
+        null,
+        null,
+        threadId,
+        name,
+        ThreadGroups.normalise(name),
+        initial,
+        recorder,
+        contexts,
+        maxCells);
   }
 
+  @SuppressWarnings("TooManyParameters") // one constructor behind the three kinds of state
   private ThreadState(
       Thread owner,
+      ThreadStatePool pool,
       long threadId,
       String name,
+      String group,
       boolean initial,
       Recorder recorder,
       ContextTable contexts,
       int maxCells) {
     this.owner = owner;
+    this.pool = pool;
     this.threadId = threadId;
     this.name = name;
-    this.group = ThreadGroups.normalise(name);
+    this.group = group;
     this.initial = initial;
     this.recorder = recorder;
     this.contexts = contexts;
@@ -156,7 +198,7 @@ final class ThreadState {
       regionEvents.put(k, new HashMap<>());
     }
     this.holder =
-        owner == null
+        owner == null && pool == null
             ? null
             : contexts.holder(() -> ATTENTION.getAndBitwiseOr(this, RELEASE_ASKED));
   }
@@ -262,7 +304,12 @@ final class ThreadState {
 
   /** Closes {@code frame} (one of this state's), handling misuse; see {@link Frame}. */
   void close(Frame frame) {
-    if (Thread.currentThread() != owner) {
+    Thread o = owner;
+    if (Thread.currentThread() != o) {
+      if (o == null && pool != null) { // back in its pool: every frame of it was closed
+        recorder.misuse(Misuse.CLOSED_TWICE, "a region or scope was closed twice");
+        return;
+      }
       closeElsewhere(frame);
       return;
     }
@@ -276,6 +323,9 @@ final class ThreadState {
     }
     if (depth == at + 1) { // the usual case: the innermost frame
       pop(frame, frame.region ? System.nanoTime() : 0);
+      if (pool != null && depth == 0) {
+        recorder.giveBack(this);
+      }
       return;
     }
     long now = System.nanoTime();
@@ -285,6 +335,9 @@ final class ThreadState {
             + " they were closed with it");
     while (depth > at) {
       pop(frames[depth - 1], now);
+    }
+    if (pool != null && depth == 0) {
+      recorder.giveBack(this);
     }
   }
 
@@ -391,6 +444,9 @@ final class ThreadState {
   /** Records {@code value} of {@code metric} in the current context. */
   void recordHere(int metric, double value) {
     record(current, metric, value);
+    if (pool != null && depth == 0) {
+      recorder.giveBack(this);
+    }
   }
 
   /** Records {@code value} of {@code metric} in {@code context}; by the single writer only. */
@@ -406,6 +462,8 @@ final class ThreadState {
 
   /**
    * Marks a foreign state as written for the last time; the writer calls it after its last write.
+   * Also retires a pooled state taken out of its pool for good ({@link
+   * ThreadStatePool#retireIdle}).
    */
   void retire() {
     retired = true;
@@ -413,7 +471,23 @@ final class ThreadState {
 
   /** True while the state may still be written: its thread is alive and it was not retired. */
   boolean alive() {
+    if (pool != null) {
+      Thread o = owner;
+      // A thread that ended while holding the state (a region left open) never gives it back. Read
+      // again once the end is seen: a state given back meanwhile (owner cleared first) is not it.
+      return !retired && (o == null || o.isAlive() || owner != o);
+    }
     return owner != null ? owner.isAlive() : !retired;
+  }
+
+  /** Lends this pooled state to {@code thread}, the calling thread; see {@link ThreadStatePool}. */
+  void attach(Thread thread) {
+    owner = thread;
+  }
+
+  /** Takes this pooled state back from its thread, which no longer writes it. */
+  void detach() {
+    owner = null;
   }
 
   // ---- flush (flush thread) ----
