@@ -45,6 +45,16 @@ public final class EventMapper {
   /** Its name (and group). */
   public static final String JVM_THREAD_NAME = "jvm";
 
+  /**
+   * The thread id the events of virtual threads are recorded under: all of them share one table
+   * (named {@code virtual}, the group the client library pools them in), since a table per virtual
+   * thread would grow with the request rate. No platform thread has this id.
+   */
+  public static final long VIRTUAL_THREADS = Long.MAX_VALUE;
+
+  /** Its name (and group). */
+  public static final String VIRTUAL_THREADS_NAME = "virtual";
+
   public static final String EXECUTION_SAMPLE = "jdk.ExecutionSample";
   public static final String MONITOR_ENTER = "jdk.JavaMonitorEnter";
   public static final String MONITOR_WAIT = "jdk.JavaMonitorWait";

@@ -1,5 +1,8 @@
 package dev.profold.client.internal.jfr;
 
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -28,6 +31,29 @@ final class RecordedEvents {
   private final int maxDepth;
   private final IdentityHashMap<RecordedMethod, String> names = new IdentityHashMap<>();
 
+  /** {@code RecordedThread.isVirtual()} (Java 21 and later), or null before. */
+  private static final MethodHandle IS_VIRTUAL = isVirtualHandle();
+
+  private static MethodHandle isVirtualHandle() {
+    try {
+      return MethodHandles.publicLookup()
+          .findVirtual(RecordedThread.class, "isVirtual", MethodType.methodType(boolean.class));
+    } catch (NoSuchMethodException | IllegalAccessException e) {
+      return null; // before Java 21: no virtual threads
+    }
+  }
+
+  private static boolean isVirtual(RecordedThread t) {
+    if (IS_VIRTUAL == null) {
+      return false;
+    }
+    try {
+      return (boolean) IS_VIRTUAL.invokeExact(t);
+    } catch (Throwable e) { // it throws nothing; the impossible counts as a platform thread
+      return false;
+    }
+  }
+
   RecordedEvents(int maxDepth) {
     this.maxDepth = maxDepth;
   }
@@ -41,6 +67,10 @@ final class RecordedEvents {
     RecordedThread thread = thread(e, eventType);
     long threadId = thread == null ? -1 : thread.getJavaThreadId();
     String name = thread == null || thread.getJavaName() == null ? "" : thread.getJavaName();
+    if (thread != null && isVirtual(thread)) {
+      threadId = EventMapper.VIRTUAL_THREADS;
+      name = EventMapper.VIRTUAL_THREADS_NAME;
+    }
     boolean initial = false;
     if (thread != null && "main".equals(name)) {
       RecordedThreadGroup g = thread.getThreadGroup();

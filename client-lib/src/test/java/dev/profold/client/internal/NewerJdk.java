@@ -1,0 +1,96 @@
+package dev.profold.client.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+/**
+ * Runs code that needs Java 21 or later (virtual threads) from a build on Java 17: in a child JVM,
+ * this JVM's own if it is recent enough, else a JDK installed next to it. Without one {@link
+ * #java21()} logs why and returns empty, so the test passes without checking; CI sets {@code
+ * PROFOLD_REQUIRE_EXTERNAL_TOOLS=1}, which makes that a failure.
+ */
+public final class NewerJdk {
+  private static final Pattern VERSION = Pattern.compile("JAVA_VERSION=\"(\\d+)");
+
+  private NewerJdk() {}
+
+  /** {@code bin/java} of a JDK 21 or later, or empty (after failing the test when required). */
+  public static Optional<Path> java21() throws IOException {
+    Optional<Path> java = find();
+    if (java.isEmpty()) {
+      String msg = "no JDK 21 or later next to " + System.getProperty("java.home");
+      if ("1".equals(System.getenv("PROFOLD_REQUIRE_EXTERNAL_TOOLS"))) {
+        fail(msg + " (PROFOLD_REQUIRE_EXTERNAL_TOOLS=1)");
+      }
+      System.err.println("SKIPPED CHECK: " + msg);
+    }
+    return java;
+  }
+
+  /**
+   * Runs the statements {@code body} as the main method of class {@code name} (a single source
+   * file, with this JVM's class path) under {@code java}; what it printed, after checking that it
+   * exited with 0 within {@code seconds}.
+   */
+  public static String run(Path java, String name, int seconds, String... body) throws Exception {
+    Path dir = Files.createTempDirectory("profold-" + name);
+    Path main = dir.resolve(name + ".java");
+    Files.writeString(
+        main,
+        "public class "
+            + name
+            + " {\n  public static void main(String[] args) throws Exception {\n"
+            + String.join("\n", body)
+            + "\n  }\n}\n");
+    Process p =
+        new ProcessBuilder(
+                java.toString(), "-cp", System.getProperty("java.class.path"), main.toString())
+            .redirectErrorStream(true)
+            .start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(p.waitFor(seconds, TimeUnit.SECONDS)).as(out).isTrue();
+    assertThat(p.exitValue()).as(out).isZero();
+    return out;
+  }
+
+  private static Optional<Path> find() throws IOException {
+    Path home = Path.of(System.getProperty("java.home")).toRealPath();
+    if (Runtime.version().feature() >= 21) {
+      return Optional.of(home.resolve("bin").resolve("java"));
+    }
+    Path parent = home.getParent();
+    if (parent == null) {
+      return Optional.empty();
+    }
+    try (Stream<Path> siblings = Files.list(parent)) {
+      return siblings
+          .filter(d -> Files.isExecutable(d.resolve("bin").resolve("java")))
+          .filter(d -> feature(d) >= 21)
+          .max(Comparator.comparingInt(NewerJdk::feature))
+          .map(d -> d.resolve("bin").resolve("java"));
+    }
+  }
+
+  /**
+   * The feature release of the JDK at {@code home}, from its {@code release} file; 0 if unknown.
+   */
+  private static int feature(Path home) {
+    try {
+      Matcher m = VERSION.matcher(Files.readString(home.resolve("release")));
+      return m.find() ? Integer.parseInt(m.group(1)) : 0;
+    } catch (IOException | RuntimeException e) {
+      return 0;
+    }
+  }
+}
