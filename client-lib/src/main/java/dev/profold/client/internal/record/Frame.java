@@ -32,6 +32,13 @@ final class Frame implements Region, Scope {
 
   final ThreadState state;
   final int depth;
+
+  /**
+   * The outermost frame of a pooled state ({@link ThreadStatePool}): closing it gives the state
+   * back. Kept here, where a close already looks, so that other threads' closes pay nothing for it.
+   */
+  private final boolean givesBack;
+
   int parent; // the context to return to
   long start; // System.nanoTime() at entry, for a region
   boolean region;
@@ -67,15 +74,19 @@ final class Frame implements Region, Scope {
     return (long) CLOSED_AT.getAndSet(this, NOT_CLOSED);
   }
 
-  Frame(ThreadState state, int depth) {
+  Frame(ThreadState state, int depth, boolean givesBack) {
     this.state = state;
     this.depth = depth;
+    this.givesBack = givesBack;
   }
 
   @Override
   public void close() {
     if (state != null) { // null: a handle of something not opened (see ThreadState#MAX_DEPTH)
       state.close(this);
+      if (givesBack) {
+        state.giveBackIfDone();
+      }
     }
   }
 }

@@ -359,7 +359,11 @@ public final class Recorder {
       misuse(Misuse.BAD_ARGUMENT, "recorded a value that is not a finite number: " + value);
       return;
     }
-    state.get().recordHere(id, value);
+    ThreadState s = state.get();
+    s.recordHere(id, value);
+    if (s.pool != null) {
+      s.giveBackIfDone(); // a measurement outside any region: taken for it alone
+    }
   }
 
   private String key(String key) {

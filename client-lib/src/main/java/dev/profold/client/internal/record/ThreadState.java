@@ -34,6 +34,7 @@ final class ThreadState {
   private static final VarHandle START;
   private static final VarHandle END;
   private static final VarHandle ATTENTION;
+  private static final VarHandle OWNER;
 
   /**
    * The bit of {@link #attention} that says the context table asked for this thread's ids back
@@ -45,7 +46,7 @@ final class ThreadState {
   static final int MAX_DEPTH = 512;
 
   /** The handle of a region or scope that was not opened (too deep): closing it does nothing. */
-  private static final Frame NOT_OPENED = new Frame(null, -1);
+  private static final Frame NOT_OPENED = new Frame(null, -1, false);
 
   static {
     try {
@@ -53,6 +54,7 @@ final class ThreadState {
       START = l.findVarHandle(ThreadState.class, "startEpoch", long.class);
       END = l.findVarHandle(ThreadState.class, "endEpoch", long.class);
       ATTENTION = l.findVarHandle(ThreadState.class, "attention", int.class);
+      OWNER = l.findVarHandle(ThreadState.class, "owner", Thread.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -61,9 +63,11 @@ final class ThreadState {
   /**
    * The thread writing this state: fixed for a platform thread's state; for a pooled state ({@link
    * ThreadStatePool}) the thread it is lent to, null while it is idle in its pool; null for a
-   * {@link ForeignThread}'s state.
+   * {@link ForeignThread}'s state. Written through {@link #OWNER} with volatile semantics and read
+   * so by the collection; the owner's check on a close reads it plainly (a thread sees its own
+   * write, and a handle passed to another thread is passed safely, as any object is).
    */
-  volatile Thread owner;
+  Thread owner;
 
   /** The pool a pooled (virtual) thread's state goes back to; null for other states. */
   final ThreadStatePool pool;
@@ -291,7 +295,7 @@ final class ThreadState {
     }
     Frame f = frames[depth];
     if (f == null) {
-      f = new Frame(this, depth);
+      f = new Frame(this, depth, pool != null && depth == 0);
       frames[depth] = f;
     }
     f.parent = current;
@@ -323,9 +327,6 @@ final class ThreadState {
     }
     if (depth == at + 1) { // the usual case: the innermost frame
       pop(frame, frame.region ? System.nanoTime() : 0);
-      if (pool != null && depth == 0) {
-        recorder.giveBack(this);
-      }
       return;
     }
     long now = System.nanoTime();
@@ -335,9 +336,6 @@ final class ThreadState {
             + " they were closed with it");
     while (depth > at) {
       pop(frames[depth - 1], now);
-    }
-    if (pool != null && depth == 0) {
-      recorder.giveBack(this);
     }
   }
 
@@ -444,7 +442,14 @@ final class ThreadState {
   /** Records {@code value} of {@code metric} in the current context. */
   void recordHere(int metric, double value) {
     record(current, metric, value);
-    if (pool != null && depth == 0) {
+  }
+
+  /**
+   * Gives this pooled state back to its pool when its thread, the calling thread, holds nothing
+   * open in it any more (called after a close of its outermost frame and after a measurement).
+   */
+  void giveBackIfDone() {
+    if (depth == 0 && Thread.currentThread() == owner) {
       recorder.giveBack(this);
     }
   }
@@ -472,22 +477,22 @@ final class ThreadState {
   /** True while the state may still be written: its thread is alive and it was not retired. */
   boolean alive() {
     if (pool != null) {
-      Thread o = owner;
+      Thread o = (Thread) OWNER.getVolatile(this);
       // A thread that ended while holding the state (a region left open) never gives it back. Read
       // again once the end is seen: a state given back meanwhile (owner cleared first) is not it.
-      return !retired && (o == null || o.isAlive() || owner != o);
+      return !retired && (o == null || o.isAlive() || OWNER.getVolatile(this) != o);
     }
     return owner != null ? owner.isAlive() : !retired;
   }
 
   /** Lends this pooled state to {@code thread}, the calling thread; see {@link ThreadStatePool}. */
   void attach(Thread thread) {
-    owner = thread;
+    OWNER.setVolatile(this, thread);
   }
 
   /** Takes this pooled state back from its thread, which no longer writes it. */
   void detach() {
-    owner = null;
+    OWNER.setVolatile(this, null);
   }
 
   // ---- flush (flush thread) ----
