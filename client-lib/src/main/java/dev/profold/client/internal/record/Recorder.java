@@ -172,7 +172,6 @@ public final class Recorder {
    */
   void giveBack(ThreadState s) {
     state.remove();
-    s.idleCollections = 0;
     s.detach();
     s.pool.giveBack(s);
   }
@@ -458,7 +457,7 @@ public final class Recorder {
       boolean alive = s.alive();
       List<Cell> cells = s.swapAndDrain();
       if (s.pool != null) {
-        s.idleCollections = cells.isEmpty() ? s.idleCollections + 1 : 0;
+        s.idleCollections = cells.isEmpty() && !s.lent() ? s.idleCollections + 1 : 0;
       }
       if (!alive) {
         cells = new ArrayList<>(cells);

@@ -73,10 +73,10 @@ final class ThreadState {
   final ThreadStatePool pool;
 
   /**
-   * Collections in a row that found this pooled state without anything recorded; the collection
-   * counts, giving the state back resets.
+   * Collections in a row that found this pooled state idle in its pool with nothing recorded;
+   * written by the collection only.
    */
-  volatile int idleCollections;
+  int idleCollections;
 
   final long threadId;
   final String name;
@@ -352,6 +352,18 @@ final class ThreadState {
   static volatile Runnable betweenCountAndFlag;
 
   private void closeElsewhere(Frame frame) {
+    if (pool != null) {
+      // A pooled state's frames are reused by the next thread it is lent to, so this handle may
+      // be a stale one of an earlier loan, closed again: flagging it would close another
+      // thread's region. So closes elsewhere are only counted here; the region stays open until
+      // its own thread closes it (or ends, losing it at the next collection).
+      recorder.misuse(
+          Misuse.CLOSED_ON_OTHER_THREAD,
+          "a region or scope of a virtual thread was closed on another thread, or closed again"
+              + " after its thread had closed it; on virtual threads such a close is only"
+              + " counted: close regions on the thread that opened them");
+      return;
+    }
     // Counted before the flag is visible, so the owner, which uncounts each flag it takes, never
     // takes the count below zero: a borrow would reach RELEASE_ASKED and, once a release cleared
     // it, leave the word non-zero for good.
@@ -488,6 +500,11 @@ final class ThreadState {
   /** Lends this pooled state to {@code thread}, the calling thread; see {@link ThreadStatePool}. */
   void attach(Thread thread) {
     OWNER.setVolatile(this, thread);
+  }
+
+  /** True while this pooled state is lent to a thread (any thread may ask). */
+  boolean lent() {
+    return OWNER.getVolatile(this) != null;
   }
 
   /** Takes this pooled state back from its thread, which no longer writes it. */

@@ -137,6 +137,57 @@ class PooledThreadsTest {
   }
 
   @Test
+  void aStaleHandleClosedOnAnotherThreadLeavesTheNextBorrowersRegionsAlone() throws Exception {
+    AtomicReference<Region> stale = new AtomicReference<>();
+    runAll(
+        List.of(
+            new Thread(
+                () -> {
+                  Region r = recorder.region("a", Kind.COMPUTE);
+                  r.close(); // its state goes back to the pool, r still refers to its frame
+                  stale.set(r);
+                },
+                "")));
+    CountDownLatch opened = new CountDownLatch(1);
+    CountDownLatch staleClosed = new CountDownLatch(1);
+    Thread b =
+        new Thread(
+            () -> {
+              try (Region outer = recorder.region("b", Kind.COMPUTE)) {
+                opened.countDown();
+                staleClosed.await();
+                try (Region inner = recorder.region("c", Kind.COMPUTE)) {
+                  assertThat(inner).isNotNull();
+                }
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            },
+            "");
+    b.start();
+    assertThat(opened.await(30, TimeUnit.SECONDS)).isTrue();
+    stale.get().close(); // the same frame object as b's open region: it must not close it
+    staleClosed.countDown();
+    b.join();
+
+    IdHolder holder = recorder.holder();
+    int contextB = recorder.regionContext(holder, 0, "b", Kind.COMPUTE);
+    int contextBc = recorder.regionContext(holder, contextB, "c", Kind.COMPUTE);
+    int contextC = recorder.regionContext(holder, 0, "c", Kind.COMPUTE);
+    java.util.Map<Integer, Long> byContext = new java.util.HashMap<>();
+    for (ThreadSnapshot t : recorder.collect()) {
+      for (Cell c : t.cells()) {
+        byContext.merge(c.context(), c.state().count(), Long::sum);
+      }
+    }
+    assertThat(byContext).containsEntry(contextB, 1L).containsEntry(contextBc, 1L);
+    assertThat(byContext).doesNotContainKey(contextC);
+    assertThat(recorder.misuseCounts())
+        .containsEntry("closed_on_other_thread", 1L)
+        .containsEntry("closed_twice", 0L);
+  }
+
+  @Test
   void aThreadThatEndsHoldingAStateLosesItAtTheNextCollection() throws Exception {
     runAll(List.of(new Thread(() -> recorder.region("left.open", Kind.COMPUTE), "")));
     assertThat(recorder.states()).isEqualTo(1);
