@@ -9,7 +9,9 @@ import java.lang.invoke.VarHandle;
  * The handle of an open region or scope at one depth of a thread's stack, and that stack entry
  * itself (the context to return to, the start time). One instance per depth is reused, so opening
  * regions allocates nothing; as a consequence, closing a handle twice is detected only while no
- * other region or scope was opened at the same depth in between.
+ * other region or scope was opened at the same depth in between. A pooled state (a virtual
+ * thread's) makes its frames afresh for each loan, so a handle of an earlier loan is always told
+ * apart, whoever closes it.
  *
  * <p>The mutable fields are written and read by the owning thread only, except {@code
  * closedElsewhereAt}: threads closing the handle elsewhere raise it to their close time, and the
@@ -34,10 +36,13 @@ final class Frame implements Region, Scope {
   final int depth;
 
   /**
-   * The outermost frame of a pooled state ({@link ThreadStatePool}): closing it gives the state
-   * back. Kept here, where a close already looks, so that other threads' closes pay nothing for it.
+   * A frame of a pooled state ({@link ThreadStatePool}), made for loan {@link #loan} of it: kept
+   * here, where a close already looks, so that platform threads' closes pay nothing for pooling.
    */
-  private final boolean givesBack;
+  final boolean pooled;
+
+  /** The loan of its pooled state the frame was made for; 0 for other states. */
+  final int loan;
 
   int parent; // the context to return to
   long start; // System.nanoTime() at entry, for a region
@@ -74,17 +79,18 @@ final class Frame implements Region, Scope {
     return (long) CLOSED_AT.getAndSet(this, NOT_CLOSED);
   }
 
-  Frame(ThreadState state, int depth, boolean givesBack) {
+  Frame(ThreadState state, int depth, boolean pooled, int loan) {
     this.state = state;
     this.depth = depth;
-    this.givesBack = givesBack;
+    this.pooled = pooled;
+    this.loan = loan;
   }
 
   @Override
   public void close() {
     if (state != null) { // null: a handle of something not opened (see ThreadState#MAX_DEPTH)
       state.close(this);
-      if (givesBack) {
+      if (pooled && depth == 0) { // its outermost frame: the state may go back to its pool
         state.giveBackIfDone();
       }
     }

@@ -42,11 +42,22 @@ final class ThreadState {
    */
   private static final int RELEASE_ASKED = 1 << 30;
 
+  /**
+   * The bit of {@link #attention} a pooled state ({@link ThreadStatePool}) keeps set for good, so
+   * that its thread always attends: closes on other threads of a pooled state's frames are not
+   * counted (the frame may be a stale one of an earlier loan), so its thread looks at its innermost
+   * frame's flag instead.
+   */
+  private static final int POOLED = 1 << 29;
+
+  /** Bits of {@link #attention} that count frames closed elsewhere. */
+  private static final int CLOSED_ELSEWHERE = POOLED - 1;
+
   /** Open regions and scopes a thread holds at most; further ones are not opened, counted. */
   static final int MAX_DEPTH = 512;
 
   /** The handle of a region or scope that was not opened (too deep): closing it does nothing. */
-  private static final Frame NOT_OPENED = new Frame(null, -1, false);
+  private static final Frame NOT_OPENED = new Frame(null, -1, false, 0);
 
   static {
     try {
@@ -73,6 +84,12 @@ final class ThreadState {
   final ThreadStatePool pool;
 
   /**
+   * Loans of this pooled state so far (0 for other states); frames are made afresh for each loan
+   * and carry its number, so a handle of an earlier loan is told apart. Owner only.
+   */
+  private int loan;
+
+  /**
    * Collections in a row that found this pooled state idle in its pool with nothing recorded;
    * written by the collection only.
    */
@@ -95,8 +112,8 @@ final class ThreadState {
 
   /**
    * Non-zero when the owner has something to do before its next open or close: frames flagged by
-   * other threads' closes, not yet handled (the count), and {@link #RELEASE_ASKED}. One volatile
-   * read on the hot path covers both.
+   * other threads' closes, not yet handled (the count), and {@link #RELEASE_ASKED}; always, for a
+   * pooled state ({@link #POOLED}). One volatile read on the hot path covers them.
    */
   @SuppressWarnings("unused") // written through ATTENTION
   private volatile int attention;
@@ -205,6 +222,9 @@ final class ThreadState {
         owner == null && pool == null
             ? null
             : contexts.holder(() -> ATTENTION.getAndBitwiseOr(this, RELEASE_ASKED));
+    if (pool != null) {
+      attention = POOLED;
+    }
   }
 
   // ---- recording (owner thread) ----
@@ -295,7 +315,7 @@ final class ThreadState {
     }
     Frame f = frames[depth];
     if (f == null) {
-      f = new Frame(this, depth, pool != null && depth == 0);
+      f = new Frame(this, depth, pool != null, loan);
       frames[depth] = f;
     }
     f.parent = current;
@@ -315,6 +335,10 @@ final class ThreadState {
         return;
       }
       closeElsewhere(frame);
+      return;
+    }
+    if (frame.pooled && frame.loan != loan) { // a handle of an earlier loan of this state
+      recorder.misuse(Misuse.CLOSED_TWICE, "a region or scope was closed twice");
       return;
     }
     if (attention != 0) {
@@ -353,15 +377,14 @@ final class ThreadState {
 
   private void closeElsewhere(Frame frame) {
     if (pool != null) {
-      // A pooled state's frames are reused by the next thread it is lent to, so this handle may
-      // be a stale one of an earlier loan, closed again: flagging it would close another
-      // thread's region. So closes elsewhere are only counted here; the region stays open until
-      // its own thread closes it (or ends, losing it at the next collection).
+      // Not counted: the frame may be one of an earlier loan (a handle closed again), which no
+      // thread looks at any more, so a count for it would never be taken back. The owner looks
+      // at its innermost frame's flag at every open and close instead (POOLED).
+      frame.flagClosedElsewhere(System.nanoTime());
       recorder.misuse(
           Misuse.CLOSED_ON_OTHER_THREAD,
-          "a region or scope of a virtual thread was closed on another thread, or closed again"
-              + " after its thread had closed it; on virtual threads such a close is only"
-              + " counted: close regions on the thread that opened them");
+          "a region or scope of a virtual thread was closed on another thread; it is closed with"
+              + " that time when its own thread next opens or closes one");
       return;
     }
     // Counted before the flag is visible, so the owner, which uncounts each flag it takes, never
@@ -386,11 +409,30 @@ final class ThreadState {
 
   /** Handles what {@link #attention} says, on the owner thread. */
   private void attend() {
-    if ((attention & ~RELEASE_ASKED) != 0) {
+    int a = attention;
+    if ((a & POOLED) != 0) {
+      unwindPooled();
+    } else if ((a & CLOSED_ELSEWHERE) != 0) {
       unwindClosedElsewhere();
     }
-    if ((attention & RELEASE_ASKED) != 0) {
+    if ((a & RELEASE_ASKED) != 0) {
       releaseIds();
+    }
+  }
+
+  /**
+   * {@link #unwindClosedElsewhere} for a pooled state, whose closes elsewhere are not counted: pops
+   * the innermost frames other threads closed. A flag older than its frame's region (left by a
+   * close of a handle of the region that used the frame before) is cleared.
+   */
+  private void unwindPooled() {
+    while (depth > 0 && frames[depth - 1].closedElsewhere()) {
+      Frame f = frames[depth - 1];
+      long at = f.takeClosedElsewhere();
+      if (f.region && at - f.start < 0) {
+        break;
+      }
+      pop(f, f.region ? at : 0);
     }
   }
 
@@ -499,6 +541,7 @@ final class ThreadState {
 
   /** Lends this pooled state to {@code thread}, the calling thread; see {@link ThreadStatePool}. */
   void attach(Thread thread) {
+    loan++;
     OWNER.setVolatile(this, thread);
   }
 
@@ -509,6 +552,7 @@ final class ThreadState {
 
   /** Takes this pooled state back from its thread, which no longer writes it. */
   void detach() {
+    Arrays.fill(frames, null); // the next loan makes its own, so old handles stay apart
     OWNER.setVolatile(this, null);
   }
 

@@ -188,6 +188,69 @@ class PooledThreadsTest {
   }
 
   @Test
+  void aRegionClosedOnAnotherThreadIsClosedWithThatTimeAtItsThreadsNextOpen() throws Exception {
+    IdHolder holder = recorder.holder();
+    int async = recorder.regionContext(holder, 0, "async", Kind.WAIT);
+    int next = recorder.regionContext(holder, 0, "next", Kind.COMPUTE);
+    runAll(
+        List.of(
+            new Thread(
+                () -> {
+                  Region r = recorder.region("async", Kind.WAIT);
+                  Thread completer = new Thread(r::close, "completer"); // not pooled
+                  completer.start();
+                  try {
+                    completer.join();
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                  }
+                  try (Region n = recorder.region("next", Kind.COMPUTE)) { // closes "async" first
+                    assertThat(n).isNotNull();
+                  }
+                },
+                "")));
+    java.util.Map<Integer, Long> byContext = new java.util.HashMap<>();
+    for (ThreadSnapshot t : recorder.collect()) {
+      for (Cell c : t.cells()) {
+        byContext.merge(c.context(), c.state().count(), Long::sum);
+      }
+    }
+    assertThat(byContext).containsEntry(async, 1L).containsEntry(next, 1L).hasSize(2);
+    assertThat(recorder.misuseCounts()).containsEntry("closed_on_other_thread", 1L);
+    assertThat(recorder.states()).isEqualTo(1);
+    assertThat(recorder.pool(ThreadGroups.VIRTUAL).idleCount()).isEqualTo(1); // given back
+  }
+
+  @Test
+  void aHandleOfAnEarlierLoanClosedByItsOwnThreadLeavesTheNewRegionsAlone() throws Exception {
+    runAll(
+        List.of(
+            new Thread(
+                () -> {
+                  Region r = recorder.region("a", Kind.COMPUTE);
+                  r.close(); // the state goes back, and this thread takes it again below
+                  try (Region outer = recorder.region("b", Kind.COMPUTE);
+                      Region inner = recorder.region("c", Kind.COMPUTE)) {
+                    r.close(); // a handle of the earlier loan, at the depth of "b"
+                  }
+                },
+                "")));
+    IdHolder holder = recorder.holder();
+    int contextB = recorder.regionContext(holder, 0, "b", Kind.COMPUTE);
+    int contextBc = recorder.regionContext(holder, contextB, "c", Kind.COMPUTE);
+    java.util.Map<Integer, Long> byContext = new java.util.HashMap<>();
+    for (ThreadSnapshot t : recorder.collect()) {
+      for (Cell c : t.cells()) {
+        byContext.merge(c.context(), c.state().count(), Long::sum);
+      }
+    }
+    assertThat(byContext).containsEntry(contextB, 1L).containsEntry(contextBc, 1L);
+    assertThat(recorder.misuseCounts())
+        .containsEntry("closed_twice", 1L)
+        .containsEntry("unbalanced", 0L);
+  }
+
+  @Test
   void aThreadThatEndsHoldingAStateLosesItAtTheNextCollection() throws Exception {
     runAll(List.of(new Thread(() -> recorder.region("left.open", Kind.COMPUTE), "")));
     assertThat(recorder.states()).isEqualTo(1);
