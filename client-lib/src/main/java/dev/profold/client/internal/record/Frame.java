@@ -10,8 +10,8 @@ import java.lang.invoke.VarHandle;
  * itself (the context to return to, the start time). One instance per depth is reused, so opening
  * regions allocates nothing; as a consequence, closing a handle twice is detected only while no
  * other region or scope was opened at the same depth in between. A pooled state (a virtual
- * thread's) makes its frames afresh for each loan, so a handle of an earlier loan is always told
- * apart, whoever closes it.
+ * thread's) makes its frames afresh for each loan (one small allocation per depth a loan uses), so
+ * a handle of an earlier loan is always told apart, whoever closes it.
  *
  * <p>The mutable fields are written and read by the owning thread only, except {@code
  * closedElsewhereAt}: threads closing the handle elsewhere raise it to their close time, and the
@@ -90,7 +90,7 @@ final class Frame implements Region, Scope {
   public void close() {
     if (state != null) { // null: a handle of something not opened (see ThreadState#MAX_DEPTH)
       state.close(this);
-      if (pooled && depth == 0) { // its outermost frame: the state may go back to its pool
+      if (pooled) { // the state goes back to its pool if this close left nothing open
         state.giveBackIfDone();
       }
     }

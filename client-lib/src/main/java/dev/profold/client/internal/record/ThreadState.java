@@ -222,8 +222,8 @@ final class ThreadState {
         owner == null && pool == null
             ? null
             : contexts.holder(() -> ATTENTION.getAndBitwiseOr(this, RELEASE_ASKED));
-    if (pool != null) {
-      attention = POOLED;
+    if (pool != null) { // or'ed: the holder may have asked for a release already
+      ATTENTION.getAndBitwiseOr(this, POOLED);
     }
   }
 
@@ -433,6 +433,13 @@ final class ThreadState {
         break;
       }
       pop(f, f.region ? at : 0);
+    }
+    // Flags on frames not open (a handle of this loan closed again elsewhere) go, as for platform
+    // threads, before the frame is reused: a scope has no start time to tell such a flag apart.
+    for (int i = depth; i < frames.length && frames[i] != null; i++) {
+      if (frames[i].closedElsewhere()) {
+        frames[i].takeClosedElsewhere();
+      }
     }
   }
 

@@ -251,6 +251,48 @@ class PooledThreadsTest {
   }
 
   @Test
+  void aScopeReusingAFrameClosedAgainElsewhereStaysOpen() throws Exception {
+    runAll(
+        List.of(
+            new Thread(
+                () -> {
+                  try (Region r = recorder.region("r", Kind.COMPUTE)) {
+                    Region q = recorder.region("q", Kind.COMPUTE);
+                    q.close();
+                    Thread other = new Thread(q::close, "other"); // flags q's frame, not open
+                    other.start();
+                    try {
+                      other.join();
+                    } catch (InterruptedException e) {
+                      Thread.currentThread().interrupt();
+                    }
+                    try (Scope s = recorder.with("k", "v")) { // the same frame as q's
+                      try (Region inner = recorder.region("inner", Kind.COMPUTE)) {
+                        recorder.record(bytes, 1);
+                      }
+                    }
+                  }
+                },
+                "")));
+    IdHolder holder = recorder.holder();
+    int r = recorder.regionContext(holder, 0, "r", Kind.COMPUTE);
+    int scoped = recorder.attributeContext(holder, r, "k", "v");
+    int inner = recorder.regionContext(holder, scoped, "inner", Kind.COMPUTE);
+    long underScope = 0;
+    for (ThreadSnapshot t : recorder.collect()) {
+      for (Cell c : t.cells()) {
+        if (c.context() == inner) {
+          underScope += c.state().count();
+        }
+      }
+    }
+    assertThat(underScope).isEqualTo(2); // the region's time and the measurement
+    assertThat(recorder.misuseCounts())
+        .containsEntry("closed_on_other_thread", 1L)
+        .containsEntry("closed_twice", 0L);
+  }
+
+  @Test
   void aThreadThatEndsHoldingAStateLosesItAtTheNextCollection() throws Exception {
     runAll(List.of(new Thread(() -> recorder.region("left.open", Kind.COMPUTE), "")));
     assertThat(recorder.states()).isEqualTo(1);
