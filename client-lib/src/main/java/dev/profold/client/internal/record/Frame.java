@@ -89,9 +89,10 @@ final class Frame implements Region, Scope {
   @Override
   public void close() {
     if (state != null) { // null: a handle of something not opened (see ThreadState#MAX_DEPTH)
-      state.close(this);
-      if (pooled) { // the state goes back to its pool if this close left nothing open
-        state.giveBackIfDone();
+      if (pooled) {
+        state.closePooled(this);
+      } else {
+        state.close(this);
       }
     }
   }

@@ -337,10 +337,6 @@ final class ThreadState {
       closeElsewhere(frame);
       return;
     }
-    if (frame.pooled && frame.loan != loan) { // a handle of an earlier loan of this state
-      recorder.misuse(Misuse.CLOSED_TWICE, "a region or scope was closed twice");
-      return;
-    }
     if (attention != 0) {
       attend();
     }
@@ -506,8 +502,22 @@ final class ThreadState {
   }
 
   /**
+   * {@link #close} for a frame of a pooled state: a handle of an earlier loan counts as closed
+   * twice (on the owner thread; elsewhere it flags a frame nobody looks at any more), and the state
+   * goes back to its pool when the close left nothing open.
+   */
+  void closePooled(Frame frame) {
+    if (Thread.currentThread() == owner && frame.loan != loan) {
+      recorder.misuse(Misuse.CLOSED_TWICE, "a region or scope was closed twice");
+      return;
+    }
+    close(frame);
+    giveBackIfDone();
+  }
+
+  /**
    * Gives this pooled state back to its pool when its thread, the calling thread, holds nothing
-   * open in it any more (called after a close of its outermost frame and after a measurement).
+   * open in it any more (called after a close and after a measurement).
    */
   void giveBackIfDone() {
     if (depth == 0 && Thread.currentThread() == owner) {
