@@ -407,35 +407,12 @@ final class ThreadState {
   private void attend() {
     int a = attention;
     if ((a & POOLED) != 0) {
-      unwindPooled();
+      unwindClosedElsewhere(false); // not counted: look at the innermost frame every time
     } else if ((a & CLOSED_ELSEWHERE) != 0) {
-      unwindClosedElsewhere();
+      unwindClosedElsewhere(true);
     }
     if ((a & RELEASE_ASKED) != 0) {
       releaseIds();
-    }
-  }
-
-  /**
-   * {@link #unwindClosedElsewhere} for a pooled state, whose closes elsewhere are not counted: pops
-   * the innermost frames other threads closed. A flag older than its frame's region (left by a
-   * close of a handle of the region that used the frame before) is cleared.
-   */
-  private void unwindPooled() {
-    while (depth > 0 && frames[depth - 1].closedElsewhere()) {
-      Frame f = frames[depth - 1];
-      long at = f.takeClosedElsewhere();
-      if (f.region && at - f.start < 0) {
-        break;
-      }
-      pop(f, f.region ? at : 0);
-    }
-    // Flags on frames not open (a handle of this loan closed again elsewhere) go, as for platform
-    // threads, before the frame is reused: a scope has no start time to tell such a flag apart.
-    for (int i = depth; i < frames.length && frames[i] != null; i++) {
-      if (frames[i].closedElsewhere()) {
-        frames[i].takeClosedElsewhere();
-      }
     }
   }
 
@@ -462,13 +439,19 @@ final class ThreadState {
    * Pops the innermost frames that other threads closed, with their close times, and clears the
    * flags other threads left on frames that are not open (stale handles). A close timed before the
    * frame's region started was meant for an earlier region at that depth (a stale handle racing the
-   * frame's reuse): the flag is cleared and the region stays open.
+   * frame's reuse): the flag is cleared and the region stays open. A scope has no start time to
+   * tell such a flag apart, so the flags on frames not open go before the frames are reused.
+   *
+   * @param counted whether closes elsewhere were counted in {@link #attention} (platform threads;
+   *     each flag taken is then uncounted), or not (a pooled state's: see {@link #POOLED})
    */
-  private void unwindClosedElsewhere() {
+  private void unwindClosedElsewhere(boolean counted) {
     while (depth > 0 && frames[depth - 1].closedElsewhere()) {
       Frame f = frames[depth - 1];
       long at = f.takeClosedElsewhere();
-      ATTENTION.getAndAdd(this, -1);
+      if (counted) {
+        ATTENTION.getAndAdd(this, -1);
+      }
       if (f.region && at - f.start < 0) {
         break;
       }
@@ -477,7 +460,9 @@ final class ThreadState {
     for (int i = depth; i < frames.length && frames[i] != null; i++) {
       if (frames[i].closedElsewhere()) {
         frames[i].takeClosedElsewhere();
-        ATTENTION.getAndAdd(this, -1);
+        if (counted) {
+          ATTENTION.getAndAdd(this, -1);
+        }
       }
     }
   }
