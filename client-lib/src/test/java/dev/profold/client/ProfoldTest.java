@@ -2,10 +2,8 @@ package dev.profold.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.profold.client.internal.ChildJvm;
 import dev.profold.client.internal.runtime.AckingCollector;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -87,26 +85,7 @@ class ProfoldTest {
 
   /** Runs a class {@code name} whose main method is {@code body}, returning what it printed. */
   private static String runMain(String name, String... body) throws Exception {
-    Path dir = Files.createTempDirectory("profold-" + name);
-    Path main = dir.resolve(name + ".java");
-    Files.writeString(
-        main,
-        "public class "
-            + name
-            + " {\n  public static void main(String[] args) {\n"
-            + String.join("\n", body)
-            + "\n  }\n}\n");
-    Process p =
-        new ProcessBuilder(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp",
-                System.getProperty("java.class.path"),
-                main.toString())
-            .redirectErrorStream(true)
-            .start();
-    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertThat(p.waitFor(50, TimeUnit.SECONDS)).isTrue();
-    return out;
+    return ChildJvm.run(ChildJvm.current(), name, 50, body);
   }
 
   @Test

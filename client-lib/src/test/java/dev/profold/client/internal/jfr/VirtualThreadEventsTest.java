@@ -2,7 +2,7 @@ package dev.profold.client.internal.jfr;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.profold.client.internal.NewerJdk;
+import dev.profold.client.internal.ChildJvm;
 import java.nio.file.Path;
 import java.util.Optional;
 import java.util.regex.Matcher;
@@ -14,17 +14,17 @@ import org.junit.jupiter.api.Test;
  * named and grouped {@code virtual}, not one table per virtual thread (which would grow with the
  * request rate until the tables aged out). Runs 3,000 virtual threads, 100 at a time, each working
  * on the CPU for a few milliseconds (so JFR samples them), under a real JFR stream in a child JVM
- * of Java 21 or later ({@link NewerJdk}).
+ * of Java 21 or later ({@link ChildJvm}).
  */
 class VirtualThreadEventsTest {
   @Test
   void eventsOfVirtualThreadsShareOneTable() throws Exception {
-    Optional<Path> java = NewerJdk.java21();
+    Optional<Path> java = ChildJvm.java21();
     if (java.isEmpty()) {
       return;
     }
     String out =
-        NewerJdk.run(
+        ChildJvm.run(
             java.get(),
             "VirtualThreadEventsProbe",
             180,

@@ -2,7 +2,7 @@ package dev.profold.client.internal.record;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.profold.client.internal.NewerJdk;
+import dev.profold.client.internal.ChildJvm;
 import java.nio.file.Path;
 import java.util.Optional;
 import java.util.regex.Matcher;
@@ -15,17 +15,17 @@ import org.junit.jupiter.api.Test;
  * another), record every value under as many states as run at once, in the {@code virtual} group.
  *
  * <p>The build runs on Java 17, so the check runs in a child JVM of Java 21 or later ({@link
- * NewerJdk}).
+ * ChildJvm}).
  */
 class VirtualThreadsTest {
   @Test
   void twentyThousandVirtualThreadsRecordThroughAsManyStatesAsRunAtOnce() throws Exception {
-    Optional<Path> java = NewerJdk.java21();
+    Optional<Path> java = ChildJvm.java21();
     if (java.isEmpty()) {
       return;
     }
     String out =
-        NewerJdk.run(
+        ChildJvm.run(
             java.get(),
             "VirtualThreadsProbe",
             120,

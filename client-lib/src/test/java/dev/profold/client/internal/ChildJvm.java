@@ -15,15 +15,21 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
- * Runs code that needs Java 21 or later (virtual threads) from a build on Java 17: in a child JVM,
- * this JVM's own if it is recent enough, else a JDK installed next to it. Without one {@link
+ * Runs a few statements as a program in a child JVM: this JVM's own ({@link #current()}), or one of
+ * Java 21 or later for code that needs virtual threads while the build runs on Java 17 ({@link
+ * #java21()}: this JVM if it is recent enough, else a JDK installed next to it). Without one {@link
  * #java21()} logs why and returns empty, so the test passes without checking; CI sets {@code
  * PROFOLD_REQUIRE_EXTERNAL_TOOLS=1}, which makes that a failure.
  */
-public final class NewerJdk {
+public final class ChildJvm {
   private static final Pattern VERSION = Pattern.compile("JAVA_VERSION=\"(\\d+)");
 
-  private NewerJdk() {}
+  private ChildJvm() {}
+
+  /** {@code bin/java} of this JVM. */
+  public static Path current() {
+    return Path.of(System.getProperty("java.home"), "bin", "java");
+  }
 
   /** {@code bin/java} of a JDK 21 or later, or empty (after failing the test when required). */
   public static Optional<Path> java21() throws IOException {
@@ -77,7 +83,7 @@ public final class NewerJdk {
       return siblings
           .filter(d -> Files.isExecutable(d.resolve("bin").resolve("java")))
           .filter(d -> feature(d) >= 21)
-          .max(Comparator.comparingInt(NewerJdk::feature))
+          .max(Comparator.comparingInt(ChildJvm::feature))
           .map(d -> d.resolve("bin").resolve("java"));
     }
   }
