@@ -28,7 +28,7 @@ final class ThreadStatePool {
 
   final String group;
   private final ConcurrentLinkedDeque<ThreadState> idle = new ConcurrentLinkedDeque<>();
-  private int created; // under the recorder's pool lock, see Recorder#acquire
+  private int created; // states made for this pool, guarded by this
 
   ThreadStatePool(String group) {
     this.group = group;
