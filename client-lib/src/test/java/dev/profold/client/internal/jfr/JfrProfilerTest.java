@@ -313,7 +313,11 @@ class JfrProfilerTest {
       assertThat(i.byKind().getOrDefault(Kind.IO, 0.0))
           .as("IO time of reader-* (all: %s)", i.byKind())
           .isGreaterThan(i.total() / 2);
-      assertThat(i.topPath()).contains("/" + JfrProfilerTest.class.getName() + ".readMethod/");
+      // The read is the path's leaf or has the JDK's socket frames below it: JDKs from 22 on
+      // leave their own I/O frames out of socket and file events' stacks (seen on 25).
+      assertThat(i.topPath().split("/"))
+          .as("frames of %s", i.topPath())
+          .contains(JfrProfilerTest.class.getName() + ".readMethod");
       assertShare(steadyShare("reader-*", Kind.IO, 2), Kind.IO);
     } finally {
       close(sockets);
