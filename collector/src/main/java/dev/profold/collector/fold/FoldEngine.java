@@ -258,6 +258,7 @@ public final class FoldEngine {
     inst.clientContextsLimit = d.clientContextsLimit;
     inst.clientDictionaryBytes = d.clientDictionaryBytes;
     inst.clientDictionaryBytesLimit = d.clientDictionaryBytesLimit;
+    inst.clientExport = inst.clientExport.then(d.clientExport);
     for (Map.Entry<String, Long> m : d.clientMisuse.entrySet()) {
       if (inst.clientMisuse.containsKey(m.getKey()) || inst.clientMisuse.size() < 16) {
         inst.clientMisuse.merge(m.getKey(), m.getValue(), FoldEngine::saturatedAdd);
@@ -373,6 +374,7 @@ public final class FoldEngine {
               i.clientDictionaryBytes,
               i.clientDictionaryBytesLimit,
               java.util.Map.copyOf(i.clientMisuse),
+              i.clientExport,
               i.threads.snapshot()));
     }
     return new CollectorSnapshot(schemeSnapshots, sources);

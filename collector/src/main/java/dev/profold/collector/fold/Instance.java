@@ -2,6 +2,7 @@ package dev.profold.collector.fold;
 
 import dev.profold.collector.ingest.SourceInfo;
 import dev.profold.collector.ingest.SourceKey;
+import dev.profold.sinks.snapshot.ClientExport;
 
 /**
  * What the fold keeps per service instance: the current incarnation, the sequence tracking, and
@@ -23,6 +24,7 @@ final class Instance {
   long clientContextsLimit;
   long clientDictionaryBytes;
   long clientDictionaryBytesLimit;
+  ClientExport clientExport = ClientExport.NONE;
 
   /** The client's misuse and limit counts by kind, cumulative (at most 16 kinds). */
   final java.util.Map<String, Long> clientMisuse = new java.util.TreeMap<>();
@@ -46,6 +48,7 @@ final class Instance {
     clientContextsLimit = 0;
     clientDictionaryBytes = 0;
     clientDictionaryBytesLimit = 0;
+    clientExport = ClientExport.NONE;
     clientMisuse.clear();
     threads.reset();
   }

@@ -46,6 +46,9 @@ public final class DecodedDelta {
   public final long clientDictionaryBytes;
   public final long clientDictionaryBytesLimit;
 
+  /** How the client's export went, as this delta reports it (counts since its previous delta). */
+  public final dev.profold.sinks.snapshot.ClientExport clientExport;
+
   /** The client's misuse and limit counts of the interval, by kind (valid kinds only). */
   public final java.util.Map<String, Long> clientMisuse;
 
@@ -85,6 +88,7 @@ public final class DecodedDelta {
     clientContextsLimit = b.clientContextsLimit;
     clientDictionaryBytes = b.clientDictionaryBytes;
     clientDictionaryBytesLimit = b.clientDictionaryBytesLimit;
+    clientExport = b.clientExport;
     clientMisuse = b.clientMisuse;
     threadActivity = b.threadActivity;
     serializedBytes = b.serializedBytes;
@@ -123,6 +127,7 @@ public final class DecodedDelta {
     clientContextsLimit = d.clientContextsLimit;
     clientDictionaryBytes = d.clientDictionaryBytes;
     clientDictionaryBytesLimit = d.clientDictionaryBytesLimit;
+    clientExport = d.clientExport;
     clientMisuse = d.clientMisuse;
     threadActivity = d.threadActivity;
     serializedBytes = d.serializedBytes;
@@ -180,6 +185,8 @@ public final class DecodedDelta {
     long clientContextsLimit;
     long clientDictionaryBytes;
     long clientDictionaryBytesLimit;
+    dev.profold.sinks.snapshot.ClientExport clientExport =
+        dev.profold.sinks.snapshot.ClientExport.NONE;
     java.util.Map<String, Long> clientMisuse = java.util.Map.of();
     java.util.List<GroupActivity> threadActivity = java.util.List.of();
     int serializedBytes;

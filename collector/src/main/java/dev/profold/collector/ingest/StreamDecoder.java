@@ -156,6 +156,7 @@ public final class StreamDecoder {
     b.clientDictionaryBytes = unsigned(delta.getOverhead().getDictionaryBytes());
     b.clientDictionaryBytesLimit = unsigned(delta.getOverhead().getDictionaryBytesLimit());
     b.clientMisuse = misuse(delta.getOverhead().getMisuseMap());
+    b.clientExport = export(delta.getOverhead());
     b.serializedBytes = serializedBytes;
     b.threadActivity = ActivityReader.read(delta);
     readEntries(delta, b);
@@ -739,6 +740,15 @@ public final class StreamDecoder {
    */
   static long unsigned(long wire) {
     return wire < 0 ? Long.MAX_VALUE : wire;
+  }
+
+  /** The client's report of its export, each value read as {@link #unsigned}. */
+  static dev.profold.sinks.snapshot.ClientExport export(dev.profold.proto.v1.ClientOverhead o) {
+    return new dev.profold.sinks.snapshot.ClientExport(
+        unsigned(o.getExportReconnects()),
+        unsigned(o.getExportDeltasMerged()),
+        unsigned(o.getExportBufferedBytes()),
+        unsigned(o.getExportBufferLimitBytes()));
   }
 
   /** Kinds of client misuse kept per delta and per source at most. */

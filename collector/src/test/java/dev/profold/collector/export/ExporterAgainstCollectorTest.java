@@ -3,6 +3,7 @@ package dev.profold.collector.export;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.profold.client.internal.export.DeltaEncoder;
+import dev.profold.client.internal.export.ExportReport;
 import dev.profold.client.internal.export.Exporter;
 import dev.profold.client.internal.export.ExporterConfig;
 import dev.profold.client.internal.export.ExporterStats;
@@ -25,6 +26,7 @@ import dev.profold.proto.v1.ThreadAggregation;
 import dev.profold.proto.v1.ValueType;
 import dev.profold.reduce.Aggregate;
 import dev.profold.reduce.WireStates;
+import dev.profold.sinks.snapshot.ClientExport;
 import dev.profold.sinks.snapshot.SeriesSnapshot;
 import dev.profold.sinks.snapshot.SourceSnapshot;
 import dev.profold.sinks.snapshot.StateSnapshot;
@@ -330,12 +332,12 @@ class ExporterAgainstCollectorTest {
     expected.clear(); // the sample above was not submitted
     expectedCpu = 0;
     submitted = 0;
-    e.submit(delta(0, 0.25, 0.5));
+    e.submit(reporting(e, delta(0, 0.25, 0.5)));
     awaitAcked(e, 1);
 
     outage();
     for (int i = 1; i <= 10; i++) {
-      e.submit(delta(i, 0.25 * i, 0.5));
+      e.submit(reporting(e, delta(i, 0.25 * i, 0.5)));
       scheduler.advance(Duration.ofSeconds(10)); // an interval passes; reconnects fail
     }
     ExporterStats during = e.stats();
@@ -353,7 +355,27 @@ class ExporterAgainstCollectorTest {
     assertThat(stats.duplicates()).isZero();
     assertThat(counter("profold.deltas.applied")).isEqualTo(1 + during.bufferedDeltas());
     assertTotalsEqualEverythingSubmitted(); // merged deltas stand for their whole range
+
+    // The next delta reports the merges and reconnects since the last one built: the collector
+    // then knows of every one, each once, and of the buffer's level and bound.
+    e.submit(reporting(e, delta(11, 1.0)));
+    awaitAcked(e, 2 + during.bufferedDeltas());
+    ExporterStats after = e.stats();
+    assertThat(after.merged()).isEqualTo(during.merged());
+    assertThat(source().clientExport())
+        .isEqualTo(new ClientExport(after.reconnects(), after.merged(), 0, 3 * oneDelta));
     assertThat(e.flush(Duration.ZERO)).isTrue();
+  }
+
+  /** {@code b} with the export's report, as the client runtime fills it in before submitting. */
+  private static Delta.Builder reporting(Exporter e, Delta.Builder b) {
+    ExportReport r = e.takeReport();
+    b.getOverheadBuilder()
+        .setExportReconnects(r.reconnects())
+        .setExportDeltasMerged(r.deltasMerged())
+        .setExportBufferedBytes(r.bufferedBytes())
+        .setExportBufferLimitBytes(r.bufferLimitBytes());
+    return b;
   }
 
   @Test

@@ -18,6 +18,7 @@ import dev.profold.proto.v1.AttributeValue;
 import dev.profold.proto.v1.Entry;
 import dev.profold.reduce.Aggregate;
 import dev.profold.reduce.ExpHistogram;
+import dev.profold.sinks.snapshot.ClientExport;
 import dev.profold.sinks.snapshot.Measure;
 import dev.profold.sinks.snapshot.OverheadClass;
 import dev.profold.sinks.snapshot.SchemeSnapshot;
@@ -240,6 +241,21 @@ class FoldEngineTest {
       assertThat(src.clientCpuNanos()).isEqualTo(1500);
       assertThat(src.clientEventsDropped()).isEqualTo(3);
       assertThat(src.clientBytesHeld()).isEqualTo(1024);
+    }
+
+    @Test
+    void clientExportCountsAreSummedAndItsBufferLevelIsTheLatest() {
+      apply(checkout("i-1").seq(1).overhead(1000, 0, 4096).export(2, 5, 9000, 65536).entry(1, 1.0));
+      apply(checkout("i-1").seq(2).overhead(500, 0, 1024).export(1, 0, 300, 65536).entry(1, 1.0));
+      assertThat(source("i-1").clientExport()).isEqualTo(new ClientExport(3, 5, 300, 65536));
+      assertThat(source("i-1").clientCpuNanos()).isEqualTo(1500); // the rest as before
+    }
+
+    @Test
+    void aClientThatDoesNotReportItsExportShowsNone() {
+      apply(checkout("i-1").seq(1).overhead(1000, 0, 4096).entry(1, 1.0));
+      assertThat(source("i-1").clientExport()).isEqualTo(ClientExport.NONE);
+      assertThat(source("i-1").clientExport().reported()).isFalse();
     }
 
     @Test
@@ -617,7 +633,13 @@ class FoldEngineTest {
   class Incarnations {
     @Test
     void newIncarnationResetsCumulativeAndSequence() {
-      apply(checkout("i-1").seq(1).overhead(100, 1, 10).entry(1, 1.0).entry(2, 0.25));
+      apply(
+          checkout("i-1")
+              .seq(1)
+              .overhead(100, 1, 10)
+              .export(4, 2, 100, 1000)
+              .entry(1, 1.0)
+              .entry(2, 0.25));
       apply(checkout("i-1").seq(2).entry(1, 2.0));
       apply(checkout("i-1").seq(4).entry(1, 2.0)); // a gap of 1
 
@@ -640,6 +662,7 @@ class FoldEngineTest {
       assertThat(src.missingDeltas()).isZero();
       assertThat(src.processStartUnixNanos()).isEqualTo(Deltas.DEFAULT_PROCESS_START + SECOND);
       assertThat(src.clientCpuNanos()).isZero();
+      assertThat(src.clientExport()).isEqualTo(ClientExport.NONE);
       assertThat(counter("profold.source.restarts")).isEqualTo(1);
       assertThat(engine.activeSources()).isEqualTo(1);
 

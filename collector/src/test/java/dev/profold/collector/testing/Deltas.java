@@ -285,6 +285,23 @@ public final class Deltas {
       return this;
     }
 
+    /**
+     * Sets the export fields of the overhead (kept with {@link #overhead}'s if called after it):
+     * reconnects and merged deltas since the client's previous delta, buffered bytes and the
+     * buffer's bound.
+     */
+    public Builder export(long reconnects, long merged, long bufferedBytes, long limitBytes) {
+      ClientOverhead base = overhead == null ? ClientOverhead.getDefaultInstance() : overhead;
+      this.overhead =
+          base.toBuilder()
+              .setExportReconnects(reconnects)
+              .setExportDeltasMerged(merged)
+              .setExportBufferedBytes(bufferedBytes)
+              .setExportBufferLimitBytes(limitBytes)
+              .build();
+      return this;
+    }
+
     /** Adds a thread group's activity as given. */
     public Builder threads(ThreadGroupActivity a) {
       activity.add(a);

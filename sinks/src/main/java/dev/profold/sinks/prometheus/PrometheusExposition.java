@@ -1,5 +1,6 @@
 package dev.profold.sinks.prometheus;
 
+import dev.profold.sinks.snapshot.ClientExport;
 import dev.profold.sinks.snapshot.CollectorSnapshot;
 import dev.profold.sinks.snapshot.Measure;
 import dev.profold.sinks.snapshot.OverheadClass;
@@ -83,7 +84,11 @@ public final class PrometheusExposition implements MultiCollector {
           "profold_client_contexts",
           "profold_client_contexts_limit",
           "profold_client_dictionary_bytes",
-          "profold_client_dictionary_bytes_limit");
+          "profold_client_dictionary_bytes_limit",
+          "profold_client_export_reconnects",
+          "profold_client_export_deltas_merged",
+          "profold_client_export_buffered_bytes",
+          "profold_client_export_buffer_limit_bytes");
 
   private final SnapshotSource source;
 
@@ -104,6 +109,7 @@ public final class PrometheusExposition implements MultiCollector {
       addScheme(scheme, taken, out);
     }
     addSources(snapshot.sources(), out);
+    addExport(snapshot.sources(), out);
     addThreadActivity(snapshot.sources(), out);
     return new MetricSnapshots(out);
   }
@@ -304,6 +310,50 @@ public final class PrometheusExposition implements MultiCollector {
     out.add(contextsLimit.build());
     out.add(dictionary.build());
     out.add(dictionaryLimit.build());
+  }
+
+  /** How the sources' export went, for those that report it. */
+  private static void addExport(List<SourceSnapshot> sources, List<MetricSnapshot> out) {
+    CounterSnapshot.Builder reconnects =
+        CounterSnapshot.builder()
+            .name("profold_client_export_reconnects")
+            .help("Push streams the source opened after an earlier one failed.");
+    CounterSnapshot.Builder merged =
+        CounterSnapshot.builder()
+            .name("profold_client_export_deltas_merged")
+            .help(
+                "Deltas the source merged into older ones because its buffer of unacknowledged"
+                    + " deltas was full: intervals whose resolution was lost (their totals were"
+                    + " kept).");
+    GaugeSnapshot.Builder buffered =
+        GaugeSnapshot.builder()
+            .name("profold_client_export_buffered_bytes")
+            .help("Bytes of deltas the source last reported holding unacknowledged.");
+    GaugeSnapshot.Builder limit =
+        GaugeSnapshot.builder()
+            .name("profold_client_export_buffer_limit_bytes")
+            .help(
+                "The source's bound of its unacknowledged deltas (PROFOLD_MAX_BUFFER_BYTES);"
+                    + " beyond it the oldest are merged.");
+    for (SourceSnapshot s : sources) {
+      ClientExport e = s.clientExport();
+      if (!e.reported()) {
+        continue;
+      }
+      Labels id = Labels.of("service", s.service(), "instance", s.instance());
+      reconnects.dataPoint(
+          CounterDataPointSnapshot.builder().labels(id).value((double) e.reconnects()).build());
+      merged.dataPoint(
+          CounterDataPointSnapshot.builder().labels(id).value((double) e.deltasMerged()).build());
+      buffered.dataPoint(
+          GaugeDataPointSnapshot.builder().labels(id).value((double) e.bufferedBytes()).build());
+      limit.dataPoint(
+          GaugeDataPointSnapshot.builder().labels(id).value((double) e.bufferLimitBytes()).build());
+    }
+    out.add(reconnects.build());
+    out.add(merged.build());
+    out.add(buffered.build());
+    out.add(limit.build());
   }
 
   private static String prefix(SchemeSnapshot s) {

@@ -24,6 +24,8 @@ import java.util.Map;
  * @param clientDictionaryBytesLimit the client's bound of its dictionary, bytes (0: not reported)
  * @param clientMisuse times the client reported its API misused or a limit biting, by kind,
  *     cumulative
+ * @param clientExport how the client's export went: its counters cumulative, its levels the last
+ *     reported ({@link ClientExport#NONE} when it does not report them)
  * @param threadActivity where its thread groups spent their time, largest first; empty when the
  *     client does not report it
  */
@@ -44,6 +46,7 @@ public record SourceSnapshot(
     long clientDictionaryBytes,
     long clientDictionaryBytesLimit,
     Map<String, Long> clientMisuse,
+    ClientExport clientExport,
     List<ThreadActivitySnapshot> threadActivity) {
   public SourceSnapshot {
     clientMisuse = Map.copyOf(clientMisuse);

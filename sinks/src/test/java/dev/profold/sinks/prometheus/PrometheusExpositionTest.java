@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.profold.reduce.Aggregate;
 import dev.profold.sinks.snapshot.ClassTimes;
+import dev.profold.sinks.snapshot.ClientExport;
 import dev.profold.sinks.snapshot.CollectorSnapshot;
 import dev.profold.sinks.snapshot.IntervalSnapshot;
 import dev.profold.sinks.snapshot.Measure;
@@ -136,6 +137,7 @@ class PrometheusExpositionTest {
             300_000,
             4_194_304,
             java.util.Map.of("contexts_full", 7L, "closed_twice", 1L),
+            new ClientExport(3, 12, 65_536, 16_777_216),
             List.of());
     String text = render(new CollectorSnapshot(List.of(), List.of(src)));
     String l = "{instance=\"i-1\",service=\"svc\"}";
@@ -149,6 +151,10 @@ class PrometheusExpositionTest {
         .contains("profold_client_contexts_limit" + l + " 16384.0\n")
         .contains("profold_client_dictionary_bytes" + l + " 300000.0\n")
         .contains("profold_client_dictionary_bytes_limit" + l + " 4194304.0\n")
+        .contains("profold_client_export_reconnects_total" + l + " 3.0\n")
+        .contains("profold_client_export_deltas_merged_total" + l + " 12.0\n")
+        .contains("profold_client_export_buffered_bytes" + l + " 65536.0\n")
+        .contains("profold_client_export_buffer_limit_bytes" + l + " 1.6777216E7\n")
         .contains(
             "profold_client_misuse_total{instance=\"i-1\",kind=\"contexts_full\",service=\"svc\"}"
                 + " 7.0\n")
@@ -205,12 +211,15 @@ class PrometheusExpositionTest {
             0,
             0,
             java.util.Map.of(),
+            ClientExport.NONE,
             List.of(pool, gone));
     String text = render(new CollectorSnapshot(List.of(), List.of(src)));
     String id = "instance=\"i-1\",service=\"svc\",thread_group=\"pool-*\"";
     assertThat(text)
         .doesNotContain("profold_client_contexts{") // not reported by this source
-        .doesNotContain("profold_client_dictionary_bytes{");
+        .doesNotContain("profold_client_dictionary_bytes{")
+        .doesNotContain("profold_client_export_reconnects_total{")
+        .doesNotContain("profold_client_export_buffer_limit_bytes{");
     assertThat(text)
         .contains("profold_thread_seconds_total{class=\"compute\"," + id + "} 30.0\n")
         .contains("profold_thread_seconds_total{class=\"sync\"," + id + "} 6.0\n")
@@ -262,6 +271,7 @@ class PrometheusExpositionTest {
             0,
             0,
             java.util.Map.of(),
+            ClientExport.NONE,
             List.of(
                 new ThreadActivitySnapshot(
                     "pool", ClassTimes.zero(), true, 1, 1, ClassTimes.zero(), 0, 0, 0, 0)));

@@ -131,10 +131,10 @@ final class DeltaBuffer {
   }
 
   /**
-   * The levels of {@code overhead} (memory held, contexts, dictionary bytes and their limits),
-   * which the collector takes from the latest delta, without its counters (CPU time, events
-   * dropped, misuse), which it adds up: a merged delta keeps the newer levels, every part of a
-   * split delta carries them.
+   * The levels of {@code overhead} (memory held, contexts, dictionary bytes, buffered bytes and
+   * their limits), which the collector takes from the latest delta, without its counters (CPU time,
+   * events dropped, misuse, reconnects, merges), which it adds up: a merged delta keeps the newer
+   * levels, every part of a split delta carries them.
    */
   static ClientOverhead gauges(ClientOverhead overhead) {
     return ClientOverhead.newBuilder()
@@ -143,6 +143,8 @@ final class DeltaBuffer {
         .setContextsLimit(overhead.getContextsLimit())
         .setDictionaryBytes(overhead.getDictionaryBytes())
         .setDictionaryBytesLimit(overhead.getDictionaryBytesLimit())
+        .setExportBufferedBytes(overhead.getExportBufferedBytes())
+        .setExportBufferLimitBytes(overhead.getExportBufferLimitBytes())
         .build();
   }
 
@@ -263,6 +265,8 @@ final class DeltaBuffer {
               .toBuilder()
               .setCpuNanos(a.getCpuNanos() + b.getCpuNanos())
               .setEventsDropped(a.getEventsDropped() + b.getEventsDropped())
+              .setExportReconnects(a.getExportReconnects() + b.getExportReconnects())
+              .setExportDeltasMerged(a.getExportDeltasMerged() + b.getExportDeltasMerged())
               .putAllMisuse(a.getMisuseMap());
       b.getMisuseMap()
           .forEach((k, v) -> overhead.putMisuse(k, overhead.getMisuseOrDefault(k, 0) + v));

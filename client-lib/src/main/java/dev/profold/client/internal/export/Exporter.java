@@ -5,6 +5,7 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.rpc.Code;
 import com.google.rpc.RetryInfo;
 import dev.profold.proto.v1.Ack;
+import dev.profold.proto.v1.ClientOverhead;
 import dev.profold.proto.v1.Delta;
 import dev.profold.proto.v1.IngestGrpc;
 import io.grpc.Channel;
@@ -123,6 +124,10 @@ public final class Exporter implements AutoCloseable {
   private final AtomicLong dropped = new AtomicLong();
   private final AtomicLong eventsLost = new AtomicLong();
   private final Map<String, Long> lostMisuse = new ConcurrentHashMap<>();
+  private final AtomicLong lostReconnects = new AtomicLong(); // reported by dropped deltas
+  private final AtomicLong lostMerges = new AtomicLong();
+  private long reportedReconnects; // up to the last report; the reporting thread's
+  private long reportedMerges;
   private final AtomicLong reconnects = new AtomicLong();
   private final AtomicLong rotations = new AtomicLong();
   private final AtomicLong bufferedDeltas = new AtomicLong();
@@ -280,6 +285,25 @@ public final class Exporter implements AutoCloseable {
         bufferedBytes.get(),
         internalErrors.get(),
         Optional.ofNullable(lastError.get()));
+  }
+
+  /**
+   * The export's counts since the previous call, with those that deltas dropped since carried
+   * (reported again, as lost events are), and the buffer now: for the delta about to be submitted.
+   * Called by one thread (the flush), once per delta.
+   */
+  public ExportReport takeReport() {
+    long r = reconnects.get();
+    long m = merged.get();
+    ExportReport out =
+        new ExportReport(
+            r - reportedReconnects + lostReconnects.getAndSet(0),
+            m - reportedMerges + lostMerges.getAndSet(0),
+            bufferedBytes.get(),
+            config.maxBufferBytes());
+    reportedReconnects = r;
+    reportedMerges = m;
+    return out;
   }
 
   // ---------------------------------------------------------------- exporter thread
@@ -916,6 +940,8 @@ public final class Exporter implements AutoCloseable {
     dropped.addAndGet(loss.deltas());
     eventsLost.addAndGet(loss.events());
     loss.misuse().forEach((kind, n) -> lostMisuse.merge(kind, n, Long::sum));
+    lostReconnects.addAndGet(loss.reconnects());
+    lostMerges.addAndGet(loss.merges());
     resolve(loss.deltas());
   }
 
@@ -1020,13 +1046,20 @@ public final class Exporter implements AutoCloseable {
   private record InFlight(long sequence, boolean carriedDictionary, int bytes) {}
 
   /**
-   * What dropping a (possibly merged) delta costs: the submitted deltas, the events in it and the
-   * misuse counts it carried.
+   * What dropping a (possibly merged) delta costs: the submitted deltas, the events in it, and the
+   * misuse and export counts it carried (reported again in a later delta).
    */
-  private record Loss(long deltas, long events, Map<String, Long> misuse) {
+  private record Loss(
+      long deltas, long events, Map<String, Long> misuse, long reconnects, long merges) {
     /** Dropping {@code d}, which stands for {@code deltas} submitted deltas. */
     static Loss of(Delta d, long deltas) {
-      return new Loss(deltas, lostEvents(d), d.getOverhead().getMisuseMap());
+      ClientOverhead o = d.getOverhead();
+      return new Loss(
+          deltas,
+          lostEvents(d),
+          o.getMisuseMap(),
+          o.getExportReconnects(),
+          o.getExportDeltasMerged());
     }
   }
 

@@ -6,6 +6,7 @@ import dev.profold.client.internal.activity.LiveThread;
 import dev.profold.client.internal.activity.ThreadActivity;
 import dev.profold.client.internal.export.DeltaEncoder;
 import dev.profold.client.internal.export.Durations;
+import dev.profold.client.internal.export.ExportReport;
 import dev.profold.client.internal.export.Exporter;
 import dev.profold.client.internal.export.ExporterConfig;
 import dev.profold.client.internal.export.ExporterStats;
@@ -299,6 +300,7 @@ public final class ProfoldRuntime {
       throw e;
     }
     ExporterStats stats = exporter.stats();
+    ExportReport export = exporter.takeReport();
     Delta.Builder delta =
         Delta.newBuilder()
             .setIntervalStartUnixNanos(intervalStart)
@@ -316,7 +318,11 @@ public final class ProfoldRuntime {
                     .setContexts(recorder.contextCount())
                     .setContextsLimit(config.maxContexts())
                     .setDictionaryBytes(encoder.dictionaryBytes())
-                    .setDictionaryBytesLimit(encoder.maxDictionaryBytes()));
+                    .setDictionaryBytesLimit(encoder.maxDictionaryBytes())
+                    .setExportReconnects(export.reconnects())
+                    .setExportDeltasMerged(export.deltasMerged())
+                    .setExportBufferedBytes(export.bufferedBytes())
+                    .setExportBufferLimitBytes(export.bufferLimitBytes()));
     intervalStart = end;
     exporter.submit(delta);
   }

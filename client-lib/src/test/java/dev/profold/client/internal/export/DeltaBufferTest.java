@@ -49,6 +49,10 @@ class DeltaBufferTest {
                     .setEventsDropped(seq)
                     .setBytesHeld(100 * seq)
                     .setContexts(10 + seq)
+                    .setExportReconnects(seq)
+                    .setExportDeltasMerged(2 * seq)
+                    .setExportBufferedBytes(1000 * seq)
+                    .setExportBufferLimitBytes(1 << 20)
                     .putMisuse("closed_twice", seq)
                     .putMisuse(seq % 2 == 0 ? "contexts_full" : "too_deep", 10 * seq));
     timeByNode.forEach(
@@ -232,6 +236,10 @@ class DeltaBufferTest {
     assertThat(m.getOverhead().getEventsDropped()).isEqualTo(3);
     assertThat(m.getOverhead().getBytesHeld()).isEqualTo(200); // a level: the newer one
     assertThat(m.getOverhead().getContexts()).isEqualTo(12); // a level too
+    assertThat(m.getOverhead().getExportReconnects()).isEqualTo(3); // counters: added
+    assertThat(m.getOverhead().getExportDeltasMerged()).isEqualTo(6);
+    assertThat(m.getOverhead().getExportBufferedBytes()).isEqualTo(2000); // levels: the newer
+    assertThat(m.getOverhead().getExportBufferLimitBytes()).isEqualTo(1 << 20);
     assertThat(m.getOverhead().getMisuseMap())
         .containsExactlyInAnyOrderEntriesOf(
             Map.of("closed_twice", 3L, "too_deep", 10L, "contexts_full", 20L));

@@ -507,6 +507,15 @@ class ExporterTest extends InProcessExporterTest {
     assertThat(outage.dropped()).isZero();
     assertThat(outage.bufferedBytes()).isLessThanOrEqualTo(oneDelta * 5 / 2);
     assertThat(outage.reconnects()).isGreaterThan(0);
+    ExportReport report = e.takeReport(); // what the next delta tells the collector
+    assertThat(report)
+        .isEqualTo(
+            new ExportReport(
+                outage.reconnects(), outage.merged(), outage.bufferedBytes(), oneDelta * 5 / 2));
+    ExportReport next = e.takeReport(); // each count once
+    assertThat(next.reconnects()).isZero();
+    assertThat(next.deltasMerged()).isZero();
+    assertThat(next.bufferedBytes()).isEqualTo(outage.bufferedBytes());
 
     // The collector comes back on the same name.
     server =
@@ -721,6 +730,24 @@ class ExporterTest extends InProcessExporterTest {
     assertThat(e.takeLostMisuse())
         .containsExactlyInAnyOrderEntriesOf(java.util.Map.of("contexts_full", 5L, "too_deep", 1L));
     assertThat(e.takeLostMisuse()).isEmpty();
+  }
+
+  @Test
+  void theExportCountsOfDroppedDeltasAreReportedAgainOnce() {
+    Exporter e = exporter(config());
+    e.close();
+    scheduler.runDue();
+    Delta.Builder a = delta(0, 0.25);
+    a.getOverheadBuilder().setExportReconnects(2).setExportDeltasMerged(3);
+    Delta.Builder b = delta(0, 0.5);
+    b.getOverheadBuilder().setExportReconnects(1);
+    e.submit(a); // closed: both are dropped
+    e.submit(b);
+    assertThat(e.stats().dropped()).isEqualTo(2);
+    ExportReport report = e.takeReport();
+    assertThat(report.reconnects()).isEqualTo(3);
+    assertThat(report.deltasMerged()).isEqualTo(3);
+    assertThat(e.takeReport().reconnects()).isZero();
   }
 
   @Test

@@ -229,6 +229,24 @@ class ProfoldRuntimeTest {
   }
 
   @Test
+  void everyDeltaReportsTheExportsBufferAndItsCounts() throws Exception {
+    collector = new AckingCollector();
+    ProfoldConfig config = config(collector.endpoint());
+    runtime = ProfoldRuntime.start(config);
+    assertThat(runtime.flush(Duration.ofSeconds(30))).isTrue();
+    assertThat(runtime.flush(Duration.ofSeconds(30))).isTrue();
+    assertThat(collector.received())
+        .extracting(d -> d.getOverhead().getExportBufferLimitBytes())
+        .containsExactly(config.maxBufferBytes(), config.maxBufferBytes());
+    // The first was acknowledged before the second was built; no stream failed, nothing merged.
+    assertThat(collector.received().get(1).getOverhead().getExportBufferedBytes()).isZero();
+    assertThat(collector.received())
+        .extracting(
+            d -> d.getOverhead().getExportReconnects() + d.getOverhead().getExportDeltasMerged())
+        .containsOnly(0L);
+  }
+
+  @Test
   void theValuesOfAFlushThatFailedAreReportedAsDroppedInTheNextDelta() throws Exception {
     collector = new AckingCollector();
     runtime = ProfoldRuntime.start(config(collector.endpoint()));
