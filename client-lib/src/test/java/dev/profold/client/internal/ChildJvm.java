@@ -33,9 +33,18 @@ public final class ChildJvm {
 
   /** {@code bin/java} of a JDK 21 or later, or empty (after failing the test when required). */
   public static Optional<Path> java21() throws IOException {
-    Optional<Path> java = find();
+    return atLeast(21);
+  }
+
+  /**
+   * {@code bin/java} of a JDK of feature release {@code feature} or later (this JVM if recent
+   * enough, else the newest next to it), or empty: then, under {@code
+   * PROFOLD_REQUIRE_EXTERNAL_TOOLS=1}, the test fails, else the reason is logged.
+   */
+  public static Optional<Path> atLeast(int feature) throws IOException {
+    Optional<Path> java = find(feature);
     if (java.isEmpty()) {
-      String msg = "no JDK 21 or later next to " + System.getProperty("java.home");
+      String msg = "no JDK " + feature + " or later next to " + System.getProperty("java.home");
       if ("1".equals(System.getenv("PROFOLD_REQUIRE_EXTERNAL_TOOLS"))) {
         fail(msg + " (PROFOLD_REQUIRE_EXTERNAL_TOOLS=1)");
       }
@@ -70,9 +79,9 @@ public final class ChildJvm {
     return out;
   }
 
-  private static Optional<Path> find() throws IOException {
+  private static Optional<Path> find(int feature) throws IOException {
     Path home = Path.of(System.getProperty("java.home")).toRealPath();
-    if (Runtime.version().feature() >= 21) {
+    if (Runtime.version().feature() >= feature) {
       return Optional.of(home.resolve("bin").resolve("java"));
     }
     Path parent = home.getParent();
@@ -82,7 +91,7 @@ public final class ChildJvm {
     try (Stream<Path> siblings = Files.list(parent)) {
       return siblings
           .filter(d -> Files.isExecutable(d.resolve("bin").resolve("java")))
-          .filter(d -> feature(d) >= 21)
+          .filter(d -> feature(d) >= feature)
           .max(Comparator.comparingInt(ChildJvm::feature))
           .map(d -> d.resolve("bin").resolve("java"));
     }

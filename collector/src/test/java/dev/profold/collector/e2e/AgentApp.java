@@ -34,13 +34,20 @@ final class AgentApp {
    */
   static AgentApp start(Class<?> main, String options, String ready, String... jvmOptions)
       throws Exception {
+    return start(Path.of(JarDaemon.javaBin()), main, options, ready, jvmOptions);
+  }
+
+  /** As {@link #start(Class, String, String, String...)}, on the JVM {@code java}. */
+  static AgentApp start(
+      Path java, Class<?> main, String options, String ready, String... jvmOptions)
+      throws Exception {
     Path agent =
         Path.of(System.getProperty("profold.agent.jar", "../client-lib/target/profold-agent.jar"));
     assertThat(agent).as("the agent jar is built before integration tests").exists();
     Path classes = Path.of(main.getProtectionDomain().getCodeSource().getLocation().toURI());
     Path stderr = Files.createTempFile("profold-" + main.getSimpleName(), ".log");
     List<String> command = new ArrayList<>();
-    command.add(JarDaemon.javaBin());
+    command.add(java.toString());
     command.addAll(List.of(jvmOptions));
     command.add("-javaagent:" + agent + "=" + options);
     command.addAll(List.of("-cp", classes.toString(), main.getName()));

@@ -39,6 +39,9 @@ final class CollectorChannel {
 
   private static final AtomicInteger EXECUTOR_THREADS = new AtomicInteger();
 
+  /** Where the agent jar relocates its dependencies (client-lib's shade configuration). */
+  private static final String RELOCATED = "dev.profold.shaded.";
+
   private final ExecutorService executor;
   private final OwnLoop loop; // null without grpc-netty-shaded
   private final ManagedChannel channel;
@@ -99,6 +102,7 @@ final class CollectorChannel {
     private final EventLoopGroup group;
 
     OwnLoop(ThreadFactory threads) {
+      keepRelocatedNettyOffNativeCode();
       this.group = new MultiThreadIoEventLoopGroup(1, threads, NioIoHandler.newFactory());
     }
 
@@ -106,6 +110,31 @@ final class CollectorChannel {
       return NettyChannelBuilder.forTarget(endpoint)
           .eventLoopGroup(group)
           .channelType(NioSocketChannel.class);
+    }
+
+    /**
+     * In the agent jar, Netty is Profold's own relocated copy, without its native transports (the
+     * jar leaves them out). gRPC still probes for epoll when its Netty classes are first used, and
+     * the probe's {@code System.loadLibrary} makes Java 24 and later print a four-line warning
+     * about restricted methods into the application's stderr (a later release is to refuse the
+     * call). Setting the copy's own, relocated {@code noNative} property, which no other Netty
+     * reads, stops it trying. Without relocation (the library jar, whose gRPC and Netty the
+     * application may share) nothing is set.
+     */
+    private static void keepRelocatedNettyOffNativeCode() {
+      String channels = EventLoopGroup.class.getPackageName(); // <netty>.channel
+      if (!channels.startsWith(RELOCATED) || !channels.endsWith(".channel")) {
+        return;
+      }
+      String property =
+          channels.substring(0, channels.length() - ".channel".length()) + ".transport.noNative";
+      try {
+        if (System.getProperty(property) == null) {
+          System.setProperty(property, "true");
+        }
+      } catch (SecurityException e) {
+        LOG.log(System.Logger.Level.DEBUG, "Profold: cannot set " + property, e);
+      }
     }
 
     void close() {
