@@ -20,8 +20,12 @@ import java.util.regex.Pattern;
  * @param config the client library's settings
  * @param jfr what JFR records
  * @param jfrEnabled false to run the client library without JFR (manual regions only)
+ * @param timeThreadStarts whether to time {@code Thread.start()} (with {@code threads} on), which
+ *     puts the timing hook on the bootstrap class path: the JVM then shares only the boot loader's
+ *     classes from its class data archive (CDS, AOT cache) and says so on stderr
  */
-public record AgentOptions(ProfoldConfig config, JfrSettings jfr, boolean jfrEnabled) {
+public record AgentOptions(
+    ProfoldConfig config, JfrSettings jfr, boolean jfrEnabled, boolean timeThreadStarts) {
   private static final Pattern DURATION = Pattern.compile("(\\d+)(us|ms|s)?");
 
   /** Agent option → system property, for the client library's settings. */
@@ -53,6 +57,7 @@ public record AgentOptions(ProfoldConfig config, JfrSettings jfr, boolean jfrEna
     JFR.put("runtime", "profold.jfr.runtime");
     JFR.put("threads", "profold.jfr.threads");
     JFR.put("io", "profold.jfr.io");
+    JFR.put("threads.timing", "profold.jfr.threads.timing");
   }
 
   /** This process's settings with {@code agentArgs} (may be null or empty) on top. */
@@ -86,7 +91,8 @@ public record AgentOptions(ProfoldConfig config, JfrSettings jfr, boolean jfrEna
             bool(env, merged, "runtime", d.runtime()),
             bool(env, merged, "threads", d.threads()),
             bool(env, merged, "io", d.io()));
-    return new AgentOptions(config, jfr, bool(env, merged, "jfr", true));
+    return new AgentOptions(
+        config, jfr, bool(env, merged, "jfr", true), bool(env, merged, "threads.timing", true));
   }
 
   /** The options string as option → value, in order. */

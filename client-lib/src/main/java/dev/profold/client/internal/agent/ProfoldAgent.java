@@ -106,6 +106,7 @@ public final class ProfoldAgent {
         timed =
             inst != null // the JFR events give the starts' call paths
                 && opts.jfr().threads()
+                && timeStarts(opts)
                 && ThreadStartTiming.install(inst, runtime.activity(), starts);
       } catch (RuntimeException | LinkageError e) {
         LOG.log(
@@ -142,6 +143,17 @@ public final class ProfoldAgent {
           Level.WARNING, "Profold agent could not start; the application runs on without it", e);
       return null;
     }
+  }
+
+  /** Whether the options let thread starts be timed; says once, at INFO, when they do not. */
+  private static boolean timeStarts(AgentOptions opts) {
+    if (!opts.timeThreadStarts()) {
+      LOG.log(
+          Level.INFO,
+          "Profold agent: thread starts are counted but not timed (threads.timing=false); their"
+              + " time off CPU stays idle");
+    }
+    return opts.timeThreadStarts();
   }
 
   /** Stops JFR streaming and Profold (for tests and embedders). */

@@ -16,6 +16,7 @@ class AgentOptionsTest {
     AgentOptions o = AgentOptions.parse(null, Map.of(), new Properties());
     assertThat(o.jfr()).isEqualTo(JfrSettings.defaults());
     assertThat(o.jfrEnabled()).isTrue();
+    assertThat(o.timeThreadStarts()).isTrue();
     assertThat(o.config().endpoint()).isEqualTo("127.0.0.1:7763");
     assertThat(o.config().interval()).isEqualTo(Duration.ofSeconds(10));
   }
@@ -32,7 +33,8 @@ class AgentOptionsTest {
             "PROFOLD_JFR_DEPTH", "16",
             "PROFOLD_JFR_THRESHOLD_IO", "2ms",
             "PROFOLD_JFR_ALLOCATION", "false",
-            "PROFOLD_JFR_IO", "false");
+            "PROFOLD_JFR_IO", "false",
+            "PROFOLD_JFR_THREADS_TIMING", "false");
     AgentOptions o =
         AgentOptions.parse(
             "service=from-agent,endpoint=collector:7000,sample.period=5ms,threshold.lock=500us",
@@ -48,6 +50,9 @@ class AgentOptionsTest {
     assertThat(o.jfr().allocation()).isFalse();
     assertThat(o.jfr().io()).isFalse();
     assertThat(o.jfr().threads()).isTrue();
+    assertThat(o.timeThreadStarts()).isFalse();
+    assertThat(AgentOptions.parse("threads.timing=false", Map.of(), props).timeThreadStarts())
+        .isFalse();
     assertThat(props.getProperty("profold.service"))
         .as("the caller's properties are not changed")
         .isEqualTo("from-property");

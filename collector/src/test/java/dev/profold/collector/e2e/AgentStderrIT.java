@@ -1,0 +1,75 @@
+package dev.profold.collector.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.profold.client.internal.ChildJvm;
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What attaching the agent jar prints into the application's stderr besides its own log lines:
+ * nothing from the JVM on the newest JDK next to the build's (Java 24 or later; the test fails
+ * under {@code PROFOLD_REQUIRE_EXTERNAL_TOOLS=1} when there is none), where the JVM warns about
+ * every library that calls a restricted method such as {@code System.loadLibrary} (the agent's
+ * relocated Netty used to, probing for its left-out epoll transport); and with {@code
+ * threads.timing=false}, not the class-sharing notice that putting the start-timing hook on the
+ * bootstrap class path brings. Each run checks that the agent's deltas reach the collector jar.
+ */
+class AgentStderrIT {
+  @Test
+  void onJava24AndLaterTheAgentCallsNoRestrictedMethod() throws Exception {
+    Optional<Path> java = ChildJvm.atLeast(24);
+    if (java.isEmpty()) {
+      return; // logged (or failed, when required) by ChildJvm
+    }
+    String stderr = runAgent(java.get(), "");
+    assertThat(stderr)
+        .doesNotContain("restricted method")
+        .doesNotContain("WARNING:")
+        .doesNotContain("Exception");
+  }
+
+  @Test
+  void withStartTimingOffTheJvmKeepsSharingTheClassesOfEveryLoader() throws Exception {
+    String stderr = runAgent(Path.of(JarDaemon.javaBin()), ",threads.timing=false");
+    assertThat(stderr)
+        .contains("thread starts are counted but not timed (threads.timing=false)")
+        .doesNotContain("Sharing is only supported for boot loader classes")
+        .doesNotContain("Exception");
+  }
+
+  /** Runs a planted program with the agent on {@code java} until its deltas arrive: its stderr. */
+  private static String runAgent(Path java, String moreOptions) throws Exception {
+    JarDaemon collector = JarDaemon.start("--interval", "1s");
+    AgentApp app = null;
+    try {
+      app =
+          AgentApp.start(
+              java,
+              PlantedContention.class,
+              "service=stderr,instance=s-1,interval=1s,endpoint=127.0.0.1:"
+                  + collector.grpcPort
+                  + moreOptions,
+              "planted contention running");
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      String metrics = "";
+      while (System.nanoTime() < deadline
+          && !metrics.contains("profold_client_cpu_seconds_total{instance=\"s-1\"")) {
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(250));
+        metrics = collector.scrape();
+      }
+      assertThat(metrics)
+          .as("the agent's deltas reached the collector; app stderr:%n%s", app.stderr())
+          .contains("profold_client_cpu_seconds_total{instance=\"s-1\",service=\"stderr\"}");
+      return app.stderr();
+    } finally {
+      if (app != null) {
+        app.kill();
+      }
+      collector.kill();
+    }
+  }
+}
