@@ -13,5 +13,7 @@ enum Misuse {
   /** The limit on distinct measurement names kept a measurement out; its values are dropped. */
   MEASUREMENTS_FULL,
   /** A thread held the most open regions and scopes; further ones were not opened. */
-  TOO_DEEP
+  TOO_DEEP,
+  /** A thread ended with regions open that no thread closed: their time is not recorded. */
+  LEFT_OPEN
 }

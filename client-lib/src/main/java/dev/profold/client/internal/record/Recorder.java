@@ -460,6 +460,7 @@ public final class Recorder {
         s.idleCollections = cells.isEmpty() && !s.lent() ? s.idleCollections + 1 : 0;
       }
       if (!alive) {
+        s.finishAfterThreadEnded(); // into the table swapped in, drained next
         cells = new ArrayList<>(cells);
         cells.addAll(s.swapAndDrain()); // the other table, in case it got the last writes
         it.remove();

@@ -530,6 +530,35 @@ final class ThreadState {
     retired = true;
   }
 
+  /**
+   * For the collection, once this state's thread has ended (it writes nothing more; its last writes
+   * are visible, since the collection saw it end): closes the innermost frames that other threads
+   * closed, with their close times, as the thread would have at its next open or close (a region
+   * handed to another thread to close, after which its own thread ended), and counts the regions
+   * still open, which nobody can close any more ({@link Misuse#LEFT_OPEN}). A close elsewhere that
+   * races this may find its frame gone: it is then counted as left open.
+   */
+  void finishAfterThreadEnded() {
+    if (depth == 0) {
+      return;
+    }
+    unwindClosedElsewhere(pool == null);
+    int open = 0;
+    for (int i = 0; i < depth; i++) {
+      if (frames[i].region) {
+        open++;
+      }
+    }
+    for (int i = 0; i < open; i++) {
+      recorder.misuse(
+          Misuse.LEFT_OPEN,
+          "thread \""
+              + name
+              + "\" ended with a region open that no thread closed; its time is not recorded (is"
+              + " a close missing, or a try-with-resources?)");
+    }
+  }
+
   /** True while the state may still be written: its thread is alive and it was not retired. */
   boolean alive() {
     if (pool != null) {

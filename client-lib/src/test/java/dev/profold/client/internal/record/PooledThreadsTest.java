@@ -222,6 +222,27 @@ class PooledThreadsTest {
   }
 
   @Test
+  void aRegionHandedOnIsRecordedWhenItsOwnThreadEndedBeforeTheClose() throws Exception {
+    IdHolder holder = recorder.holder();
+    int async = recorder.regionContext(holder, 0, "async", Kind.WAIT);
+    AtomicReference<Region> handed = new AtomicReference<>();
+    runAll(List.of(new Thread(() -> handed.set(recorder.region("async", Kind.WAIT)), "")));
+    handed.get().close(); // on this (platform) thread, after the virtual one ended
+
+    long count = 0;
+    for (ThreadSnapshot t : recorder.collect()) {
+      for (Cell c : t.cells()) {
+        if (c.context() == async) {
+          count += c.state().count();
+        }
+      }
+    }
+    assertThat(count).isEqualTo(1);
+    assertThat(recorder.misuseCounts()).containsEntry("left_open", 0L);
+    assertThat(recorder.states()).isZero();
+  }
+
+  @Test
   void aHandleOfAnEarlierLoanClosedByItsOwnThreadLeavesTheNewRegionsAlone() throws Exception {
     runAll(
         List.of(
@@ -300,6 +321,7 @@ class PooledThreadsTest {
 
     recorder.collect();
     assertThat(recorder.states()).isZero();
+    assertThat(recorder.misuseCounts()).containsEntry("left_open", 1L);
 
     runAll(List.of(new Thread(this::request, "")));
     assertThat(recorder.states()).isEqualTo(1);

@@ -171,6 +171,66 @@ class RecorderTest {
         .containsEntry("mine", 1L);
   }
 
+  @Test
+  void aRegionClosedElsewhereAfterItsThreadEndedIsRecordedWithThatCloseTime() throws Exception {
+    java.util.concurrent.atomic.AtomicReference<Region> handed =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    Thread opener = new Thread(() -> handed.set(recorder.region("async", Kind.WAIT)), "opener");
+    long before = System.nanoTime();
+    opener.start();
+    opener.join();
+    java.util.concurrent.locks.LockSupport.parkNanos(20_000_000L); // the asynchronous work
+    handed.get().close(); // on this thread, after the opener ended: nobody else will apply it
+    long elapsed = System.nanoTime() - before;
+
+    List<ThreadSnapshot> collected = recorder.collect();
+    StateSum async = sumByPath(collected, recorder.timeMetric()).get("async");
+    assertThat(async).as("the region's record").isNotNull();
+    assertThat(async.count).isEqualTo(1);
+    assertThat(async.sum).isBetween(0.020, elapsed * 1e-9);
+    assertThat(recorder.misuseCounts())
+        .containsEntry("closed_on_other_thread", 1L)
+        .containsEntry("left_open", 0L);
+    assertThat(recorder.states()).as("the ended thread's state is dropped").isZero();
+  }
+
+  @Test
+  void aRegionLeftOpenByAThreadThatEndedIsCountedLeftOpen() throws Exception {
+    Thread t =
+        new Thread(
+            () -> {
+              recorder.region("forgotten", Kind.COMPUTE); // never closed
+              try (Scope s = recorder.with("k", "v")) { // a scope left open is no region
+                recorder.with("k2", "v2");
+              }
+            },
+            "forgetful");
+    t.start();
+    t.join();
+    assertThat(countsByPath(recorder.collect(), recorder.timeMetric())).isEmpty();
+    assertThat(recorder.misuseCounts()).containsEntry("left_open", 1L);
+  }
+
+  /** Count and sum of {@code metric} per path. */
+  private Map<String, StateSum> sumByPath(List<ThreadSnapshot> snapshots, int metric) {
+    Map<String, StateSum> out = new HashMap<>();
+    for (ThreadSnapshot t : snapshots) {
+      for (Cell c : t.cells()) {
+        if (c.metric() == metric) {
+          StateSum s = out.computeIfAbsent(path(c.context()), k -> new StateSum());
+          s.count += c.state().count();
+          s.sum += c.state().sum();
+        }
+      }
+    }
+    return out;
+  }
+
+  private static final class StateSum {
+    long count;
+    double sum;
+  }
+
   /**
    * Exactness under concurrency: N threads record M values each while a flusher collects as fast as
    * it can; the sum of everything collected equals exactly what was recorded, none lost or doubled.
