@@ -85,6 +85,7 @@ public class ClientHotPathBenchmark {
   public static class ProfoldState {
     public double value = 1234.0;
     Measure measure;
+    Measure other;
 
     @Setup(Level.Trial)
     public void start() {
@@ -104,6 +105,7 @@ public class ClientHotPathBenchmark {
         }
       }
       measure = Profold.measure("payload", "bytes");
+      other = Profold.measure("rows", "");
     }
 
     @TearDown(Level.Trial)
@@ -289,6 +291,16 @@ public class ClientHotPathBenchmark {
   @Benchmark
   public void measureRecord(ProfoldState s) {
     s.measure.record(s.value);
+  }
+
+  /**
+   * Two measures recorded in turn in the same context: each record finds another cell than the one
+   * recorded last, so none takes the table's last-cell shortcut (per record, half of this).
+   */
+  @Benchmark
+  public void measureRecordTwoMeasures(ProfoldState s) {
+    s.measure.record(s.value);
+    s.other.record(s.value);
   }
 
   /** The same measure and context on 2 threads: the per-thread tables without the clock. */

@@ -40,6 +40,17 @@ final class ThreadTable {
   static final int IDLE_KEPT = 64;
 
   private Aggregate[] timeCells = new Aggregate[64]; // by context id: the time metric's cell
+
+  /**
+   * The (context, metric) key of the cell recorded last, and its slot: a thread recording the same
+   * measurement in the same context again and again (a loop) skips the hash probe. A slot, not the
+   * cell: storing a reference on every miss costs the garbage collector's write barrier. Cleared by
+   * {@link #drain()}, which may move or free the cell.
+   */
+  private long lastKey = NO_KEY;
+
+  private int lastSlot;
+  private static final long NO_KEY = -1L; // no (context, metric) of ids 0 or more
   private int size;
   private long dropped;
 
@@ -78,6 +89,10 @@ final class ThreadTable {
           "context and metric ids are 0 or more, got " + context + " and " + metric);
     }
     long key = ((long) context << 32) | metric;
+    if (key == lastKey) {
+      cells[lastSlot].record(value);
+      return;
+    }
     int slot = slots.get(key);
     if (slot == LongIntMap.MISSING) {
       if (size == maxCells) {
@@ -86,6 +101,8 @@ final class ThreadTable {
       }
       slot = addCell(key);
     }
+    lastKey = key;
+    lastSlot = slot;
     cells[slot].record(value);
   }
 
@@ -121,6 +138,7 @@ final class ThreadTable {
    * thread's few cells are allocated once.
    */
   List<Cell> drain() {
+    lastKey = NO_KEY;
     List<Cell> out = new ArrayList<>();
     boolean free = size > Math.min(IDLE_KEPT, maxCells / 2);
     int kept = 0;

@@ -639,4 +639,53 @@ class RecorderTest {
     recorder.collect(); // interval 3 (table A): all idle, more than 64: freed
     assertThat(recorder.stateOfCallingThread().cells()).isZero();
   }
+
+  /**
+   * A table remembers the cell it recorded into last, to skip the hash probe when the same
+   * measurement is recorded in the same context again; a drain may free that cell, and a value
+   * recorded after it must still arrive.
+   */
+  @Test
+  void aValueRecordedAfterItsCellWasFreedStillArrives() {
+    int metric = recorder.metric("m", "");
+    ThreadTable t = new ThreadTable(1024, recorder.timeMetric());
+    for (int c = 0; c < ThreadTable.IDLE_KEPT + 6; c++) {
+      t.record(c, metric, 1.0);
+    }
+    t.record(3, metric, 2.0); // the last cell recorded into
+    assertThat(t.drain()).hasSize(ThreadTable.IDLE_KEPT + 6);
+    assertThat(t.drain()).isEmpty(); // every cell idle, more than 64: all freed
+    assertThat(t.size()).isZero();
+
+    t.record(3, metric, 5.0);
+    t.record(3, metric, 7.0); // through the shortcut, into the new cell
+    List<Cell> cells = t.drain();
+    assertThat(cells).hasSize(1);
+    assertThat(cells.get(0).context()).isEqualTo(3);
+    assertThat(cells.get(0).state().count()).isEqualTo(2);
+    assertThat(cells.get(0).state().sum()).isEqualTo(12.0);
+  }
+
+  @Test
+  void recordsAlternatingBetweenCellsEachLandInTheirOwn() {
+    int a = recorder.metric("a", "");
+    int b = recorder.metric("b", "");
+    ThreadTable t = new ThreadTable(1024, recorder.timeMetric());
+    for (int i = 0; i < 10; i++) {
+      t.record(1, a, 1.0);
+      t.record(1, a, 1.0);
+      t.record(1, b, 10.0);
+      t.record(2, a, 100.0);
+    }
+    Map<Long, Double> sums = new HashMap<>();
+    for (Cell c : t.drain()) {
+      sums.put(((long) c.context() << 32) | c.metric(), c.state().sum());
+    }
+    assertThat(sums)
+        .containsExactlyInAnyOrderEntriesOf(
+            Map.of(
+                (1L << 32) | a, 20.0,
+                (1L << 32) | b, 100.0,
+                (2L << 32) | a, 1000.0));
+  }
 }
