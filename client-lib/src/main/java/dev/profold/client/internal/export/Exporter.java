@@ -651,11 +651,14 @@ public final class Exporter implements AutoCloseable {
   private void done(long sequence, Loss droppedMeanwhile) {
     acked.incrementAndGet();
     consecutiveFailures = 0;
-    resolve(buffer.remove(sequence));
+    Delta removed = buffer.remove(sequence);
+    // The gauges first: a flush woken by the ack returns to a caller that may read them (the next
+    // delta reports the buffered bytes), and must not see the acknowledged delta still counted.
+    updateGauges();
+    resolve(removed);
     if (droppedMeanwhile != null) {
       resolve(droppedMeanwhile.deltas());
     }
-    updateGauges();
   }
 
   private void onRejected(
