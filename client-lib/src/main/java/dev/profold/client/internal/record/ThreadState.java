@@ -554,8 +554,9 @@ final class ThreadState {
           Misuse.LEFT_OPEN,
           "thread \""
               + name
-              + "\" ended with a region open that no thread closed; its time is not recorded (is"
-              + " a close missing, or a try-with-resources?)");
+              + "\" ended with a region open that no thread closed; its time is not recorded (a"
+              + " region opened outside try-with-resources, or handed to code that never closed"
+              + " it?)");
     }
   }
 

@@ -39,6 +39,9 @@ final class ThreadTable {
    */
   static final int IDLE_KEPT = 64;
 
+  /** {@link #lastKey} when no cell was recorded since the last drain: no key of ids 0 or more. */
+  private static final long NO_KEY = -1L;
+
   private Aggregate[] timeCells = new Aggregate[64]; // by context id: the time metric's cell
 
   /**
@@ -50,7 +53,6 @@ final class ThreadTable {
   private long lastKey = NO_KEY;
 
   private int lastSlot;
-  private static final long NO_KEY = -1L; // no (context, metric) of ids 0 or more
   private int size;
   private long dropped;
 
