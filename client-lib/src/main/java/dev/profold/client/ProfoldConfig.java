@@ -36,6 +36,8 @@ import java.util.regex.Pattern;
  *       <td>profold.max.contexts</td><td>16384</td></tr>
  *   <tr><td>maxMessageBytes</td><td>PROFOLD_MAX_MESSAGE_BYTES</td>
  *       <td>profold.max.message.bytes</td><td>16 MiB</td></tr>
+ *   <tr><td>maxBackoff</td><td>PROFOLD_MAX_BACKOFF</td>
+ *       <td>profold.max.backoff</td><td>30s</td></tr>
  * </table>
  *
  * <p>System properties win over environment variables.
@@ -44,6 +46,11 @@ public final class ProfoldConfig {
   private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m)");
   private static final Pattern LABEL = Pattern.compile("[a-zA-Z_][a-zA-Z0-9_]*");
   private static final Duration MAX_INTERVAL = Duration.ofNanos(Long.MAX_VALUE);
+
+  /** The exporter's first wait after a failed attempt, and so the least {@link #maxBackoff()}. */
+  public static final Duration MIN_BACKOFF = Duration.ofMillis(500);
+
+  private static final Duration MAX_BACKOFF = Duration.ofHours(1);
 
   private final String endpoint;
   private final String service;
@@ -57,6 +64,7 @@ public final class ProfoldConfig {
   private final int maxCellsPerThread;
   private final int maxContexts;
   private final long maxMessageBytes;
+  private final Duration maxBackoff;
 
   private ProfoldConfig(Builder b) {
     endpoint = b.endpoint;
@@ -71,6 +79,7 @@ public final class ProfoldConfig {
     maxCellsPerThread = b.maxCellsPerThread;
     maxContexts = b.maxContexts;
     maxMessageBytes = b.maxMessageBytes;
+    maxBackoff = b.maxBackoff;
   }
 
   private static String defaultInstance() {
@@ -179,6 +188,15 @@ public final class ProfoldConfig {
     }
     if ((v = setting(env, props, "PROFOLD_MAX_CONTEXTS", "profold.max.contexts")) != null) {
       b.maxContexts((int) wholeNumber("PROFOLD_MAX_CONTEXTS", v, "", Integer.MAX_VALUE));
+    }
+    if ((v = setting(env, props, "PROFOLD_MAX_BACKOFF", "profold.max.backoff")) != null) {
+      Duration wait = parseDuration("PROFOLD_MAX_BACKOFF", v);
+      try {
+        b.maxBackoff(wait);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(
+            "PROFOLD_MAX_BACKOFF: '" + v + "' is out of range; " + e.getMessage(), e);
+      }
     }
     if ((v = setting(env, props, "PROFOLD_MAX_MESSAGE_BYTES", "profold.max.message.bytes"))
         != null) {
@@ -291,6 +309,15 @@ public final class ProfoldConfig {
     return maxMessageBytes;
   }
 
+  /**
+   * The longest wait between two attempts to reach the collector: after a failure the exporter
+   * waits 500 ms, then doubles the wait (with jitter) up to this, so a collector that comes back is
+   * reached again within about this long.
+   */
+  public Duration maxBackoff() {
+    return maxBackoff;
+  }
+
   @Override
   public String toString() {
     return "ProfoldConfig{endpoint="
@@ -324,6 +351,7 @@ public final class ProfoldConfig {
     private int maxCellsPerThread = 4096;
     private int maxContexts = 16_384;
     private long maxMessageBytes = 16L << 20;
+    private Duration maxBackoff = Duration.ofSeconds(30);
 
     private Builder() {}
 
@@ -403,6 +431,21 @@ public final class ProfoldConfig {
 
     public Builder enabled(boolean enabled) {
       this.enabled = enabled;
+      return this;
+    }
+
+    /**
+     * From {@link #MIN_BACKOFF} (the wait after the first failure, which it cannot be below) to one
+     * hour.
+     */
+    public Builder maxBackoff(Duration wait) {
+      if (wait == null || wait.compareTo(MIN_BACKOFF) < 0 || wait.compareTo(MAX_BACKOFF) > 0) {
+        throw new IllegalArgumentException(
+            "maxBackoff: must be from 500ms to 1h (the wait after the first failed attempt is"
+                + " 500ms), was "
+                + wait);
+      }
+      this.maxBackoff = wait;
       return this;
     }
 

@@ -23,6 +23,23 @@ class ProfoldConfigTest {
     assertThat(c.threadAggregation()).isEqualTo(ThreadAggregation.SUM);
     assertThat(c.enabled()).isTrue();
     assertThat(c.labels()).isEmpty();
+    assertThat(c.maxBackoff()).isEqualTo(Duration.ofSeconds(30));
+  }
+
+  @Test
+  void theLongestWaitBetweenAttemptsIsASetting() {
+    assertThat(env(Map.of("PROFOLD_MAX_BACKOFF", "5s")).maxBackoff())
+        .isEqualTo(Duration.ofSeconds(5));
+    assertThat(env(Map.of("PROFOLD_MAX_BACKOFF", "500ms")).maxBackoff())
+        .isEqualTo(ProfoldConfig.MIN_BACKOFF);
+    assertThatThrownBy(() -> env(Map.of("PROFOLD_MAX_BACKOFF", "100ms")))
+        .hasMessage(
+            "PROFOLD_MAX_BACKOFF: '100ms' is out of range; maxBackoff: must be from 500ms to 1h"
+                + " (the wait after the first failed attempt is 500ms), was PT0.1S");
+    assertThatThrownBy(() -> env(Map.of("PROFOLD_MAX_BACKOFF", "2h")))
+        .hasMessage("PROFOLD_MAX_BACKOFF: '2h' is not a duration such as 500ms, 10s or 1m");
+    assertThatThrownBy(() -> ProfoldConfig.builder().maxBackoff(Duration.ofMinutes(61)))
+        .hasMessageContaining("must be from 500ms to 1h");
   }
 
   @Test

@@ -131,8 +131,7 @@ class ExporterAgainstCollectorTest {
   /** A new collector process front end on the same name, with the same collector state. */
   private void recover() throws Exception {
     gate.drop = false;
-    startServer();
-    channel.resetConnectBackoff();
+    startServer(); // the exporter resets gRPC's own reconnect backoff before each attempt
   }
 
   @AfterEach

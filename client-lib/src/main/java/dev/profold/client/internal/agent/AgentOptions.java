@@ -46,6 +46,7 @@ public record AgentOptions(
     CLIENT.put("max.buffer.bytes", "profold.max.buffer.bytes");
     CLIENT.put("max.contexts", "profold.max.contexts");
     CLIENT.put("max.message.bytes", "profold.max.message.bytes");
+    CLIENT.put("max.backoff", "profold.max.backoff");
     JFR.put("jfr", "profold.jfr");
     JFR.put("sample.period", "profold.jfr.sample.period");
     JFR.put("depth", "profold.jfr.depth");

@@ -128,7 +128,8 @@ public final class ProfoldRuntime {
             encoder,
             ExporterConfig.defaults()
                 .withMaxBufferBytes(config.maxBufferBytes())
-                .withMaxMessageBytes(config.maxMessageBytes()));
+                .withMaxMessageBytes(config.maxMessageBytes())
+                .withBackoff(ProfoldConfig.MIN_BACKOFF, config.maxBackoff()));
     this.flusher =
         Executors.newSingleThreadScheduledExecutor(
             r -> {
@@ -490,6 +491,11 @@ public final class ProfoldRuntime {
   /** The exporter's counters. */
   public ExporterStats exporterStats() {
     return exporter.stats();
+  }
+
+  /** The settings the exporter runs with, from this runtime's configuration. */
+  ExporterConfig exporterConfig() {
+    return exporter.config();
   }
 
   /**

@@ -76,6 +76,9 @@ class AgentOptionsTest {
                 .config()
                 .maxContexts())
         .isEqualTo(5000);
+    assertThat(
+            AgentOptions.parse("max.backoff=2s", Map.of(), new Properties()).config().maxBackoff())
+        .isEqualTo(Duration.ofSeconds(2));
   }
 
   @Test

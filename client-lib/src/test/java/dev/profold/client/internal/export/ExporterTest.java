@@ -517,10 +517,10 @@ class ExporterTest extends InProcessExporterTest {
     assertThat(next.deltasMerged()).isZero();
     assertThat(next.bufferedBytes()).isEqualTo(outage.bufferedBytes());
 
-    // The collector comes back on the same name.
+    // The collector comes back on the same name (that the exporter resets gRPC's own connection
+    // backoff is checked with a channel that has one, below).
     server =
         InProcessServerBuilder.forName(name).directExecutor().addService(ingest).build().start();
-    channel.resetConnectBackoff();
     scheduler.runUntil(
         () -> e.stats().bufferedDeltas() == 0, Duration.ofSeconds(30), Duration.ofSeconds(2));
 
@@ -541,6 +541,28 @@ class ExporterTest extends InProcessExporterTest {
     assertThat(sum).isEqualTo(total);
     assertThat(cpu).isEqualTo(600);
     assertThat(e.flush(Duration.ZERO)).isTrue();
+  }
+
+  @Test
+  void aCollectorBackAfterAnOutageIsReachedAtTheExportersNextAttempt() throws Exception {
+    server.shutdownNow();
+    server.awaitTermination();
+    BackingOffChannel backingOff = new BackingOffChannel(channel);
+    exporter = new Exporter(backingOff, encoder, config(), scheduler, fixedRandom(0.5));
+    exporter.submit(delta(0, 0.25));
+    scheduler.advance(Duration.ofSeconds(10)); // attempts 0.5, 1, 2, 2, 2 s apart, all refused
+    long attempts = exporter.stats().reconnects();
+    assertThat(attempts).isGreaterThan(2);
+    assertThat(backingOff.resets()).isEqualTo((int) attempts);
+
+    server =
+        InProcessServerBuilder.forName(name).directExecutor().addService(ingest).build().start();
+    assertThat(scheduler.pendingDelays()).hasSize(1);
+    scheduler.advance(scheduler.pendingDelays().get(0)); // the exporter's next attempt, no later
+    assertThat(exporter.stats().bufferedDeltas()).isZero();
+    assertThat(sequences(ingest.streams.get(ingest.streams.size() - 1).received))
+        .containsExactly(1L);
+    assertThat(backingOff.failedFast()).isZero();
   }
 
   /** Delta 1 in flight (its ack held back), then delta 2 takes the buffer over its bound. */

@@ -229,6 +229,22 @@ class ProfoldRuntimeTest {
   }
 
   @Test
+  void theExporterRunsWithTheConfiguredLimits() {
+    ProfoldConfig config =
+        ProfoldConfig.builder()
+            .endpoint(AckingCollector.unreachable())
+            .service("runtime-test")
+            .interval(Duration.ofHours(1))
+            .maxBackoff(Duration.ofSeconds(3))
+            .maxBufferBytes(1 << 20)
+            .build();
+    runtime = ProfoldRuntime.start(config);
+    assertThat(runtime.exporterConfig().maxBackoff()).isEqualTo(Duration.ofSeconds(3));
+    assertThat(runtime.exporterConfig().initialBackoff()).isEqualTo(ProfoldConfig.MIN_BACKOFF);
+    assertThat(runtime.exporterConfig().maxBufferBytes()).isEqualTo(1 << 20);
+  }
+
+  @Test
   void everyDeltaReportsTheExportsBufferAndItsCounts() throws Exception {
     collector = new AckingCollector();
     ProfoldConfig config = config(collector.endpoint());
