@@ -167,8 +167,8 @@ public final class Profold {
    * acknowledge everything; for batch jobs that end between intervals.
    *
    * @param timeout the limit of the wait; null means 5 s
-   * @return true when everything was acknowledged in time (false also when not started, or shut
-   *     down meanwhile)
+   * @return true when everything was acknowledged in time and nothing was dropped or refused by the
+   *     collector while it waited; false also when not started, or shut down meanwhile
    */
   public static boolean flush(Duration timeout) {
     ProfoldRuntime r = runtime;

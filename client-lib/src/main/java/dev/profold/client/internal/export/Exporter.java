@@ -253,9 +253,20 @@ public final class Exporter implements AutoCloseable {
   }
 
   /**
+   * Submitted deltas, counted in sequence numbers (an interval each, or a part of a split one),
+   * that are neither acknowledged nor counted dropped or rejected yet: what {@link #flush} waits
+   * for.
+   */
+  public long unacknowledged() {
+    return Math.max(0, unresolved.get());
+  }
+
+  /**
    * Stops: later submits are dropped, no stream is opened any more, and the current stream is
-   * half-closed (the collector then sends its last acks and ends it). Does not wait; call {@link
-   * #flush} first to give buffered deltas a chance. Idempotent, never throws.
+   * half-closed. Does not wait; call {@link #flush} first to give buffered deltas a chance. The
+   * deltas still buffered then (and the acks of those in flight) are not waited for: they are
+   * counted {@linkplain ExporterStats#dropped() dropped}, with their events. Idempotent, never
+   * throws.
    */
   @Override
   public void close() {
@@ -893,6 +904,15 @@ public final class Exporter implements AutoCloseable {
         internalError("half-close", e);
       }
     }
+    // Nothing is sent or sent again from here, and no ack is heard: what the buffer still holds
+    // is known not to reach the collector through this exporter (a delta in flight as well: the
+    // collector may apply it, but it cannot be resent), so it is dropped and counted now rather
+    // than left pending, and a flush no longer waits for it.
+    for (Delta d : buffer.deltas()) {
+      buffer.remove(d.getSequence());
+      lose(Loss.of(d, DeltaBuffer.covered(d)));
+    }
+    updateGauges();
     if (ownsScheduler) {
       scheduler.shutdown();
     }

@@ -45,8 +45,9 @@ import java.util.function.LongSupplier;
  *
  * <p>Thread-safe. Nothing here throws into the application: a failing flush is logged once and the
  * schedule goes on (the values that interval had collected are lost, and reported as events dropped
- * in the next delta). {@link #flush} and {@link #shutdown} wait at most their timeout in all,
- * whatever the collector or the {@linkplain #beforeShutdown shutdown tasks} do.
+ * in the next delta, which also carries the counts the failed one had taken: events dropped,
+ * misuse, reconnects and merges). {@link #flush} and {@link #shutdown} wait at most their timeout
+ * in all, whatever the collector or the {@linkplain #beforeShutdown shutdown tasks} do.
  */
 public final class ProfoldRuntime {
   private static final System.Logger LOG = System.getLogger("dev.profold.client");
@@ -83,6 +84,14 @@ public final class ProfoldRuntime {
   private boolean flushFailureLogged;
   private long lastEventsLost;
   private long lostInFailedFlushes; // values of intervals whose flush failed, not yet reported
+
+  // The counts a failed flush had taken for its delta, reported with the next one.
+  private final java.util.Map<String, Long> misuseOfFailedFlushes = new java.util.TreeMap<>();
+  private long reconnectsOfFailedFlushes;
+  private long mergesOfFailedFlushes;
+
+  /** Runs between building a delta and submitting it; tests plant a failure there. */
+  Runnable beforeSubmit = () -> {};
 
   /** Hears the budget of each wait of a {@link #flush} or {@link #shutdown} (for tests). */
   interface WaitListener {
@@ -301,36 +310,54 @@ public final class ProfoldRuntime {
       throw e;
     }
     ExporterStats stats = exporter.stats();
+    // The counts taken here belong to this delta. Should building or submitting it fail (an
+    // OutOfMemoryError), they are kept for the next one, with this interval's values as lost.
+    long eventsDropped = recorder.takeDropped() + newlyLost(stats) + takeLostInFailedFlushes();
+    java.util.Map<String, Long> misuse = misuse();
     ExportReport export = exporter.takeReport();
-    Delta.Builder delta =
-        Delta.newBuilder()
-            .setIntervalStartUnixNanos(intervalStart)
-            .setIntervalEndUnixNanos(end)
-            .setThreadAggregation(ThreadAggregators.toProto(config.threadAggregation()))
-            .addAllEntries(encoded)
-            .addAllThreadActivity(activity.close(intervalStart, end))
-            .setOverhead(
-                ClientOverhead.newBuilder()
-                    .setCpuNanos(ownCpuNanos())
-                    .setEventsDropped(
-                        recorder.takeDropped() + newlyLost(stats) + takeLostInFailedFlushes())
-                    .putAllMisuse(misuse())
-                    .setBytesHeld(recorder.bytesHeld() + stats.bufferedBytes())
-                    .setContexts(recorder.contextCount())
-                    .setContextsLimit(config.maxContexts())
-                    .setDictionaryBytes(encoder.dictionaryBytes())
-                    .setDictionaryBytesLimit(encoder.maxDictionaryBytes())
-                    .setExportReconnects(export.reconnects())
-                    .setExportDeltasMerged(export.deltasMerged())
-                    .setExportBufferedBytes(export.bufferedBytes())
-                    .setExportBufferLimitBytes(export.bufferLimitBytes()));
-    intervalStart = end;
-    exporter.submit(delta);
+    long reconnects = export.reconnects() + reconnectsOfFailedFlushes;
+    long merges = export.deltasMerged() + mergesOfFailedFlushes;
+    reconnectsOfFailedFlushes = 0;
+    mergesOfFailedFlushes = 0;
+    try {
+      Delta.Builder delta =
+          Delta.newBuilder()
+              .setIntervalStartUnixNanos(intervalStart)
+              .setIntervalEndUnixNanos(end)
+              .setThreadAggregation(ThreadAggregators.toProto(config.threadAggregation()))
+              .addAllEntries(encoded)
+              .addAllThreadActivity(activity.close(intervalStart, end))
+              .setOverhead(
+                  ClientOverhead.newBuilder()
+                      .setCpuNanos(ownCpuNanos())
+                      .setEventsDropped(eventsDropped)
+                      .putAllMisuse(misuse)
+                      .setBytesHeld(recorder.bytesHeld() + stats.bufferedBytes())
+                      .setContexts(recorder.contextCount())
+                      .setContextsLimit(config.maxContexts())
+                      .setDictionaryBytes(encoder.dictionaryBytes())
+                      .setDictionaryBytesLimit(encoder.maxDictionaryBytes())
+                      .setExportReconnects(reconnects)
+                      .setExportDeltasMerged(merges)
+                      .setExportBufferedBytes(export.bufferedBytes())
+                      .setExportBufferLimitBytes(export.bufferLimitBytes()));
+      beforeSubmit.run();
+      exporter.submit(delta);
+      intervalStart = end;
+    } catch (RuntimeException | Error e) {
+      lostInFailedFlushes += eventsDropped + values(threads);
+      misuse.forEach((kind, n) -> misuseOfFailedFlushes.merge(kind, n, Long::sum));
+      reconnectsOfFailedFlushes += reconnects;
+      mergesOfFailedFlushes += merges;
+      throw e;
+    }
   }
 
   /** Misuse counts of the interval, with those of deltas the exporter dropped since the last. */
   private java.util.Map<String, Long> misuse() {
     java.util.Map<String, Long> m = new java.util.TreeMap<>(recorder.takeMisuseCounts());
+    misuseOfFailedFlushes.forEach((kind, n) -> m.merge(kind, n, Long::sum));
+    misuseOfFailedFlushes.clear();
     exporter.takeLostMisuse().forEach((kind, n) -> m.merge(kind, n, Long::sum));
     encoder.takeLimitCounts().forEach((kind, n) -> m.merge(kind, n, Long::sum));
     return m;
@@ -386,11 +413,14 @@ public final class ProfoldRuntime {
    * to be acknowledged. Never throws; false also after {@link #shutdown}.
    *
    * @param timeout the limit of the whole wait; one too long for nanoseconds means no limit
-   * @return true when everything was acknowledged in time
+   * @return true when every delta was acknowledged in time and none was dropped or refused by the
+   *     collector while this call waited (deltas lost before it do not count)
    */
   public boolean flush(Duration timeout) {
     try {
-      return sendLastAndAwait(Deadline.after(timeout, nanoClock), false);
+      long lostBefore = deltasLost();
+      return sendLastAndAwait(Deadline.after(timeout, nanoClock), false)
+          && deltasLost() == lostBefore;
     } catch (RejectedExecutionException e) {
       return false; // shut down
     } catch (RuntimeException e) {
@@ -422,6 +452,16 @@ public final class ProfoldRuntime {
     Duration budget = deadline.remaining();
     waits.waiting("acks", budget);
     return exporter.flush(budget);
+  }
+
+  /** Deltas the exporter counted dropped or the collector refused, so far. */
+  private long deltasLost() {
+    ExporterStats s = exporter.stats();
+    long n = s.dropped();
+    for (long refused : s.rejected().values()) {
+      n += refused;
+    }
+    return n;
   }
 
   /** Waits for {@code work} at most what is left of {@code deadline}; true if it completed. */
@@ -520,9 +560,11 @@ public final class ProfoldRuntime {
       if (!sendLastAndAwait(Deadline.after(timeout, nanoClock), true)) {
         LOG.log(
             Level.WARNING,
-            "Profold: the last deltas were not acknowledged within {0} ms; {1} are lost",
-            TimeUnit.NANOSECONDS.toMillis(Durations.saturatedNanos(timeout)),
-            exporter.stats().bufferedDeltas());
+            "Profold: {0} deltas (an interval each, or part of one) were not acknowledged within"
+                + " {1} ms of the shutdown; they are lost (the collector may have applied those"
+                + " already sent)",
+            exporter.unacknowledged(),
+            TimeUnit.NANOSECONDS.toMillis(Durations.saturatedNanos(timeout)));
       }
     } catch (RejectedExecutionException e) {
       // shut down already

@@ -565,6 +565,32 @@ class ExporterTest extends InProcessExporterTest {
     assertThat(backingOff.failedFast()).isZero();
   }
 
+  @Test
+  void deltasStillBufferedWhenTheExporterClosesAreCountedDroppedAndNotWaitedFor() {
+    Exporter e = exporter(config());
+    ingest.silent.add(1L); // applied, but its ack never comes: delta 1 stays in flight
+    e.submit(delta(0, 0.25));
+    scheduler.runDue();
+    e.submit(delta(1, 0.25, 0.5));
+    e.submit(delta(2, 0.25, 0.5, 0.75));
+    scheduler.runDue();
+    assertThat(ingest.streams.get(0).received).hasSize(1); // 2 and 3 wait behind the window
+    assertThat(e.unacknowledged()).isEqualTo(3);
+
+    e.close(); // as a shutdown does once its wait for the acks ran out
+    scheduler.runDue();
+    ExporterStats s = e.stats();
+    assertThat(s.dropped()).as("the delta in flight and the two never sent").isEqualTo(3);
+    assertThat(s.eventsLost()).isEqualTo(1 + 2 + 3);
+    assertThat(s.bufferedDeltas()).isZero();
+    assertThat(s.bufferedBytes()).isZero();
+    assertThat(e.unacknowledged()).isZero();
+    assertThat(e.flush(Duration.ZERO)).as("nothing left to wait for").isTrue();
+    scheduler.advance(Duration.ofMinutes(5));
+    assertThat(ingest.streams).hasSize(1);
+    assertThat(ingest.streams.get(0).received).hasSize(1); // nothing sent after the close
+  }
+
   /** Delta 1 in flight (its ack held back), then delta 2 takes the buffer over its bound. */
   private Exporter inFlightDeltaDroppedOnOverflow() {
     ingest.silent.add(1L);

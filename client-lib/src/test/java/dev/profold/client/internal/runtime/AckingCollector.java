@@ -11,12 +11,24 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
 
-/** A collector on a local port that acknowledges every delta APPLIED; and a port nobody serves. */
+/**
+ * A collector on a local port that acknowledges every delta APPLIED (or, made {@link #refusing},
+ * REJECTED with the permanent code INVALID_ARGUMENT); and a port nobody serves.
+ */
 public final class AckingCollector implements AutoCloseable {
   private final Server server;
   private final java.util.List<Delta> received = new java.util.concurrent.CopyOnWriteArrayList<>();
 
   public AckingCollector() throws IOException {
+    this(false);
+  }
+
+  /** A collector that refuses every delta as invalid. */
+  public static AckingCollector refusing() throws IOException {
+    return new AckingCollector(true);
+  }
+
+  private AckingCollector(boolean refuse) throws IOException {
     server =
         ServerBuilder.forPort(0)
             .addService(
@@ -27,11 +39,17 @@ public final class AckingCollector implements AutoCloseable {
                       @Override
                       public void onNext(Delta d) {
                         received.add(d);
-                        acks.onNext(
-                            Ack.newBuilder()
-                                .setSequence(d.getSequence())
-                                .setResult(AckResult.ACK_RESULT_APPLIED)
-                                .build());
+                        Ack.Builder ack = Ack.newBuilder().setSequence(d.getSequence());
+                        if (refuse) {
+                          ack.setResult(AckResult.ACK_RESULT_REJECTED)
+                              .setStatus(
+                                  com.google.rpc.Status.newBuilder()
+                                      .setCode(com.google.rpc.Code.INVALID_ARGUMENT_VALUE)
+                                      .setMessage("refused by the test collector"));
+                        } else {
+                          ack.setResult(AckResult.ACK_RESULT_APPLIED);
+                        }
+                        acks.onNext(ack.build());
                       }
 
                       @Override

@@ -1,9 +1,15 @@
 package dev.profold.client.internal.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.profold.client.ProfoldConfig;
+import dev.profold.client.Region;
+import dev.profold.client.internal.record.Recorder;
+import dev.profold.proto.v1.ClientOverhead;
+import dev.profold.proto.v1.Delta;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -44,5 +50,65 @@ class ProfoldRuntimeFlushTest {
       schedule.shutdownNow();
       r.shutdown(Duration.ofMillis(100));
     }
+  }
+
+  @Test
+  void aFlushWhoseDeltaTheCollectorRefusesReturnsFalse() throws Exception {
+    try (AckingCollector refusing = AckingCollector.refusing();
+        AckingCollector acking = new AckingCollector()) {
+      ProfoldRuntime refused = start(refusing);
+      ProfoldRuntime applied = start(acking);
+      try {
+        assertThat(refused.flush(Duration.ofSeconds(30))).isFalse();
+        assertThat(refusing.received()).isNotEmpty(); // it was answered, not timed out
+        assertThat(applied.flush(Duration.ofSeconds(30))).isTrue();
+      } finally {
+        refused.shutdown(Duration.ofMillis(100));
+        applied.shutdown(Duration.ofSeconds(5));
+      }
+    }
+  }
+
+  /**
+   * A flush that fails after it took the counts for its delta (an OutOfMemoryError while building
+   * or submitting it) must not lose them: the next delta reports them, with the failed interval's
+   * values as events dropped.
+   */
+  @Test
+  void theCountsOfADeltaThatFailedToGoOutArriveWithTheNext() throws Exception {
+    try (AckingCollector collector = new AckingCollector()) {
+      ProfoldRuntime r = start(collector);
+      try {
+        Recorder rec = r.recorder();
+        rec.record(rec.metric("values", ""), 1.0);
+        rec.record(rec.metric("values", ""), 2.0);
+        Region closedTwice = rec.region("twice", dev.profold.client.Kind.COMPUTE);
+        closedTwice.close();
+        closedTwice.close(); // misuse: closed_twice 1
+        r.beforeSubmit =
+            () -> {
+              throw new OutOfMemoryError("planted");
+            };
+        assertThatThrownBy(r::flushInterval).isInstanceOf(OutOfMemoryError.class);
+        r.beforeSubmit = () -> {};
+        assertThat(r.flush(Duration.ofSeconds(30))).isTrue();
+        List<Delta> received = collector.received();
+        assertThat(received).hasSize(1);
+        ClientOverhead o = received.get(0).getOverhead();
+        assertThat(o.getEventsDropped()).as("the failed interval's 3 values").isEqualTo(3);
+        assertThat(o.getMisuseMap()).containsEntry("closed_twice", 1L);
+      } finally {
+        r.shutdown(Duration.ofSeconds(5));
+      }
+    }
+  }
+
+  private static ProfoldRuntime start(AckingCollector collector) {
+    return ProfoldRuntime.start(
+        ProfoldConfig.builder()
+            .service("flush-test")
+            .endpoint(collector.endpoint())
+            .interval(Duration.ofHours(1))
+            .build());
   }
 }
