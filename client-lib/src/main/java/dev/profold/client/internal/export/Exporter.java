@@ -255,10 +255,10 @@ public final class Exporter implements AutoCloseable {
   /**
    * Submitted deltas, counted in sequence numbers (an interval each, or a part of a split one),
    * that are neither acknowledged nor counted dropped or rejected yet: what {@link #flush} waits
-   * for.
+   * for. Never negative (each delta is resolved once).
    */
   public long unacknowledged() {
-    return Math.max(0, unresolved.get());
+    return unresolved.get();
   }
 
   /**
