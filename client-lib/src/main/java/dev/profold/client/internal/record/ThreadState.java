@@ -141,6 +141,10 @@ final class ThreadState {
   private final int[] cachedParent = new int[REGION_CACHE];
   private final int[] cachedChild = new int[REGION_CACHE];
   private LongIntMap childCache = new LongIntMap(64);
+
+  /** Set by {@link #childOf}: whether the child it returned may be cached. Owner thread only. */
+  private boolean childCacheable;
+
   private final Map<Kind, Map<String, Integer>> regionEvents = new java.util.EnumMap<>(Kind.class);
   private final Map<String, AttributeCache> attributeEvents = new HashMap<>();
 
@@ -253,10 +257,12 @@ final class ThreadState {
       }
     }
     int child = childOf(ev);
-    cachedName[h] = regionName;
-    cachedKind[h] = kind;
-    cachedParent[h] = current;
-    cachedChild[h] = child;
+    if (childCacheable) { // not an overflow child: it would stay there once ageing made room
+      cachedName[h] = regionName;
+      cachedKind[h] = kind;
+      cachedParent[h] = current;
+      cachedChild[h] = child;
+    }
     return pushChild(child, true);
   }
 
@@ -284,17 +290,26 @@ final class ThreadState {
     return pushChild(childOf(ev), false);
   }
 
+  /**
+   * The child of the current context by {@code event}; sets {@link #childCacheable} to whether it
+   * may be cached (not one the context limit gave: an overflow context, or the current context for
+   * an attribute left out).
+   */
   private int childOf(int event) {
     if (event == ContextTable.LEFT_OUT) {
+      childCacheable = false;
       return current;
     }
     long key = ((long) current << 32) | event;
     int child = childCache.get(key);
     if (child == LongIntMap.MISSING) {
       child = contexts.child(current, event, holder);
-      if (!contexts.isOverflow(current, child)) {
+      childCacheable = !contexts.isOverflow(current, child);
+      if (childCacheable) {
         childCache.put(key, child);
       }
+    } else {
+      childCacheable = true; // only such children are in the cache
     }
     return child;
   }

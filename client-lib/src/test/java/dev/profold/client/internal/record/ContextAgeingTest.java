@@ -358,4 +358,47 @@ class ContextAgeingTest {
     assertThat(recorder.misuseCounts().get("contexts_full")).isZero();
     assertThat(seen).isEqualTo(expected);
   }
+
+  /**
+   * A region first entered while the table was full went to the overflow context; once ageing has
+   * made room, entering it again (with the same name instance, which a thread's region cache keys
+   * on) must get a context of its own, the same one as any other instance of the name.
+   */
+  @Test
+  void aRegionFirstEnteredWhileTheTableWasFullGetsItsOwnContextOnceThereIsRoom() {
+    Recorder small = new Recorder(encoder, 1024, 8);
+    small.collect();
+    IdHolder filler = small.holder();
+    for (int i = 0; i < 7; i++) {
+      small.regionContext(filler, 0, "f" + i, Kind.COMPUTE); // full: the root and 7
+    }
+    small.forget(filler);
+    small.collect(); // over half: holders are asked for their ids (this thread holds none yet)
+    String name = "x";
+    try (Region r = small.region(name, Kind.COMPUTE)) {
+      assertThat(r).isNotNull();
+    }
+    int first = onlyContext(small.collect()); // ageing frees the filler's contexts here
+    assertThat(small.isOverflow(0, first)).as("entered while full").isTrue();
+    assertThat(small.contextCount()).isLessThanOrEqualTo(4);
+
+    for (int round = 0; round < 3; round++) {
+      try (Region r = small.region(name, Kind.COMPUTE)) {
+        assertThat(r).isNotNull();
+      }
+      try (Region r = small.region(new String(name), Kind.COMPUTE)) { // another instance
+        assertThat(r).isNotNull();
+      }
+      int context = onlyContext(small.collect());
+      assertThat(small.isOverflow(0, context)).as("round %d", round).isFalse();
+    }
+  }
+
+  /** The one context the calling thread recorded in, from a collection. */
+  private static int onlyContext(List<ThreadSnapshot> snapshots) {
+    assertThat(snapshots).hasSize(1);
+    List<Cell> cells = snapshots.get(0).cells();
+    assertThat(cells).hasSize(1);
+    return cells.get(0).context();
+  }
 }
