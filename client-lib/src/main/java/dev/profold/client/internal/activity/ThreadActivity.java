@@ -28,15 +28,16 @@ import java.util.Map;
  *       does not depend on how many it took;
  *   <li>off-CPU classes ({@link #offCpu}: sync, wait, io, runtime and thread_mgmt from blocking
  *       events above their thresholds; {@link #pause}: stop-the-world pauses, runtime for every
- *       thread) fill {@code wall - cpu}; when they report more than that (an event reported late, a
- *       wait that began in an earlier interval) they are scaled down in proportion, and what did
- *       not fit is carried to the next interval, once and at most one interval's worth. There it
- *       fills the room first (it is the older time), and what of it still does not fit is dropped,
- *       not counted anywhere: an event's duration is wall time the thread spent before the event
- *       was reported, so time that fits neither the interval it was reported in nor the next one
- *       lies in intervals already sent, and carrying it on would only put it into later intervals
- *       where the thread was on CPU or idle (a 60 s wait followed by minutes on CPU would otherwise
- *       show as waiting whenever the thread next goes idle);
+ *       thread, for the share of its off-CPU time no event reported, since a reported block holds
+ *       the pauses that fell in it) fill {@code wall - cpu}; when they report more than that (an
+ *       event reported late, a wait that began in an earlier interval) they are scaled down in
+ *       proportion, and what did not fit is carried to the next interval, once and at most one
+ *       interval's worth. There it fills the room first (it is the older time), and what of it
+ *       still does not fit is dropped, not counted anywhere: an event's duration is wall time the
+ *       thread spent before the event was reported, so time that fits neither the interval it was
+ *       reported in nor the next one lies in intervals already sent, and carrying it on would only
+ *       put it into later intervals where the thread was on CPU or idle (a 60 s wait followed by
+ *       minutes on CPU would otherwise show as waiting whenever the thread next goes idle);
  *   <li>{@code idle} is the remainder: waits too short for their threshold, waits for work, and
  *       anything no event describes.
  * </ul>
@@ -206,8 +207,8 @@ public final class ThreadActivity {
     c[THREAD_MGMT] = mgmt;
     long[] reported = offCpu.get(threadId);
     long[] fresh = reported == null ? new long[CLASSES] : reported.clone();
-    fresh[RUNTIME] += pauses;
     long room = wall - cpu;
+    fresh[RUNTIME] += pauseOutsideReports(room, sum(fresh));
     // Time carried from the interval before fills the room first; what of it does not fit is
     // dropped (see the class comment). Then this interval's reports take what room is left.
     long[] old = fit(carriedIn.getOrDefault(threadId, NO_CLASSES), room);
@@ -234,6 +235,21 @@ public final class ThreadActivity {
     }
     c[IDLE] = room - used;
     return c;
+  }
+
+  /**
+   * The part of this interval's pauses to count as a thread's runtime: a pause stops the thread
+   * while it is off CPU ({@code room}); where it was then blocked in a reported event, the event's
+   * duration holds the pause already. Not knowing when in the interval the pauses fell, the share
+   * of the off-CPU time no report covers: all of the pauses for a thread with nothing reported,
+   * none for one reported blocked all along.
+   */
+  private long pauseOutsideReports(long room, long reported) {
+    if (pauses <= 0 || room <= 0) {
+      return 0;
+    }
+    long unreported = Math.max(0, room - reported);
+    return unreported >= room ? pauses : scaled(pauses, unreported, room);
   }
 
   /**

@@ -70,8 +70,11 @@ class ThreadActivityTest {
     assertThat(w.getSyncNanos()).isEqualTo(3 * S);
     assertThat(w.getIoNanos()).isEqualTo(2 * S);
     assertThat(w.getWaitNanos()).isEqualTo(S);
-    assertThat(w.getRuntimeNanos()).isEqualTo(2 * (S / 10)); // the pause stopped both threads
-    assertThat(w.getIdleNanos()).isEqualTo(20 * S - 4 * S - S - 3 * S - 2 * S - S - S / 5);
+    // The pause stopped both threads; it counts for the part of each one's off-CPU time that no
+    // report covers (a reported block holds the pauses in it): 3 of 6 s, and 6 of 9 s.
+    long runtime = S / 10 * 3 / 6 + S / 10 * 6 / 9;
+    assertThat(w.getRuntimeNanos()).isEqualTo(runtime);
+    assertThat(w.getIdleNanos()).isEqualTo(20 * S - 4 * S - S - 3 * S - 2 * S - S - runtime);
     assertThat(classes(w)).isEqualTo(w.getWallNanos());
     assertThat(w.getCpuMinNanos()).isEqualTo(S);
     assertThat(w.getCpuMaxNanos()).isEqualTo(4 * S);
@@ -320,6 +323,31 @@ class ThreadActivityTest {
     for (int k = 0; k < other; k++) {
       a.onCpuSample(thread, false);
     }
+  }
+
+  @Test
+  void aPauseDuringAReportedBlockIsNotCountedAgainNorCarriedOn() {
+    threads.set(new LiveThread(1, "reader-1", 0), new LiveThread(2, "idle-1", 0));
+    activity.close(0, 0); // baseline
+    activity.offCpu(1, Kind.IO, 10 * S); // blocked in a read the whole interval
+    activity.pause(S); // a 1 s GC pause within it
+    ThreadGroupActivity reader = group(activity.close(0, 10 * S), "reader-*");
+    assertThat(reader.getIoNanos()).isEqualTo(10 * S);
+    assertThat(reader.getRuntimeNanos()).as("held in the read's duration").isZero();
+    assertThat(group(activity.close(10 * S, 20 * S), "idle-*").getRuntimeNanos()).isZero();
+
+    ThreadGroupActivity next = group(activity.close(20 * S, 30 * S), "reader-*");
+    assertThat(next.getIdleNanos()).as("nothing carried into the next intervals").isEqualTo(10 * S);
+  }
+
+  @Test
+  void aPauseCountsInFullForAThreadWithNothingReported() {
+    threads.set(new LiveThread(1, "idle-1", 0));
+    activity.close(0, 0);
+    activity.pause(S);
+    ThreadGroupActivity g = group(activity.close(0, 10 * S), "idle-*");
+    assertThat(g.getRuntimeNanos()).isEqualTo(S);
+    assertThat(g.getIdleNanos()).isEqualTo(9 * S);
   }
 
   @Property
