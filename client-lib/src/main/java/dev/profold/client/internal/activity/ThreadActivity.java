@@ -22,10 +22,11 @@ import java.util.Map;
  *       {@code thread_mgmt} takes the share of the thread's CPU samples ({@link #onCpuSample}) that
  *       were in thread and executor management code, {@code compute} the rest; CPU time measured in
  *       thread management ({@link #managementCpu}) is thread_mgmt first, and only the rest is split
- *       by the samples. A share, not the samples times their period: a sampler reaches a thread
- *       less often than its period says (JFR samples a few threads per tick, and only those running
- *       Java code), so counting periods understates, while the share of the samples it did take
- *       does not depend on how many it took;
+ *       by the samples, those inside {@code Thread.start} left out (they fell in the measured
+ *       time). A share, not the samples times their period: a sampler reaches a thread less often
+ *       than its period says (JFR samples a few threads per tick, and only those running Java
+ *       code), so counting periods understates, while the share of the samples it did take does not
+ *       depend on how many it took;
  *   <li>off-CPU classes ({@link #offCpu}: sync, wait, io, runtime and thread_mgmt from blocking
  *       events above their thresholds; {@link #pause}: stop-the-world pauses, runtime for every
  *       thread, for the share of its off-CPU time no event reported, since a reported block holds
@@ -67,7 +68,7 @@ public final class ThreadActivity {
   private static final int THREAD_MGMT = 5;
   private static final int IDLE = 6;
   private static final int CLASSES = 7;
-  private static final long[] NO_SAMPLES = new long[2];
+  private static final long[] NO_SAMPLES = new long[3];
   private static final long[] NO_CLASSES = new long[CLASSES];
 
   private final LiveThreads threads;
@@ -97,10 +98,22 @@ public final class ThreadActivity {
    * Thread {@code threadId} was sampled running, in thread management code when {@code management}.
    */
   public synchronized void onCpuSample(long threadId, boolean management) {
-    long[] n = samples.computeIfAbsent(threadId, k -> new long[2]);
+    onCpuSample(threadId, management, false);
+  }
+
+  /**
+   * {@link #onCpuSample(long, boolean)}, {@code inStart} when the management code sampled is inside
+   * {@code Thread.start}: where {@link #managementCpu} measured the thread's starts, such samples
+   * stand for that measured time and are left out of the share that splits the rest.
+   */
+  public synchronized void onCpuSample(long threadId, boolean management, boolean inStart) {
+    long[] n = samples.computeIfAbsent(threadId, k -> new long[3]);
     n[0]++;
     if (management) {
       n[1]++;
+      if (inStart) {
+        n[2]++;
+      }
     }
   }
 
@@ -199,10 +212,15 @@ public final class ThreadActivity {
     long[] now = samples.getOrDefault(threadId, NO_SAMPLES);
     long[] before = lastSamples.getOrDefault(threadId, NO_SAMPLES);
     long all = now[0] + before[0];
+    long inManagement = now[1] + before[1];
     long measured = Math.min(cpu, managementCpu.getOrDefault(threadId, 0L));
+    if (measured > 0) { // samples inside the measured starts are that time: not counted twice
+      long inStart = now[2] + before[2];
+      all -= inStart;
+      inManagement -= inStart;
+    }
     long sampled = cpu - measured;
-    long mgmt =
-        measured + (all == 0 ? 0 : Math.round(sampled * ((double) (now[1] + before[1]) / all)));
+    long mgmt = measured + (all == 0 ? 0 : Math.round(sampled * ((double) inManagement / all)));
     c[COMPUTE] = cpu - mgmt;
     c[THREAD_MGMT] = mgmt;
     long[] reported = offCpu.get(threadId);

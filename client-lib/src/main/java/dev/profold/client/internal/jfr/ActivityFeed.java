@@ -30,7 +30,9 @@ final class ActivityFeed {
       return;
     }
     if (EventMapper.EXECUTION_SAMPLE.equals(e.type())) {
-      activity.onCpuSample(o.threadId(), o.kind() == Kind.THREAD_MGMT);
+      boolean management = o.kind() == Kind.THREAD_MGMT;
+      activity.onCpuSample(
+          o.threadId(), management, management && EventMapper.inThreadStart(e.frames()));
       return;
     }
     if (e.durationNanos() > 0 && !EventMapper.waitingForWork(e.frames())) {

@@ -185,6 +185,21 @@ public final class EventMapper {
    * start.
    */
   public static boolean inThreadManagement(List<String> frames) {
+    return managementFrame(frames) != null;
+  }
+
+  /**
+   * True when a CPU sample with this stack is in thread management because it is inside {@code
+   * Thread.start} ({@link #inThreadManagement}), whose CPU time the agent measures when it times
+   * starts.
+   */
+  public static boolean inThreadStart(List<String> frames) {
+    String f = managementFrame(frames);
+    return f != null && f.startsWith("java.lang.Thread.start");
+  }
+
+  /** The frame that makes a sample with this stack thread management, or null. */
+  private static String managementFrame(List<String> frames) {
     String callee = null;
     for (String f : frames) {
       if (f.startsWith(OWN_CLASSES)) {
@@ -192,16 +207,16 @@ public final class EventMapper {
         continue; // the agent's own hooks (timing Thread.start) inside the JDK's code
       }
       if (!(f.startsWith("java.") || f.startsWith("jdk.") || f.startsWith("sun."))) {
-        return false;
+        return null;
       }
       for (String m : MANAGEMENT_FRAMES) {
         if (f.startsWith(m)) {
-          return !runsTask(f, callee);
+          return runsTask(f, callee) ? null : f;
         }
       }
       callee = f;
     }
-    return false;
+    return null;
   }
 
   /**

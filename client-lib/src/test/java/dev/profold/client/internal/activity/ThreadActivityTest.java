@@ -82,6 +82,30 @@ class ThreadActivityTest {
   }
 
   @Test
+  void samplesInsideAMeasuredThreadStartAreNotCountedTwice() {
+    threads.set(new LiveThread(1, "spawner", 0));
+    activity.close(0, 0);
+    threads.set(new LiveThread(1, "spawner", S));
+    activity.managementCpu(1, S / 2); // timed starts
+    activity.onCpuSample(1, true, true); // inside Thread.start: within the measured half
+    activity.onCpuSample(1, false, false); // application code
+    ThreadGroupActivity g = group(activity.close(0, 10 * S), "spawner");
+    assertThat(g.getThreadMgmtNanos()).isEqualTo(S / 2);
+    assertThat(g.getComputeNanos()).isEqualTo(S / 2);
+
+    // Starts not timed (threads.timing=false): the sample in Thread.start is the only measure.
+    threads.set(new LiveThread(1, "spawner", 2 * S));
+    ThreadActivity untimed = new ThreadActivity(threads);
+    untimed.close(0, 0);
+    threads.set(new LiveThread(1, "spawner", 3 * S));
+    untimed.onCpuSample(1, true, true);
+    untimed.onCpuSample(1, false, false);
+    ThreadGroupActivity u = group(untimed.close(0, 10 * S), "spawner");
+    assertThat(u.getThreadMgmtNanos()).isEqualTo(S / 2);
+    assertThat(u.getComputeNanos()).isEqualTo(S / 2);
+  }
+
+  @Test
   void measuredManagementCpuComesFirstAndOnlyTheRestIsSplitBySamples() {
     threads.set(new LiveThread(1, "spawner", 0));
     activity.close(0, 0); // baseline

@@ -59,6 +59,18 @@ class EventMapperTest {
         .isTrue();
     assertThat(EventMapper.inThreadManagement(List.of())).isFalse();
     assertThat(
+            EventMapper.inThreadStart(
+                List.of("java.lang.Thread.start0", "java.lang.Thread.start", "app.Main.main")))
+        .isTrue();
+    assertThat(
+            EventMapper.inThreadStart(
+                List.of("java.util.concurrent.ThreadPoolExecutor.execute", "app.Main.main")))
+        .as("management, not a start")
+        .isFalse();
+    assertThat(EventMapper.inThreadStart(List.of("app.Main.main", "java.lang.Thread.start")))
+        .as("application code first: compute")
+        .isFalse();
+    assertThat(
             EventMapper.inThreadManagement(
                 List.of(
                     "dev.profold.client.internal.activity.ThreadActivity.offCpu",
