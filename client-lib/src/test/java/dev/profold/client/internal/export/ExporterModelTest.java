@@ -2,9 +2,7 @@ package dev.profold.client.internal.export;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.google.protobuf.Any;
 import com.google.rpc.Code;
-import com.google.rpc.RetryInfo;
 import dev.profold.proto.v1.Ack;
 import dev.profold.proto.v1.AckResult;
 import dev.profold.proto.v1.AttributeValue;
@@ -34,7 +32,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
-import java.util.random.RandomGenerator;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -55,15 +52,14 @@ import org.junit.jupiter.api.Test;
  * <p>{@code -Dprofold.model.seeds=N} runs N scenarios (150 by default).
  */
 class ExporterModelTest {
-  static final long T0 = 1_700_000_010_000_000_000L;
 
   /** The fake collector. All callbacks run on the test thread (direct executors). */
   static final class Collector extends IngestGrpc.IngestImplBase {
     final List<FStream> streams = new ArrayList<>();
     long lastApplied;
     long limit = Long.MAX_VALUE;
-    long appliedEvents, appliedDropped, appliedReconnects, appliedMerges;
-    long rejectedEvents, rejectedDropped, rejectedReconnects, rejectedMerges;
+    final Tally applied = new Tally();
+    final Tally refused = new Tally();
     final Set<Long> rejectedSeqs = new HashSet<>();
     final List<String> violations = new ArrayList<>();
     int keyAttribute = -1; // the attribute whose value names an entry's path node
@@ -117,7 +113,6 @@ class ExporterModelTest {
       }
       long seq = d.getSequence();
       long first = d.getFirstSequence() == 0 ? seq : d.getFirstSequence();
-      ClientOverhead o = d.getOverhead();
       if (seq <= lastApplied) {
         s.ack(seq, AckResult.ACK_RESULT_DUPLICATE, null);
       } else if (first <= lastApplied) {
@@ -128,27 +123,18 @@ class ExporterModelTest {
         s.ack(seq, AckResult.ACK_RESULT_REJECTED, status(Code.INVALID_ARGUMENT, null));
       } else if (how == 1) {
         rejectedSeqs.add(seq);
-        rejectedEvents += DeltaBuffer.events(d);
-        rejectedDropped += o.getEventsDropped();
-        rejectedReconnects += o.getExportReconnects();
-        rejectedMerges += o.getExportDeltasMerged();
+        refused.add(d);
         s.ack(seq, AckResult.ACK_RESULT_REJECTED, status(Code.INVALID_ARGUMENT, null));
       } else if (how == 2) {
         s.ack(seq, AckResult.ACK_RESULT_REJECTED, status(Code.UNAVAILABLE, Duration.ofMillis(700)));
       } else if (how == 3) {
         lastApplied = seq; // applied, but the ack is lost: the stream then breaks
-        appliedEvents += DeltaBuffer.events(d);
-        appliedDropped += o.getEventsDropped();
-        appliedReconnects += o.getExportReconnects();
-        appliedMerges += o.getExportDeltasMerged();
+        applied.add(d);
         s.fail(Status.UNAVAILABLE.asRuntimeException());
         return;
       } else {
         lastApplied = seq;
-        appliedEvents += DeltaBuffer.events(d);
-        appliedDropped += o.getEventsDropped();
-        appliedReconnects += o.getExportReconnects();
-        appliedMerges += o.getExportDeltasMerged();
+        applied.add(d);
         s.ack(seq, AckResult.ACK_RESULT_APPLIED, null);
       }
       s.maybeComplete();
@@ -232,16 +218,25 @@ class ExporterModelTest {
     com.google.rpc.Status.Builder b =
         com.google.rpc.Status.newBuilder().setCode(code.getNumber()).setMessage("no");
     if (retry != null) {
-      b.addDetails(
-          Any.pack(
-              RetryInfo.newBuilder()
-                  .setRetryDelay(
-                      com.google.protobuf.Duration.newBuilder()
-                          .setSeconds(retry.getSeconds())
-                          .setNanos(retry.getNano()))
-                  .build()));
+      b.addDetails(ExporterTest.retryInfo(retry));
     }
     return b.build();
+  }
+
+  /** What the deltas a collector applied (or refused) carried: events and export counts. */
+  static final class Tally {
+    long events;
+    long dropped;
+    long reconnects;
+    long merges;
+
+    void add(Delta d) {
+      ClientOverhead o = d.getOverhead();
+      events += DeltaBuffer.events(d);
+      dropped += o.getEventsDropped();
+      reconnects += o.getExportReconnects();
+      merges += o.getExportDeltasMerged();
+    }
   }
 
   static final class FStream {
@@ -338,7 +333,7 @@ class ExporterModelTest {
                 .setService("s")
                 .setInstance("i")
                 .setIncarnationId(1)
-                .setProcessStartUnixNanos(T0 - 1)
+                .setProcessStartUnixNanos(ExporterTest.T0 - 1)
                 .build(),
             new long[] {6_000, 12_000, 1 << 20}[rnd.nextInt(3)]);
     int region = encoder.dimension("region", ValueType.VALUE_TYPE_PATH);
@@ -367,19 +362,7 @@ class ExporterModelTest {
             .withMaxMessageBytes(64 << 10)
             .withMaxBufferBytes(new long[] {20_000, 60_000, 150_000}[rnd.nextInt(3)])
             .withRotation(1 + rnd.nextInt(3000), Duration.ofSeconds(rnd.nextInt(20)));
-    RandomGenerator jitter =
-        new RandomGenerator() {
-          @Override
-          public long nextLong() {
-            return 0;
-          }
-
-          @Override
-          public double nextDouble() {
-            return 0.5;
-          }
-        };
-    Exporter e = new Exporter(channel, encoder, config, scheduler, jitter);
+    Exporter e = new Exporter(channel, encoder, config, scheduler, ExporterTest.fixedRandom(0.5));
     long generated = 0;
     long lastEventsLost = 0;
     int interval = 0;
@@ -397,8 +380,8 @@ class ExporterModelTest {
           int n = rnd.nextInt(10) == 0 ? 300 + rnd.nextInt(1200) : 1 + rnd.nextInt(40);
           Delta.Builder d =
               Delta.newBuilder()
-                  .setIntervalStartUnixNanos(T0 + interval * 10_000_000_000L)
-                  .setIntervalEndUnixNanos(T0 + (interval + 1) * 10_000_000_000L)
+                  .setIntervalStartUnixNanos(ExporterTest.T0 + interval * 10_000_000_000L)
+                  .setIntervalEndUnixNanos(ExporterTest.T0 + (interval + 1) * 10_000_000_000L)
                   .setThreadAggregation(ThreadAggregation.THREAD_AGGREGATION_SUM)
                   .setOverhead(
                       ClientOverhead.newBuilder()
@@ -501,28 +484,28 @@ class ExporterModelTest {
       cover.limited += c.limit == Long.MAX_VALUE ? 0 : 1;
       long pendingLost = s.eventsLost() - lastEventsLost;
       long accounted =
-          c.appliedEvents + c.appliedDropped + c.rejectedEvents + c.rejectedDropped + pendingLost;
+          c.applied.events + c.applied.dropped + c.refused.events + c.refused.dropped + pendingLost;
       List<String> problems = new ArrayList<>();
       if (silentSeed ? accounted < generated : accounted != generated) {
         problems.add(
             "events: generated "
                 + generated
                 + " but applied "
-                + c.appliedEvents
+                + c.applied.events
                 + "+"
-                + c.appliedDropped
+                + c.applied.dropped
                 + " rejected "
-                + c.rejectedEvents
+                + c.refused.events
                 + "+"
-                + c.rejectedDropped
+                + c.refused.dropped
                 + " pendingLost "
                 + pendingLost);
       }
-      long rec = c.appliedReconnects + c.rejectedReconnects + last.reconnects();
+      long rec = c.applied.reconnects + c.refused.reconnects + last.reconnects();
       if (silentSeed ? rec < s.reconnects() : rec != s.reconnects()) {
         problems.add("reconnects: stats " + s.reconnects() + " but reported " + rec);
       }
-      long mer = c.appliedMerges + c.rejectedMerges + last.deltasMerged();
+      long mer = c.applied.merges + c.refused.merges + last.deltasMerged();
       if (silentSeed ? mer < s.merged() : mer != s.merged()) {
         problems.add("merged: stats " + s.merged() + " but reported " + mer);
       }

@@ -111,7 +111,7 @@ class ExporterTest extends InProcessExporterTest {
                     Measurement.newBuilder().setAttributeId(time).setState(WireStates.toProto(a))));
   }
 
-  private static RandomGenerator fixedRandom(double value) {
+  static RandomGenerator fixedRandom(double value) {
     return new RandomGenerator() {
       @Override
       public long nextLong() {
@@ -140,7 +140,7 @@ class ExporterTest extends InProcessExporterTest {
     return StatusProto.toStatusRuntimeException(s.build());
   }
 
-  private static Any retryInfo(Duration d) {
+  static Any retryInfo(Duration d) {
     return Any.pack(
         RetryInfo.newBuilder()
             .setRetryDelay(
