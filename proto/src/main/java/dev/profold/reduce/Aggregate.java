@@ -47,6 +47,21 @@ public final class Aggregate {
     histogram.record(value);
   }
 
+  /**
+   * Adds one duration of {@code nanos} nanoseconds as the value {@code nanos * 1e-9} (seconds):
+   * exactly what {@code record(nanos * 1e-9)} adds, and cheaper (see {@link
+   * ExpHistogram#recordNanos}).
+   */
+  public void recordNanos(long nanos) {
+    double value = nanos * NanoBuckets.SECONDS_PER_NANO;
+    count++;
+    sum += value;
+    sumOfSquares += value * value;
+    min = Math.min(min, value);
+    max = Math.max(max, value);
+    histogram.recordNanos(nanos);
+  }
+
   /** Adds all values summarised by {@code other}. */
   public void merge(Aggregate other) {
     mergeMoments(other.count, other.sum, other.min, other.max, other.sumOfSquares);

@@ -488,7 +488,7 @@ final class ThreadState {
       long e = (long) START.getOpaque(this) + 1;
       START.setVolatile(this, e);
       try {
-        active.recordTime(current, (now - f.start) * 1e-9);
+        active.recordTime(current, now - f.start);
       } finally { // even an Error inside the write must not leave the flush waiting
         END.setRelease(this, e);
       }

@@ -65,19 +65,21 @@ final class ThreadTable {
   }
 
   /**
-   * Adds one duration (seconds, finite and not negative) to the time metric's cell of {@code
-   * context}: an array index instead of a hash probe, as every region close does this.
+   * Adds one duration ({@code nanos} nanoseconds, not negative, recorded as {@code nanos * 1e-9}
+   * seconds) to the time metric's cell of {@code context}: an array index instead of a hash probe,
+   * and a bucket index without floating point ({@link Aggregate#recordNanos}), as every region
+   * close does this.
    */
-  void recordTime(int context, double seconds) {
+  void recordTime(int context, long nanos) {
     Aggregate[] byContext = timeCells;
     if (context < byContext.length) {
       Aggregate cell = byContext[context];
       if (cell != null) {
-        cell.record(seconds);
+        cell.recordNanos(nanos);
         return;
       }
     }
-    record(context, timeMetric, seconds);
+    record(context, timeMetric, nanos * 1e-9);
   }
 
   /**
