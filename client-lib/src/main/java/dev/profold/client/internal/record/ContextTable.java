@@ -59,6 +59,9 @@ final class ContextTable implements ContextView {
   /** The region name of the overflow contexts. */
   static final String OVERFLOW = "profold.overflow";
 
+  /** The name of the dimension holding a context's region path. */
+  static final String REGION_ATTRIBUTE = "region";
+
   /** The event id of an attribute setting left out: its child context is its parent. */
   static final int LEFT_OUT = -2;
 
@@ -109,7 +112,7 @@ final class ContextTable implements ContextView {
    */
   ContextTable(DeltaEncoder encoder, int maxContexts, Runnable onOverflow) {
     this.encoder = encoder;
-    this.regionAttribute = encoder.dimension("region", ValueType.VALUE_TYPE_PATH);
+    this.regionAttribute = encoder.dimension(REGION_ATTRIBUTE, ValueType.VALUE_TYPE_PATH);
     this.maxContexts = maxContexts;
     this.onOverflow = onOverflow;
     event[0] = -1;

@@ -6,6 +6,8 @@ import dev.profold.client.Scope;
 import dev.profold.client.internal.export.DeltaEncoder;
 import dev.profold.client.internal.threads.Cell;
 import dev.profold.client.internal.threads.ContextView;
+import dev.profold.client.internal.threads.EntryEncoder;
+import dev.profold.client.internal.threads.ThreadAggregators;
 import dev.profold.client.internal.threads.ThreadSnapshot;
 import dev.profold.proto.v1.ValueType;
 import java.lang.System.Logger.Level;
@@ -318,7 +320,7 @@ public final class Recorder {
                     + " attribute, not in the measurement name");
             return NO_METRIC;
           }
-          id = encoder.measurement(validName(name), ValueType.VALUE_TYPE_DOUBLE, unit);
+          id = encoder.measurement(measurementName(name), ValueType.VALUE_TYPE_DOUBLE, unit);
           metrics.put(key, id);
         }
       }
@@ -341,6 +343,30 @@ public final class Recorder {
       }
       return id;
     }
+  }
+
+  /**
+   * {@code name} made valid, and not one ending in {@link EntryEncoder#PER_THREAD_SUFFIX}: that is
+   * the companion measurement SET adds for each measurement, which the user's values would be
+   * merged into.
+   */
+  private String measurementName(String name) {
+    String valid = validName(name);
+    if (valid.endsWith(EntryEncoder.PER_THREAD_SUFFIX)) {
+      String renamed = valid + "_";
+      misuse(
+          Misuse.BAD_ARGUMENT,
+          "\""
+              + valid
+              + "\" ends in "
+              + EntryEncoder.PER_THREAD_SUFFIX
+              + ", which names the distribution across threads Profold adds for each measurement;"
+              + " it was recorded as \""
+              + renamed
+              + "\"");
+      return renamed;
+    }
+    return valid;
   }
 
   private static String metricKey(String name, String unit) {
@@ -366,8 +392,36 @@ public final class Recorder {
   }
 
   private String key(String key) {
-    String k = key == null ? "null" : key;
-    return validName(k);
+    String k = validName(key == null ? "null" : key);
+    if (isReserved(k)) {
+      String renamed = k + "_";
+      misuse(
+          Misuse.BAD_ARGUMENT,
+          "\""
+              + k
+              + "\" is a name Profold's own key values use (region, thread, thread.group,"
+              + " thread.role, thread.cluster): an entry would carry it twice, which the collector"
+              + " refuses; the attribute was recorded as \""
+              + renamed
+              + "\"");
+      return renamed;
+    }
+    return k;
+  }
+
+  /**
+   * True for the names of the key values Profold adds itself: the region path ({@value
+   * ContextTable#REGION_ATTRIBUTE}) and the thread labels of the thread aggregation ({@link
+   * ThreadAggregators#THREAD} and the others). A scoped attribute of such a name would put the name
+   * into an entry's key twice.
+   */
+  static boolean isReserved(String name) {
+    return name.equals(ContextTable.REGION_ATTRIBUTE)
+        || (name.startsWith(ThreadAggregators.THREAD)
+            && (name.length() == ThreadAggregators.THREAD.length()
+                || name.equals(ThreadAggregators.GROUP)
+                || name.equals(ThreadAggregators.ROLE)
+                || name.equals(ThreadAggregators.CLUSTER)));
   }
 
   /** True for {@code [a-zA-Z_][a-zA-Z0-9_.]{0,127}}, checked without allocating. */

@@ -5,8 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.profold.client.Kind;
 import dev.profold.client.Region;
 import dev.profold.client.Scope;
+import dev.profold.client.ThreadAggregation;
 import dev.profold.client.internal.export.DeltaEncoder;
 import dev.profold.client.internal.threads.Cell;
+import dev.profold.client.internal.threads.EntryEncoder;
+import dev.profold.client.internal.threads.ThreadAggregators;
 import dev.profold.client.internal.threads.ThreadSnapshot;
 import dev.profold.proto.v1.Dictionary;
 import dev.profold.proto.v1.Entry;
@@ -442,6 +445,82 @@ class RecorderTest {
             "A_Z.9")) {
       assertThat(Recorder.isValidName(name)).as(name).isEqualTo(p.matcher(name).matches());
     }
+  }
+
+  /** Names of the attributes in each wire entry's key, one list per entry. */
+  private List<List<String>> keyNames(ThreadAggregation mode) {
+    List<ThreadSnapshot> threads = recorder.collect();
+    List<Entry> entries =
+        new EntryEncoder(encoder, recorder.contexts())
+            .encode(
+                ThreadAggregators.forMode(mode)
+                    .aggregate(threads, recorder.contexts(), recorder.timeMetric()));
+    List<List<String>> out = new ArrayList<>();
+    for (Entry e : entries) {
+      out.add(
+          e.getKeyList().stream()
+              .map(v -> encoder.attribute(v.getAttributeId()).getName())
+              .toList());
+    }
+    return out;
+  }
+
+  /**
+   * A scoped attribute named like one of Profold's own key values would put that name into an
+   * entry's key twice, and the collector refuses a delta with such a key as a whole: it is recorded
+   * under the name with an underscore, counted as misuse.
+   */
+  @Test
+  void anAttributeNamedLikeProfoldsOwnKeyValuesIsRenamedNotSentTwice() {
+    int m = recorder.metric("payload", "bytes");
+    for (ThreadAggregation mode : ThreadAggregation.values()) {
+      try (Scope s1 = recorder.with("thread.group", "tenant-a");
+          Scope s2 = recorder.with("thread", 7L);
+          Scope s3 = recorder.with("region", "eu");
+          Scope s4 = recorder.with("thread.role", true);
+          Scope s5 = recorder.with("thread.cluster", 1.5);
+          Scope s6 = recorder.with("threads", "kept");
+          Scope s7 = recorder.with("thread.group.name", "kept");
+          Region r = recorder.region("handle", Kind.COMPUTE)) {
+        recorder.record(m, 5);
+      }
+      List<List<String>> keys = keyNames(mode);
+      assertThat(keys).as("%s", mode).isNotEmpty();
+      for (List<String> key : keys) {
+        assertThat(key).as("%s", mode).doesNotHaveDuplicates();
+        assertThat(key)
+            .as("%s", mode)
+            .contains(
+                "region",
+                "thread.group",
+                "thread.group_",
+                "thread_",
+                "region_",
+                "thread.role_",
+                "thread.cluster_",
+                "threads",
+                "thread.group.name");
+      }
+    }
+    assertThat(recorder.misuseCounts())
+        .containsEntry("bad_argument", 5L * ThreadAggregation.values().length);
+    assertThat(Recorder.isReserved("thread")).isTrue();
+    assertThat(Recorder.isReserved("thread_")).isFalse();
+    assertThat(Recorder.isReserved("tenant")).isFalse();
+  }
+
+  /**
+   * SET adds {@code <measurement>.per_thread} for each measurement; a measurement of the user's
+   * with such a name would be merged into it, so it is renamed, counted as misuse.
+   */
+  @Test
+  void aMeasurementNamedLikeSetsCompanionIsRenamed() {
+    int payload = recorder.metric("payload", "bytes");
+    int user = recorder.metric("payload.per_thread", "bytes");
+    assertThat(encoder.attribute(user).getName()).isEqualTo("payload.per_thread_");
+    assertThat(recorder.misuseCounts()).containsEntry("bad_argument", 1L);
+    assertThat(new EntryEncoder(encoder, recorder.contexts()).perThreadMeasurement(payload))
+        .isNotEqualTo(user);
   }
 
   @Test
