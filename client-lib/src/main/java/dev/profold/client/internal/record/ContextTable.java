@@ -18,8 +18,10 @@ import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * Process-wide interning of <em>events</em> (entering a region of some name and kind, setting an
@@ -94,11 +96,17 @@ final class ContextTable implements ContextView {
   private final Map<Kind, Integer> overflowContext = new EnumMap<>(Kind.class); // once created
   private final List<IdHolder> holders = new ArrayList<>();
   private long collection; // the current collection, from beginCollection
+  private long canonicalIn = -1; // the collection canonicalOf and firstWithKey are for
+  private final Map<Integer, Integer> canonicalOf = new HashMap<>();
+  private final Map<ContextKey, Integer> firstWithKey = new HashMap<>();
   private long lastRequest = Long.MIN_VALUE / 2;
   private long agedOut;
   private boolean loggedAgeing;
 
   private record RegionEvent(String name, Kind kind) {}
+
+  /** What a context's wire key is made of: its path node and its attributes in force by name. */
+  private record ContextKey(int pathNode, Map<String, AttributeSetting> settings) {}
 
   /** A table without limits (for tests and tools). */
   ContextTable(DeltaEncoder encoder) {
@@ -311,6 +319,73 @@ final class ContextTable implements ContextView {
         used(c);
       }
     }
+  }
+
+  /**
+   * {@code cells} (one thread's) with each context replaced by the first context of the current
+   * collection that has the same key, and cells that then share (context, metric) merged, in order
+   * of first appearance. Different contexts have the same key (path node and the scoped attributes
+   * in force, in any order) when scopes were opened in another order, an inner scope hid an outer
+   * one of the same name, or the limits sent several paths to one overflow node; the wire cannot
+   * tell them apart, so per-thread results (SET's totals, CALLTREE's visited sets) must not either.
+   * An id that is no context in use is left as it is (see {@link #used(List)}).
+   */
+  synchronized List<Cell> canonical(List<Cell> cells) {
+    if (canonicalIn != collection) {
+      canonicalIn = collection;
+      canonicalOf.clear();
+      firstWithKey.clear();
+    }
+    Map<Long, Cell> merged = null;
+    for (int i = 0; i < cells.size(); i++) {
+      Cell cell = cells.get(i);
+      int c = canonical(cell.context());
+      if (merged == null && c == cell.context()) {
+        continue; // unchanged so far: no copy needed yet
+      }
+      if (merged == null) {
+        merged = new LinkedHashMap<>();
+        for (Cell before : cells.subList(0, i)) {
+          merged.put(cellKey(before.context(), before.metric()), before);
+        }
+      }
+      Cell prior =
+          merged.putIfAbsent(cellKey(c, cell.metric()), new Cell(c, cell.metric(), cell.state()));
+      if (prior != null) {
+        prior.state().merge(cell.state()); // both are the flush's own copies
+      }
+    }
+    return merged == null ? cells : new ArrayList<>(merged.values());
+  }
+
+  private static long cellKey(int context, int metric) {
+    return ((long) context << 32) | (metric & 0xFFFF_FFFFL);
+  }
+
+  private int canonical(int context) {
+    if (context < 0 || context >= size || !occupied(context)) {
+      return context;
+    }
+    Integer known = canonicalOf.get(context);
+    if (known != null) {
+      return known;
+    }
+    Integer first =
+        firstWithKey.putIfAbsent(new ContextKey(pathNode[context], settings(context)), context);
+    int c = first == null ? context : first;
+    canonicalOf.put(context, c);
+    return c;
+  }
+
+  /** The scoped attributes in force in {@code context} by name: the innermost setting of each. */
+  private Map<String, AttributeSetting> settings(int context) {
+    Map<String, AttributeSetting> byName = new TreeMap<>();
+    for (int c = context; c != 0; c = parent[c]) {
+      if (events.get(event[c]) instanceof AttributeSetting s) {
+        byName.putIfAbsent(s.key(), s); // walking outwards: the first seen is the innermost
+      }
+    }
+    return byName;
   }
 
   /**
@@ -541,20 +616,9 @@ final class ContextTable implements ContextView {
               .setAttributeId(regionAttribute)
               .setPathNodeId(pathNode[context]));
     }
-    // Scoped attributes from the outermost in; an inner setting of the same key wins.
-    Map<String, AttributeSetting> settings = new java.util.LinkedHashMap<>();
-    List<AttributeSetting> chain = new ArrayList<>();
-    for (int c = context; c != 0; c = parent[c]) {
-      if (events.get(event[c]) instanceof AttributeSetting s) {
-        chain.add(s);
-      }
-    }
-    for (int i = chain.size() - 1; i >= 0; i--) {
-      AttributeSetting s = chain.get(i);
-      settings.remove(s.key());
-      settings.put(s.key(), s);
-    }
-    for (AttributeSetting s : settings.values()) {
+    // Scoped attributes by name, whatever order they were opened in; an inner setting of the same
+    // name wins. So contexts with the same key give the same key values in the same order.
+    for (AttributeSetting s : settings(context).values()) {
       entry.addKey(value(s));
     }
   }

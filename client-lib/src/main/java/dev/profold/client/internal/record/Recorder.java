@@ -492,7 +492,9 @@ public final class Recorder {
    * Swaps every thread's table and returns what each recorded since the previous call (threads that
    * recorded nothing are left out). Threads that have ended are forgotten after their last data is
    * collected. Call from one thread at a time (the flush). The contexts of the cells returned stay
-   * valid ({@link #contexts()}) until the next call.
+   * valid ({@link #contexts()}) until the next call. Contexts whose keys are equal (the same path
+   * and scoped attributes, opened in another order) come as one: a thread has at most one cell per
+   * key and metric.
    */
   public synchronized List<ThreadSnapshot> collect() {
     // The previous collection's ageing runs now, before anything is drained: its contexts were
@@ -534,6 +536,12 @@ public final class Recorder {
         out.set(at, merged(t, s.owner != null ? s : null, cells));
       }
     }
+    // One context per wire key, so that what is per thread (SET's totals, CALLTREE's visited
+    // sets) counts each thread once per key.
+    out.replaceAll(
+        t ->
+            new ThreadSnapshot(
+                t.threadId(), t.name(), t.group(), t.initial(), contexts.canonical(t.cells())));
     return out;
   }
 
