@@ -16,7 +16,8 @@ import org.junit.jupiter.api.Test;
  * every library that calls a restricted method such as {@code System.loadLibrary} (the agent's
  * relocated Netty used to, probing for its left-out epoll transport); and with {@code
  * threads.timing=false}, not the class-sharing notice that putting the start-timing hook on the
- * bootstrap class path brings. Each run checks that the agent's deltas reach the collector jar.
+ * bootstrap class path brings; and on a runtime without the optional modules, that it runs at all.
+ * Each run checks that the agent's deltas reach the collector jar.
  */
 class AgentStderrIT {
   @Test
@@ -41,8 +42,25 @@ class AgentStderrIT {
         .doesNotContain("Exception");
   }
 
+  /**
+   * A runtime trimmed to the modules the agent needs at the least (no {@code jdk.random}, no {@code
+   * jdk.management}): the agent starts and sends its deltas, reading thread CPU times one at a
+   * time.
+   */
+  @Test
+  void onARuntimeWithoutTheOptionalModulesTheAgentStillRuns() throws Exception {
+    String stderr =
+        runAgent(
+            Path.of(JarDaemon.javaBin()),
+            "",
+            "--limit-modules",
+            "java.base,java.instrument,java.logging,java.management,jdk.jfr");
+    assertThat(stderr).doesNotContain("could not start").doesNotContain("Exception");
+  }
+
   /** Runs a planted program with the agent on {@code java} until its deltas arrive: its stderr. */
-  private static String runAgent(Path java, String moreOptions) throws Exception {
+  private static String runAgent(Path java, String moreOptions, String... jvmOptions)
+      throws Exception {
     JarDaemon collector = JarDaemon.start("--interval", "1s");
     AgentApp app = null;
     try {
@@ -53,7 +71,8 @@ class AgentStderrIT {
               "service=stderr,instance=s-1,interval=1s,endpoint=127.0.0.1:"
                   + collector.grpcPort
                   + moreOptions,
-              "planted contention running");
+              "planted contention running",
+              jvmOptions);
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
       String metrics = "";
       while (System.nanoTime() < deadline

@@ -86,12 +86,40 @@ public final class JvmThreads implements LiveThreads {
       java.util.Arrays.fill(out, -1);
       return out;
     }
-    if (mx instanceof com.sun.management.ThreadMXBean bulk) {
-      return bulk.getThreadCpuTime(ids);
+    if (BULK && Bulk.supported(mx)) {
+      return Bulk.cpuTimes(mx, ids);
     }
     for (int i = 0; i < ids.length; i++) {
       out[i] = mx.getThreadCpuTime(ids[i]);
     }
     return out;
+  }
+
+  /**
+   * Whether {@code com.sun.management} (module {@code jdk.management}) is there: a trimmed runtime
+   * may leave it out, and then times are read one thread at a time.
+   */
+  private static final boolean BULK = bulkInterfacePresent();
+
+  private static boolean bulkInterfacePresent() {
+    try {
+      Class.forName("com.sun.management.ThreadMXBean", false, JvmThreads.class.getClassLoader());
+      return true;
+    } catch (ClassNotFoundException | LinkageError e) {
+      return false;
+    }
+  }
+
+  /** The bulk read of {@code com.sun.management}; loaded only when that module is present. */
+  private static final class Bulk {
+    private Bulk() {}
+
+    static boolean supported(ThreadMXBean mx) {
+      return mx instanceof com.sun.management.ThreadMXBean;
+    }
+
+    static long[] cpuTimes(ThreadMXBean mx, long[] ids) {
+      return ((com.sun.management.ThreadMXBean) mx).getThreadCpuTime(ids);
+    }
   }
 }

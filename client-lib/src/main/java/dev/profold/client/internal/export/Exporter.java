@@ -26,6 +26,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -106,6 +107,12 @@ public final class Exporter implements AutoCloseable {
   private final boolean ownsScheduler;
   private final RandomGenerator random;
 
+  /**
+   * The jitter's random numbers: {@code java.base}'s, as {@code RandomGenerator.getDefault()} needs
+   * the {@code jdk.random} module, which a trimmed runtime may leave out; safe from any thread.
+   */
+  private static final RandomGenerator JITTER = () -> ThreadLocalRandom.current().nextLong();
+
   // Any thread.
   private final ConcurrentLinkedQueue<Delta> inbox = new ConcurrentLinkedQueue<>();
   private final AtomicLong inboxBytes = new AtomicLong();
@@ -151,7 +158,7 @@ public final class Exporter implements AutoCloseable {
    * #close}), drawing jitter from the default random generator.
    */
   public Exporter(Channel channel, DeltaEncoder encoder, ExporterConfig config) {
-    this(channel, encoder, config, Scheduler.daemon(), RandomGenerator.getDefault(), true);
+    this(channel, encoder, config, Scheduler.daemon(), JITTER, true);
   }
 
   /**
