@@ -121,6 +121,16 @@ public final class Exporter implements AutoCloseable {
   private final Set<String> loggedOnce = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
 
+  /**
+   * Set by {@link #flushLast}: the wait before a shutdown. The exporter then tries the collector at
+   * once instead of waiting out its backoff, and a failed attempt ends the wait ({@link #gaveUp})
+   * rather than scheduling another one the process will not live to make.
+   */
+  private volatile boolean lastChance;
+
+  /** The attempt of the {@linkplain #lastChance last chance} failed: waiting is pointless. */
+  private volatile boolean gaveUp;
+
   // Counters: written on the exporter's thread (submitted and dropped also by callers).
   private final AtomicLong submitted = new AtomicLong();
   private final AtomicLong sent = new AtomicLong();
@@ -241,14 +251,14 @@ public final class Exporter implements AutoCloseable {
     try {
       long deadline = System.nanoTime() + Durations.saturatedNanos(timeout);
       synchronized (flushMonitor) {
-        while (unresolved.get() > 0) {
+        while (unresolved.get() > 0 && !gaveUp) {
           long left = deadline - System.nanoTime();
           if (left <= 0) {
             return false;
           }
           TimeUnit.NANOSECONDS.timedWait(flushMonitor, left);
         }
-        return true;
+        return unresolved.get() <= 0;
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -256,6 +266,30 @@ public final class Exporter implements AutoCloseable {
     } catch (RuntimeException e) {
       internalError("flush", e);
       return false;
+    }
+  }
+
+  /**
+   * {@link #flush} for the last time, before a shutdown: when the exporter waits out a backoff (the
+   * collector was unreachable), it tries to connect now, and when that attempt (or the stream it
+   * opens) fails, it gives up at once: an unreachable collector does not hold the process's exit
+   * for the whole {@code timeout}. An unanswered attempt (a host that drops packets) still waits
+   * until the timeout. Later submits are still accepted; call {@link #close} after it.
+   *
+   * @return true when nothing is left unacknowledged
+   */
+  public boolean flushLast(Duration timeout) {
+    lastChance = true;
+    post(this::tryOnceMore);
+    return flush(timeout);
+  }
+
+  /** On the exporter's thread: connects now if a reconnect waits for its backoff to pass. */
+  private void tryOnceMore() {
+    if (stream == null && reconnect != null) {
+      reconnect.cancel();
+      reconnect = null;
+      connectIfNeeded();
     }
   }
 
@@ -747,7 +781,10 @@ public final class Exporter implements AutoCloseable {
         lowerMessageLimit(s, status.getDescription());
       }
     }
-    logOnce("stream", Level.INFO, "profold: " + lastError.get() + "; reconnecting");
+    logOnce(
+        "stream",
+        Level.INFO,
+        "profold: " + lastError.get() + (lastChance ? "; shutting down" : "; reconnecting"));
     detach(s);
     scheduleReconnect(delay);
   }
@@ -846,6 +883,13 @@ public final class Exporter implements AutoCloseable {
 
   private void scheduleReconnect(Duration delay) {
     if (closed) {
+      return;
+    }
+    if (lastChance) { // the attempt before a shutdown failed: no other one is coming
+      gaveUp = true;
+      synchronized (flushMonitor) {
+        flushMonitor.notifyAll();
+      }
       return;
     }
     if (reconnect != null) {

@@ -451,7 +451,8 @@ public final class ProfoldRuntime {
     }
     Duration budget = deadline.remaining();
     waits.waiting("acks", budget);
-    return exporter.flush(budget);
+    // At shutdown an unreachable collector is tried once more, and then not waited for.
+    return shutdownTasks ? exporter.flushLast(budget) : exporter.flush(budget);
   }
 
   /** Deltas the exporter counted dropped or the collector refused, so far. */

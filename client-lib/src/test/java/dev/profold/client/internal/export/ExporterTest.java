@@ -565,6 +565,28 @@ class ExporterTest extends InProcessExporterTest {
     assertThat(backingOff.failedFast()).isZero();
   }
 
+  /**
+   * Before a shutdown, an exporter waiting out its backoff tries the collector at once, and when
+   * that attempt fails too it stops waiting: an unreachable collector does not hold the process's
+   * exit for the whole timeout (5 s by default, added to every exit before).
+   */
+  @Test
+  void theLastFlushTriesTheCollectorAtOnceAndGivesUpWhenItIsNotThere() {
+    server.shutdownNow();
+    exporter = new Exporter(channel, encoder, config(), scheduler, fixedRandom(0.5));
+    exporter.submit(delta(0, 0.25));
+    scheduler.advance(Duration.ofSeconds(2)); // refused at 0 s, 0.5 s and 1.5 s
+    long attempts = exporter.stats().reconnects();
+    assertThat(scheduler.pendingDelays()).as("a reconnect waits for its backoff").isNotEmpty();
+
+    assertThat(exporter.flushLast(Duration.ZERO)).isFalse(); // asks; the exporter's thread acts
+    scheduler.runDue(); // no time passes: the attempt is made now, and refused
+    assertThat(exporter.stats().reconnects()).isEqualTo(attempts + 1);
+    assertThat(scheduler.pendingDelays()).as("no further attempt").isEmpty();
+    assertThat(exporter.flush(Duration.ofDays(1))).as("returns at once, not after a day").isFalse();
+    assertThat(exporter.unacknowledged()).isEqualTo(1); // what the shutdown then reports lost
+  }
+
   @Test
   void deltasStillBufferedWhenTheExporterClosesAreCountedDroppedAndNotWaitedFor() {
     Exporter e = exporter(config());
