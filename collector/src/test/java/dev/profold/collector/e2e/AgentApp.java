@@ -3,6 +3,7 @@ package dev.profold.collector.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.BufferedReader;
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -41,6 +42,21 @@ final class AgentApp {
   static AgentApp start(
       Path java, Class<?> main, String options, String ready, String... jvmOptions)
       throws Exception {
+    return start(java, main, List.of(), options, ready, jvmOptions);
+  }
+
+  /**
+   * As {@link #start(Path, Class, String, String, String...)}, with {@code libraries} (jars or
+   * directories) on the class path after the test classes: the application's own libraries.
+   */
+  static AgentApp start(
+      Path java,
+      Class<?> main,
+      List<Path> libraries,
+      String options,
+      String ready,
+      String... jvmOptions)
+      throws Exception {
     Path agent =
         Path.of(System.getProperty("profold.agent.jar", "../client-lib/target/profold-agent.jar"));
     assertThat(agent).as("the agent jar is built before integration tests").exists();
@@ -50,7 +66,10 @@ final class AgentApp {
     command.add(java.toString());
     command.addAll(List.of(jvmOptions));
     command.add("-javaagent:" + agent + "=" + options);
-    command.addAll(List.of("-cp", classes.toString(), main.getName()));
+    List<String> classPath = new ArrayList<>();
+    classPath.add(classes.toString());
+    libraries.forEach(l -> classPath.add(l.toString()));
+    command.addAll(List.of("-cp", String.join(File.pathSeparator, classPath), main.getName()));
     Process p = new ProcessBuilder(command).redirectError(stderr.toFile()).start();
     BufferedReader out =
         new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.profold.client.internal.ChildJvm;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -56,6 +58,31 @@ class AgentStderrIT {
             "--limit-modules",
             "java.base,java.instrument,java.logging,java.management,jdk.jfr");
     assertThat(stderr).doesNotContain("could not start").doesNotContain("Exception");
+  }
+
+  /**
+   * An application with SLF4J and Logback on its class path: the agent's relocated Netty logs
+   * through java.util.logging, like the rest of the agent, rather than through the application's
+   * SLF4J, which it would otherwise set up before the application configured it.
+   */
+  @Test
+  void theAgentsNettyDoesNotLogThroughTheApplicationsSlf4j() throws Exception {
+    List<Path> libraries = new ArrayList<>();
+    for (Class<?> c :
+        List.of(
+            org.slf4j.Logger.class,
+            ch.qos.logback.classic.Logger.class,
+            ch.qos.logback.core.Appender.class)) {
+      libraries.add(Path.of(c.getProtectionDomain().getCodeSource().getLocation().toURI()));
+    }
+    AgentApp app =
+        AgentApp.start(
+            Path.of(JarDaemon.javaBin()),
+            NettyLoggingProbe.class,
+            libraries,
+            "service=probe,endpoint=127.0.0.1:1",
+            "JdkLoggerFactory");
+    app.kill();
   }
 
   /** Runs a planted program with the agent on {@code java} until its deltas arrive: its stderr. */
