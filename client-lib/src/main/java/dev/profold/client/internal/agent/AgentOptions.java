@@ -1,6 +1,7 @@
 package dev.profold.client.internal.agent;
 
 import dev.profold.client.ProfoldConfig;
+import dev.profold.client.ThreadAggregation;
 import dev.profold.client.internal.jfr.JfrSettings;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -109,6 +110,10 @@ public record AgentOptions(
       }
       int eq = pair.indexOf('=');
       String key = eq < 0 ? pair.trim() : pair.substring(0, eq).trim();
+      if (continuesGroups(last, key, eq < 0 ? "" : pair.substring(eq + 1))) {
+        out.put(last, out.get(last) + "," + pair.trim());
+        continue;
+      }
       if (!CLIENT.containsKey(key) && !JFR.containsKey(key)) {
         if (last != null && (last.equals("labels") || last.equals("aggregation.groups"))) {
           out.put(last, out.get(last) + "," + pair.trim());
@@ -129,6 +134,24 @@ public record AgentOptions(
       last = key;
     }
     return out;
+  }
+
+  /**
+   * Whether the pair {@code key=value} after option {@code last} is one more group of {@code
+   * aggregation.groups} though its key names an option: a group named like an option ({@code
+   * io=SUM}) is told apart by its value, a thread aggregation mode, which no option but {@code
+   * aggregation} takes.
+   */
+  private static boolean continuesGroups(String last, String key, String value) {
+    if (!"aggregation.groups".equals(last) || key.equals("aggregation")) {
+      return false;
+    }
+    for (ThreadAggregation mode : ThreadAggregation.values()) {
+      if (mode.name().equalsIgnoreCase(value.trim())) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static String property(String option) {

@@ -58,6 +58,24 @@ class AgentOptionsTest {
         .isEqualTo("from-property");
   }
 
+  /** A thread group named like an option ({@code io}) is told apart by its value, a mode. */
+  @Test
+  void aGroupNamedLikeAnOptionStaysInTheGroups() {
+    AgentOptions o =
+        AgentOptions.parse(
+            "aggregation.groups=worker-*=KEY,io=SUM,cpu=set,io=false,service=x",
+            Map.of(),
+            new Properties());
+    assertThat(o.config().threadAggregationByGroup())
+        .containsExactlyInAnyOrderEntriesOf(
+            Map.of(
+                "worker-*", ThreadAggregation.KEY,
+                "io", ThreadAggregation.SUM,
+                "cpu", ThreadAggregation.SET));
+    assertThat(o.jfr().io()).as("io=false is the option").isFalse();
+    assertThat(o.config().service()).isEqualTo("x");
+  }
+
   @Test
   void listValuedOptionsKeepTheirCommas() {
     AgentOptions o =
