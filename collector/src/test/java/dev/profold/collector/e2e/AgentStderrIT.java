@@ -85,6 +85,17 @@ class AgentStderrIT {
     app.kill();
   }
 
+  /**
+   * An application that chooses its LogManager in {@code main} gets it: {@code premain} does not
+   * set up java.util.logging (the agent's start, on its own thread, logs only later).
+   */
+  @Test
+  void anApplicationChoosingItsLogManagerInMainGetsIt() throws Exception {
+    AgentApp app =
+        AgentApp.start(LogManagerProbe.class, "service=probe,endpoint=127.0.0.1:1", "Own");
+    app.kill();
+  }
+
   /** Runs a planted program with the agent on {@code java} until its deltas arrive: its stderr. */
   private static String runAgent(Path java, String moreOptions, String... jvmOptions)
       throws Exception {

@@ -20,7 +20,16 @@ import java.util.concurrent.atomic.AtomicReference;
  * which logs why once. Thread-safe.
  */
 public final class ProfoldAgent {
-  private static final System.Logger LOG = System.getLogger("dev.profold.client");
+  /**
+   * The logger, obtained at first use rather than when {@code premain} loads this class: getting it
+   * sets up java.util.logging, which must wait until the application's {@code main} had a chance to
+   * choose its LogManager ({@code java.util.logging.manager}).
+   */
+  private static final class Log {
+    static final System.Logger LOG = System.getLogger("dev.profold.client");
+
+    private Log() {}
+  }
 
   /** A JFR profiler the agent started, and the runtime it feeds. */
   private record Running(ProfoldRuntime runtime, JfrProfiler profiler) {}
@@ -51,7 +60,7 @@ public final class ProfoldAgent {
       t.setDaemon(true);
       t.start();
     } catch (Throwable e) { // never into the JVM's agent loading
-      LOG.log(
+      Log.LOG.log(
           Level.WARNING, "Profold agent could not start; the application runs on without it", e);
     }
   }
@@ -74,7 +83,7 @@ public final class ProfoldAgent {
   static synchronized JfrProfiler start(String options, Instrumentation inst) {
     Running running = RUNNING.get();
     if (running != null && ProfoldRuntime.current() == running.runtime()) {
-      LOG.log(Level.WARNING, "Profold agent is already started; start ignored");
+      Log.LOG.log(Level.WARNING, "Profold agent is already started; start ignored");
       return running.profiler();
     }
     try {
@@ -82,11 +91,11 @@ public final class ProfoldAgent {
       try {
         opts = AgentOptions.parse(options);
       } catch (IllegalArgumentException e) {
-        LOG.log(Level.WARNING, "Profold agent not started: " + e.getMessage());
+        Log.LOG.log(Level.WARNING, "Profold agent not started: " + e.getMessage());
         return null;
       }
       if (!opts.config().enabled()) {
-        LOG.log(Level.INFO, "Profold agent is disabled by configuration");
+        Log.LOG.log(Level.INFO, "Profold agent is disabled by configuration");
         return null;
       }
       Profold.start(opts.config()); // false when already started from code: feed that one
@@ -95,7 +104,7 @@ public final class ProfoldAgent {
         return null; // Profold.start logged why
       }
       if (!opts.jfrEnabled()) {
-        LOG.log(Level.INFO, "Profold agent: JFR streaming is off (jfr=false)");
+        Log.LOG.log(Level.INFO, "Profold agent: JFR streaming is off (jfr=false)");
         return null;
       }
       JfrProfiler p;
@@ -109,7 +118,7 @@ public final class ProfoldAgent {
                 && timeStarts(opts)
                 && ThreadStartTiming.install(inst, runtime.activity(), starts);
       } catch (RuntimeException | LinkageError e) {
-        LOG.log(
+        Log.LOG.log(
             Level.WARNING,
             "Profold agent: JDK Flight Recorder is unavailable ("
                 + e
@@ -128,18 +137,18 @@ public final class ProfoldAgent {
       RUNNING.set(started);
       if (!runtime.beforeShutdown(release)) { // its shutdown tasks ran meanwhile, on another thread
         release.run();
-        LOG.log(
+        Log.LOG.log(
             Level.INFO, "Profold agent: Profold was shut down while the agent started; JFR is off");
         return null;
       }
-      LOG.log(
+      Log.LOG.log(
           Level.INFO,
           "Profold agent: JFR streaming (samples every {0} ms, {1} frames)",
           opts.jfr().samplePeriod().toMillis(),
           opts.jfr().maxDepth());
       return p;
     } catch (RuntimeException | LinkageError e) {
-      LOG.log(
+      Log.LOG.log(
           Level.WARNING, "Profold agent could not start; the application runs on without it", e);
       return null;
     }
@@ -148,7 +157,7 @@ public final class ProfoldAgent {
   /** Whether the options let thread starts be timed; says once, at INFO, when they do not. */
   private static boolean timeStarts(AgentOptions opts) {
     if (!opts.timeThreadStarts()) {
-      LOG.log(
+      Log.LOG.log(
           Level.INFO,
           "Profold agent: thread starts are counted but not timed (threads.timing=false); their"
               + " time off CPU stays idle");
