@@ -51,10 +51,15 @@ public final class JfrProfiler implements AutoCloseable {
     this.mapper = new EventMapper(settings, starts);
     this.reader = new RecordedEvents(settings.maxDepth());
     this.stream = new RecordingStream();
-    configure(settings);
-    stream.onEvent(this::onEvent);
-    stream.onFlush(this::onFlush);
-    stream.onError(this::onError);
+    try {
+      configure(settings);
+      stream.onEvent(this::onEvent);
+      stream.onFlush(this::onFlush);
+      stream.onError(this::onError);
+    } catch (RuntimeException | Error e) { // the stream holds a recording and its disk space
+      stream.close();
+      throw e;
+    }
     this.thread = new Thread(this::run, "profold-jfr");
     thread.setDaemon(true);
   }
