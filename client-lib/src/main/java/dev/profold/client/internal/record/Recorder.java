@@ -392,21 +392,29 @@ public final class Recorder {
   }
 
   private String key(String key) {
-    String k = validName(key == null ? "null" : key);
-    if (isReserved(k)) {
-      String renamed = k + "_";
-      misuse(
-          Misuse.BAD_ARGUMENT,
-          "\""
-              + k
-              + "\" is a name Profold's own key values use (region, thread, thread.group,"
-              + " thread.role, thread.cluster): an entry would carry it twice, which the collector"
-              + " refuses; the attribute was recorded as \""
-              + renamed
-              + "\"");
-      return renamed;
+    return validName(key == null ? "null" : key);
+  }
+
+  /**
+   * The name scoped attribute {@code key} (a valid name) is sent under: itself, or for a name of
+   * Profold's own key values ({@link #isReserved}), the name with an underscore appended, counted
+   * as misuse. Asked when a thread first uses a key, not at every scope.
+   */
+  String attributeName(String key) {
+    if (!isReserved(key)) {
+      return key;
     }
-    return k;
+    String renamed = key + "_";
+    misuse(
+        Misuse.BAD_ARGUMENT,
+        "\""
+            + key
+            + "\" is a name Profold's own key values use (region, thread, thread.group,"
+            + " thread.role, thread.cluster): an entry would carry it twice, which the collector"
+            + " refuses; the attribute was recorded as \""
+            + renamed
+            + "\"");
+    return renamed;
   }
 
   /**

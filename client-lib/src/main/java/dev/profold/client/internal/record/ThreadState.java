@@ -275,7 +275,7 @@ final class ThreadState {
     }
     AttributeCache cache = attributeEvents.get(key);
     if (cache == null) {
-      cache = new AttributeCache(type);
+      cache = new AttributeCache(type, recorder.attributeName(key));
       if (attributeEvents.size() < MAX_ATTRIBUTE_KEYS) {
         attributeEvents.put(key, cache);
       }
@@ -283,10 +283,10 @@ final class ThreadState {
       recorder.misuse(
           Misuse.ATTRIBUTE_TYPE_CHANGE,
           "attribute \"" + key + "\" was " + cache.type + " and is now " + type);
-      cache = new AttributeCache(type);
+      cache = new AttributeCache(type, cache.name);
       attributeEvents.put(key, cache);
     }
-    int ev = cache.event(contexts, holder, key, text, bits);
+    int ev = cache.event(contexts, holder, text, bits);
     return pushChild(childOf(ev), false);
   }
 
@@ -653,11 +653,13 @@ final class ThreadState {
   /** Per attribute key, the owner thread's cache of value → event id. */
   private static final class AttributeCache {
     final ValueType type;
+    final String name; // the key as sent: see Recorder.attributeName
     private final Map<String, Integer> strings = new HashMap<>();
     private LongIntMap numbers = new LongIntMap();
 
-    AttributeCache(ValueType type) {
+    AttributeCache(ValueType type, String name) {
       this.type = type;
+      this.name = name;
     }
 
     /** Forgets the cached event ids; the type stays, for the type-change check. */
@@ -666,13 +668,13 @@ final class ThreadState {
       numbers = new LongIntMap();
     }
 
-    int event(ContextTable contexts, IdHolder holder, String key, String text, long bits) {
+    int event(ContextTable contexts, IdHolder holder, String text, long bits) {
       if (type == ValueType.VALUE_TYPE_STRING) {
         Integer ev = strings.get(text);
         if (ev == null) {
           ev =
               contexts.attributeEvent(
-                  new ContextTable.AttributeSetting(key, type, text, 0), holder);
+                  new ContextTable.AttributeSetting(name, type, text, 0), holder);
           if (ev != ContextTable.LEFT_OUT) { // values left out are not cached, so not kept
             strings.put(text, ev);
           }
@@ -682,7 +684,8 @@ final class ThreadState {
       int ev = numbers.get(bits);
       if (ev == LongIntMap.MISSING) {
         ev =
-            contexts.attributeEvent(new ContextTable.AttributeSetting(key, type, "", bits), holder);
+            contexts.attributeEvent(
+                new ContextTable.AttributeSetting(name, type, "", bits), holder);
         if (ev != ContextTable.LEFT_OUT) {
           numbers.put(bits, ev);
         }
