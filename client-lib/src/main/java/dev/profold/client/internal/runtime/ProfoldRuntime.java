@@ -10,6 +10,7 @@ import dev.profold.client.internal.export.ExportReport;
 import dev.profold.client.internal.export.Exporter;
 import dev.profold.client.internal.export.ExporterConfig;
 import dev.profold.client.internal.export.ExporterStats;
+import dev.profold.client.internal.export.FirstConnection;
 import dev.profold.client.internal.record.Recorder;
 import dev.profold.client.internal.threads.AggregatedEntry;
 import dev.profold.client.internal.threads.EntryEncoder;
@@ -174,6 +175,15 @@ public final class ProfoldRuntime {
         config.endpoint(),
         config.interval().toSeconds(),
         config.threadAggregation());
+    FirstConnection.watch(
+        r.channel,
+        state ->
+            LOG.log(
+                Level.WARNING,
+                "Profold: the collector at {0} cannot be reached (yet); what is recorded is"
+                    + " buffered and sent once it can be, and the exporter logs the reason at its"
+                    + " first attempt, at the end of the first interval",
+                config.endpoint()));
     current = r;
     return r;
   }
