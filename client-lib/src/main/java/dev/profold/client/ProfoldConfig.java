@@ -1,5 +1,6 @@
 package dev.profold.client;
 
+import dev.profold.client.internal.record.ThreadGroups;
 import java.net.InetAddress;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -150,16 +151,21 @@ public final class ProfoldConfig {
                   + "' is not group=MODE (e.g. http-exec-*=KEY,worker-*=CALLTREE)");
         }
         String mode = pair.substring(eq + 1).trim();
+        ThreadAggregation parsed;
         try {
-          b.threadAggregation(
-              pair.substring(0, eq).trim(),
-              ThreadAggregation.valueOf(mode.toUpperCase(Locale.ROOT)));
+          parsed = ThreadAggregation.valueOf(mode.toUpperCase(Locale.ROOT));
         } catch (IllegalArgumentException e) {
           throw new IllegalArgumentException(
               "PROFOLD_THREAD_AGGREGATION_GROUPS: '"
                   + mode
                   + "' is not one of NONE, SUM, SET, KEY, CALLTREE",
               e);
+        }
+        try {
+          b.threadAggregation(pair.substring(0, eq).trim(), parsed);
+        } catch (IllegalArgumentException e) {
+          throw new IllegalArgumentException(
+              "PROFOLD_THREAD_AGGREGATION_GROUPS: " + e.getMessage(), e);
         }
       }
     }
@@ -406,13 +412,31 @@ public final class ProfoldConfig {
 
     /**
      * The mode for one thread group, by its normalised name ({@code http-exec-*}: thread names with
-     * every run of digits replaced by {@code *}); other groups get the default mode.
+     * every run of digits replaced by {@code *}); other groups get the default mode. A name with
+     * digits is normalised the same way ({@code http-exec-1} names {@code http-exec-*}), so that it
+     * names the group its threads are in rather than no group.
+     *
+     * @throws IllegalArgumentException for an empty group, or one given another mode already
      */
     public Builder threadAggregation(String group, ThreadAggregation mode) {
       if (group == null || group.isBlank()) {
         throw new IllegalArgumentException("threadAggregation: the thread group must not be empty");
       }
-      threadAggregationByGroup.put(group, Objects.requireNonNull(mode, "mode"));
+      Objects.requireNonNull(mode, "mode");
+      String normalised = ThreadGroups.normalise(group.trim());
+      ThreadAggregation before = threadAggregationByGroup.putIfAbsent(normalised, mode);
+      if (before != null && before != mode) {
+        throw new IllegalArgumentException(
+            "threadAggregation: thread group '"
+                + normalised
+                + "' (from '"
+                + group.trim()
+                + "'; runs of digits in a group name stand for *) is given "
+                + mode
+                + " but was given "
+                + before
+                + " already");
+      }
       return this;
     }
 

@@ -81,6 +81,28 @@ class ProfoldConfigTest {
         .hasMessageContaining("is not group=MODE");
   }
 
+  /** A group given with digits names the group its threads are in, not a group nobody is in. */
+  @Test
+  void aThreadGroupGivenWithDigitsIsNormalisedLikeThreadNames() {
+    ProfoldConfig c =
+        env(Map.of("PROFOLD_THREAD_AGGREGATION_GROUPS", "http-exec-1=KEY,pool-2-thread-*=SET"));
+    assertThat(c.threadAggregationByGroup())
+        .containsEntry("http-exec-*", ThreadAggregation.KEY)
+        .containsEntry("pool-*-thread-*", ThreadAggregation.SET)
+        .hasSize(2);
+    assertThat(
+            ProfoldConfig.builder()
+                .threadAggregation("w-1", ThreadAggregation.KEY)
+                .threadAggregation("w-*", ThreadAggregation.KEY)
+                .build()
+                .threadAggregationByGroup())
+        .containsExactlyEntriesOf(Map.of("w-*", ThreadAggregation.KEY));
+    assertThatThrownBy(() -> env(Map.of("PROFOLD_THREAD_AGGREGATION_GROUPS", "w-1=KEY,w-2=SET")))
+        .hasMessageContaining(
+            "thread group 'w-*' (from 'w-2'; runs of digits in a group name stand for *) is given"
+                + " SET but was given KEY already");
+  }
+
   @Test
   void badSettingsNameTheVariableAndWhatIsExpected() {
     assertThatThrownBy(() -> env(Map.of("PROFOLD_INTERVAL", "10")))
