@@ -423,14 +423,14 @@ public final class ProfoldConfig {
         throw new IllegalArgumentException("threadAggregation: the thread group must not be empty");
       }
       Objects.requireNonNull(mode, "mode");
-      String normalised = ThreadGroups.normalise(group.trim());
+      String normalised = ThreadGroups.normalise(group);
       ThreadAggregation before = threadAggregationByGroup.putIfAbsent(normalised, mode);
       if (before != null && before != mode) {
         throw new IllegalArgumentException(
             "threadAggregation: thread group '"
                 + normalised
                 + "' (from '"
-                + group.trim()
+                + group
                 + "'; runs of digits in a group name stand for *) is given "
                 + mode
                 + " but was given "

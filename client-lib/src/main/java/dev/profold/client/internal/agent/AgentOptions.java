@@ -138,12 +138,12 @@ public record AgentOptions(
 
   /**
    * Whether the pair {@code key=value} after option {@code last} is one more group of {@code
-   * aggregation.groups} though its key names an option: a group named like an option ({@code
-   * io=SUM}) is told apart by its value, a thread aggregation mode, which no option but {@code
-   * aggregation} takes.
+   * aggregation.groups} though its key names a profiling option: a group named like one ({@code
+   * io=SUM}) is told apart by its value, a thread aggregation mode, which no profiling option
+   * takes. The client library's options ({@code service}, ...) always stay options.
    */
   private static boolean continuesGroups(String last, String key, String value) {
-    if (!"aggregation.groups".equals(last) || key.equals("aggregation")) {
+    if (!"aggregation.groups".equals(last) || CLIENT.containsKey(key)) {
       return false;
     }
     for (ThreadAggregation mode : ThreadAggregation.values()) {

@@ -122,14 +122,18 @@ public final class Exporter implements AutoCloseable {
   private volatile boolean closed;
 
   /**
-   * Set by {@link #flushLast}: the wait before a shutdown. The exporter then tries the collector at
-   * once instead of waiting out its backoff, and a failed attempt ends the wait ({@link #gaveUp})
-   * rather than scheduling another one the process will not live to make.
+   * The {@link #flushLast} waiting now (its number, from {@link #lastChances}), or 0: the wait
+   * before a shutdown. The exporter then tries the collector at once instead of waiting out its
+   * backoff, and a stream that ends without ever having been ready (the collector could not be
+   * reached) ends that wait ({@link #gaveUp}). The exporter's own schedule is not changed.
    */
-  private volatile boolean lastChance;
+  private volatile long lastChance;
 
-  /** The attempt of the {@linkplain #lastChance last chance} failed: waiting is pointless. */
-  private volatile boolean gaveUp;
+  /** Numbers the calls of {@link #flushLast}. */
+  private final AtomicLong lastChances = new AtomicLong();
+
+  /** The number of the last {@link #flushLast} whose collector could not be reached, or 0. */
+  private volatile long gaveUp;
 
   // Counters: written on the exporter's thread (submitted and dropped also by callers).
   private final AtomicLong submitted = new AtomicLong();
@@ -248,10 +252,15 @@ public final class Exporter implements AutoCloseable {
    * @return true when nothing is left unacknowledged
    */
   public boolean flush(Duration timeout) {
+    return await(timeout, Long.MIN_VALUE);
+  }
+
+  /** {@link #flush}, also ending when {@link #gaveUp} becomes {@code giveUpOn}. */
+  private boolean await(Duration timeout, long giveUpOn) {
     try {
       long deadline = System.nanoTime() + Durations.saturatedNanos(timeout);
       synchronized (flushMonitor) {
-        while (unresolved.get() > 0 && !gaveUp) {
+        while (unresolved.get() > 0 && gaveUp != giveUpOn) {
           long left = deadline - System.nanoTime();
           if (left <= 0) {
             return false;
@@ -271,17 +280,38 @@ public final class Exporter implements AutoCloseable {
 
   /**
    * {@link #flush} for the last time, before a shutdown: when the exporter waits out a backoff (the
-   * collector was unreachable), it tries to connect now, and when that attempt (or the stream it
-   * opens) fails, it gives up at once: an unreachable collector does not hold the process's exit
-   * for the whole {@code timeout}. An unanswered attempt (a host that drops packets) still waits
-   * until the timeout. Later submits are still accepted; call {@link #close} after it.
+   * collector was unreachable), it tries to connect now, and when a stream ends without ever having
+   * been ready (the collector could not be reached), the wait ends at once: an unreachable
+   * collector does not hold the process's exit for the whole {@code timeout}. A collector that was
+   * reached and asks for a retry (RetryInfo, a restart) is retried as usual within the timeout; an
+   * unanswered attempt (a host that drops packets) is waited for until the timeout. The exporter
+   * runs on as before afterwards.
    *
    * @return true when nothing is left unacknowledged
    */
   public boolean flushLast(Duration timeout) {
-    lastChance = true;
-    post(this::tryOnceMore);
-    return flush(timeout);
+    long number = lastChances.incrementAndGet();
+    lastChance = number;
+    try {
+      post(this::tryOnceMore);
+      return await(timeout, number);
+    } finally {
+      lastChance = 0;
+    }
+  }
+
+  /**
+   * {@code s}, the current stream, ended: when it never became ready while a {@link #flushLast}
+   * waits, the collector could not be reached, and that wait ends.
+   */
+  private void unreachableAtLastChance(Stream s) {
+    long waiting = lastChance;
+    if (waiting != 0 && !s.ready) {
+      gaveUp = waiting;
+      synchronized (flushMonitor) {
+        flushMonitor.notifyAll();
+      }
+    }
   }
 
   /** On the exporter's thread: connects now if a reconnect waits for its backoff to pass. */
@@ -520,13 +550,13 @@ public final class Exporter implements AutoCloseable {
     }
     if (everConnected && !rotated) {
       reconnects.incrementAndGet();
-      // gRPC keeps a reconnect backoff of its own (up to 2 minutes) and, while it runs, fails new
-      // calls at once without trying to connect: this exporter's backoff, not gRPC's, says when
-      // to try again (a collector back after a 30 s outage was otherwise reached 14 s later
-      // with a 2 s maxBackoff).
-      if (channel instanceof ManagedChannel managed) {
-        managed.resetConnectBackoff();
-      }
+    }
+    // gRPC keeps a reconnect backoff of its own (up to 2 minutes) and, while it runs, fails new
+    // calls at once without trying to connect: this exporter's backoff, not gRPC's, says when to
+    // try again (a collector back after a 30 s outage was otherwise reached 14 s later with a 2 s
+    // maxBackoff). The first attempt too: the connection made at start may have failed.
+    if (channel instanceof ManagedChannel managed) {
+      managed.resetConnectBackoff();
     }
     everConnected = true;
     rotated = false;
@@ -781,10 +811,8 @@ public final class Exporter implements AutoCloseable {
         lowerMessageLimit(s, status.getDescription());
       }
     }
-    logOnce(
-        "stream",
-        Level.INFO,
-        "profold: " + lastError.get() + (lastChance ? "; shutting down" : "; reconnecting"));
+    logOnce("stream", Level.INFO, "profold: " + lastError.get() + "; reconnecting");
+    unreachableAtLastChance(s);
     detach(s);
     scheduleReconnect(delay);
   }
@@ -867,6 +895,7 @@ public final class Exporter implements AutoCloseable {
             ? "no ack within " + config.ackTimeout()
             : "stream not ready within " + config.ackTimeout());
     logOnce("timeout", Level.INFO, "profold: " + lastError.get() + "; reconnecting");
+    unreachableAtLastChance(s);
     restart(s, backoff(), "timeout");
   }
 
@@ -883,13 +912,6 @@ public final class Exporter implements AutoCloseable {
 
   private void scheduleReconnect(Duration delay) {
     if (closed) {
-      return;
-    }
-    if (lastChance) { // the attempt before a shutdown failed: no other one is coming
-      gaveUp = true;
-      synchronized (flushMonitor) {
-        flushMonitor.notifyAll();
-      }
       return;
     }
     if (reconnect != null) {

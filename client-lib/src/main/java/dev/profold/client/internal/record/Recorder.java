@@ -353,7 +353,8 @@ public final class Recorder {
   private String measurementName(String name) {
     String valid = validName(name);
     if (valid.endsWith(EntryEncoder.PER_THREAD_SUFFIX)) {
-      String renamed = valid + "_";
+      // cut first if need be: a name may have 128 characters at most
+      String renamed = valid.substring(0, Math.min(valid.length(), 127)) + "_";
       misuse(
           Misuse.BAD_ARGUMENT,
           "\""

@@ -63,7 +63,7 @@ class AgentOptionsTest {
   void aGroupNamedLikeAnOptionStaysInTheGroups() {
     AgentOptions o =
         AgentOptions.parse(
-            "aggregation.groups=worker-*=KEY,io=SUM,cpu=set,io=false,service=x",
+            "aggregation.groups=worker-*=KEY,io=SUM,cpu=set,io=false,service=set",
             Map.of(),
             new Properties());
     assertThat(o.config().threadAggregationByGroup())
@@ -73,7 +73,7 @@ class AgentOptionsTest {
                 "io", ThreadAggregation.SUM,
                 "cpu", ThreadAggregation.SET));
     assertThat(o.jfr().io()).as("io=false is the option").isFalse();
-    assertThat(o.config().service()).isEqualTo("x");
+    assertThat(o.config().service()).as("an option of the client stays one").isEqualTo("set");
   }
 
   @Test

@@ -33,9 +33,11 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.random.RandomGenerator;
 import org.junit.jupiter.api.Test;
@@ -553,7 +555,8 @@ class ExporterTest extends InProcessExporterTest {
     scheduler.advance(Duration.ofSeconds(10)); // attempts 0.5, 1, 2, 2, 2 s apart, all refused
     long attempts = exporter.stats().reconnects();
     assertThat(attempts).isGreaterThan(2);
-    assertThat(backingOff.resets()).isEqualTo((int) attempts);
+    // before every attempt, the first one included (the connection made at start may have failed)
+    assertThat(backingOff.resets()).isEqualTo((int) attempts + 1);
 
     server =
         InProcessServerBuilder.forName(name).directExecutor().addService(ingest).build().start();
@@ -566,12 +569,28 @@ class ExporterTest extends InProcessExporterTest {
   }
 
   /**
+   * Runs {@code flushLast} on another thread while this one drives the exporter's scheduler without
+   * letting time pass (or by {@code advance} per round): its answer, within 10 s.
+   */
+  private Boolean flushLastDriven(Exporter e, Duration timeout, Duration advance) throws Exception {
+    CompletableFuture<Boolean> last = CompletableFuture.supplyAsync(() -> e.flushLast(timeout));
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!last.isDone() && System.nanoTime() < deadline) {
+      scheduler.advance(advance);
+      Thread.onSpinWait();
+    }
+    assertThat(last).as("flushLast returned").isDone();
+    return last.get();
+  }
+
+  /**
    * Before a shutdown, an exporter waiting out its backoff tries the collector at once, and when
-   * that attempt fails too it stops waiting: an unreachable collector does not hold the process's
-   * exit for the whole timeout (5 s by default, added to every exit before).
+   * that attempt cannot reach it the wait ends: an unreachable collector does not hold the
+   * process's exit for the whole timeout (5 s by default, added to every exit before). The
+   * exporter's own schedule goes on.
    */
   @Test
-  void theLastFlushTriesTheCollectorAtOnceAndGivesUpWhenItIsNotThere() {
+  void theLastFlushTriesTheCollectorAtOnceAndGivesUpWhenItIsNotThere() throws Exception {
     server.shutdownNow();
     exporter = new Exporter(channel, encoder, config(), scheduler, fixedRandom(0.5));
     exporter.submit(delta(0, 0.25));
@@ -579,12 +598,31 @@ class ExporterTest extends InProcessExporterTest {
     long attempts = exporter.stats().reconnects();
     assertThat(scheduler.pendingDelays()).as("a reconnect waits for its backoff").isNotEmpty();
 
-    assertThat(exporter.flushLast(Duration.ZERO)).isFalse(); // asks; the exporter's thread acts
-    scheduler.runDue(); // no time passes: the attempt is made now, and refused
-    assertThat(exporter.stats().reconnects()).isEqualTo(attempts + 1);
-    assertThat(scheduler.pendingDelays()).as("no further attempt").isEmpty();
-    assertThat(exporter.flush(Duration.ofDays(1))).as("returns at once, not after a day").isFalse();
+    assertThat(flushLastDriven(exporter, Duration.ofDays(1), Duration.ZERO))
+        .as("returns at once, not after a day")
+        .isFalse();
+    assertThat(exporter.stats().reconnects())
+        .as("tried with no time passing")
+        .isEqualTo(attempts + 1);
     assertThat(exporter.unacknowledged()).isEqualTo(1); // what the shutdown then reports lost
+    assertThat(scheduler.pendingDelays()).as("the exporter's own schedule goes on").isNotEmpty();
+  }
+
+  /**
+   * A collector that is there and asks for a retry (RetryInfo) during the last flush is retried
+   * within the flush's timeout, not given up on.
+   */
+  @Test
+  void theLastFlushRetriesACollectorThatIsThereAndAsksForARetry() throws Exception {
+    Exporter e = exporter(config());
+    ingest.rejections.put(1L, Code.UNAVAILABLE);
+    ingest.rejectionDelay = Duration.ofSeconds(1);
+    e.submit(delta(0, 0.25));
+    assertThat(flushLastDriven(e, Duration.ofSeconds(30), Duration.ofMillis(100)))
+        .as("acknowledged after the retry")
+        .isTrue();
+    assertThat(e.stats().rejected("UNAVAILABLE")).isEqualTo(1);
+    assertThat(e.stats().acked()).isEqualTo(1);
   }
 
   @Test

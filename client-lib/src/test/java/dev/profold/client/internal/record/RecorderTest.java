@@ -521,6 +521,11 @@ class RecorderTest {
     assertThat(recorder.misuseCounts()).containsEntry("bad_argument", 1L);
     assertThat(new EntryEncoder(encoder, recorder.contexts()).perThreadMeasurement(payload))
         .isNotEqualTo(user);
+    // a name at the length limit is cut, not made longer than a name may be
+    String longest = "m".repeat(128 - EntryEncoder.PER_THREAD_SUFFIX.length()) + ".per_thread";
+    String sent = encoder.attribute(recorder.metric(longest, "")).getName();
+    assertThat(sent).hasSize(128).endsWith(".per_threa_");
+    assertThat(Recorder.isValidName(sent)).isTrue();
   }
 
   @Test
