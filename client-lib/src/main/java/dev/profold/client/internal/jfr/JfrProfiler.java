@@ -2,6 +2,7 @@ package dev.profold.client.internal.jfr;
 
 import com.sun.management.HotSpotDiagnosticMXBean;
 import dev.profold.client.internal.activity.ThreadActivity;
+import dev.profold.client.internal.boot.ThreadStartTimes;
 import dev.profold.client.internal.record.Recorder;
 import java.lang.System.Logger.Level;
 import java.lang.management.ManagementFactory;
@@ -39,6 +40,11 @@ public final class JfrProfiler implements AutoCloseable {
   private final AtomicBoolean failureLogged = new AtomicBoolean();
   private final AtomicLong events = new AtomicLong();
   private final AtomicLong failures = new AtomicLong();
+  private final Recorder recorder;
+
+  /** {@link ThreadStartTimes#FAILURES} as far as reported (consumer thread only). */
+  private long startFailuresReported;
+
   private final Queue<CountDownLatch> flushWaiters = new ConcurrentLinkedQueue<>();
 
   private JfrProfiler(
@@ -46,6 +52,8 @@ public final class JfrProfiler implements AutoCloseable {
     if (!FlightRecorder.isAvailable()) {
       throw new IllegalStateException("JDK Flight Recorder is not available in this JVM");
     }
+    this.recorder = recorder;
+    this.startFailuresReported = ThreadStartTimes.FAILURES.get(); // earlier ones are not ours
     this.sink = new JfrSink(recorder);
     this.activity = new ActivityFeed(activity);
     this.mapper = new EventMapper(settings, starts);
@@ -175,6 +183,7 @@ public final class JfrProfiler implements AutoCloseable {
         sink.threadEnded(event.threadId());
       }
     } catch (RuntimeException ex) {
+      recorder.eventsLost(1); // reported with the next delta as an event dropped
       onError(ex);
     }
   }
@@ -183,6 +192,10 @@ public final class JfrProfiler implements AutoCloseable {
   private void onFlush() {
     flushed.countDown();
     try {
+      // Thread starts whose timing failed in the start-timing hook (a start not timed): dropped.
+      long startFailures = ThreadStartTimes.FAILURES.get();
+      recorder.eventsLost(startFailures - startFailuresReported);
+      startFailuresReported = startFailures;
       sink.sweep();
     } catch (RuntimeException ex) {
       onError(ex);

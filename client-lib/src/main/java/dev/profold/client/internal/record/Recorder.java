@@ -648,6 +648,16 @@ public final class Recorder {
     }
   }
 
+  /**
+   * Counts {@code n} events a source (the agent) observed but could not record, so that the next
+   * delta reports them as events dropped.
+   */
+  public void eventsLost(long n) {
+    if (n > 0) {
+      dropped.addAndGet(n);
+    }
+  }
+
   /** Values not recorded because a thread's table was full, and takes the count. */
   public long takeDropped() {
     return dropped.getAndSet(0);
