@@ -16,7 +16,7 @@ public final class ThreadStartTimes {
   /** Returned at entry when no listener is set: {@link #exit} then reports nothing. */
   public static final long NOT_TIMED = Long.MIN_VALUE;
 
-  /** Listener calls that threw; the agent reports them as events dropped. */
+  /** Listener calls that threw, for the agent to report. */
   public static final AtomicLong FAILURES = new AtomicLong();
 
   private static volatile Listener listener;

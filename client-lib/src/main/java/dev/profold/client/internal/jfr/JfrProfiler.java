@@ -2,7 +2,6 @@ package dev.profold.client.internal.jfr;
 
 import com.sun.management.HotSpotDiagnosticMXBean;
 import dev.profold.client.internal.activity.ThreadActivity;
-import dev.profold.client.internal.boot.ThreadStartTimes;
 import dev.profold.client.internal.record.Recorder;
 import java.lang.System.Logger.Level;
 import java.lang.management.ManagementFactory;
@@ -42,8 +41,6 @@ public final class JfrProfiler implements AutoCloseable {
   private final AtomicLong failures = new AtomicLong();
   private final Recorder recorder;
 
-  /** {@link ThreadStartTimes#FAILURES} as far as reported (consumer thread only). */
-  private long startFailuresReported;
 
   private final Queue<CountDownLatch> flushWaiters = new ConcurrentLinkedQueue<>();
 
@@ -53,7 +50,6 @@ public final class JfrProfiler implements AutoCloseable {
       throw new IllegalStateException("JDK Flight Recorder is not available in this JVM");
     }
     this.recorder = recorder;
-    this.startFailuresReported = ThreadStartTimes.FAILURES.get(); // earlier ones are not ours
     this.sink = new JfrSink(recorder);
     this.activity = new ActivityFeed(activity);
     this.mapper = new EventMapper(settings, starts);
@@ -192,10 +188,6 @@ public final class JfrProfiler implements AutoCloseable {
   private void onFlush() {
     flushed.countDown();
     try {
-      // Thread starts whose timing failed in the start-timing hook (a start not timed): dropped.
-      long startFailures = ThreadStartTimes.FAILURES.get();
-      recorder.eventsLost(startFailures - startFailuresReported);
-      startFailuresReported = startFailures;
       sink.sweep();
     } catch (RuntimeException ex) {
       onError(ex);

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.profold.client.Kind;
 import dev.profold.client.internal.activity.JvmThreads;
 import dev.profold.client.internal.activity.ThreadActivity;
-import dev.profold.client.internal.boot.ThreadStartTimes;
 import dev.profold.client.internal.export.DeltaEncoder;
 import dev.profold.client.internal.record.Recorder;
 import dev.profold.proto.v1.SourceIdentity;
@@ -232,39 +231,6 @@ class JfrProfilerTest {
         Thread.onSpinWait();
       }
     }
-  }
-
-  /**
-   * A thread start whose timing failed in the start-timing hook is a start the agent did not
-   * record: the next delta reports it as an event dropped, rather than it being counted where no
-   * one reads it.
-   */
-  @Test
-  void threadStartsWhoseTimingFailedAreReportedAsEventsDropped() throws Exception {
-    ThreadStartTimes.Listener failing =
-        new ThreadStartTimes.Listener() {
-          @Override
-          public long cpuNow() {
-            throw new IllegalStateException("planted");
-          }
-
-          @Override
-          public void started(Thread started, long wallNanos, long cpuNanos) {
-            throw new IllegalStateException("planted");
-          }
-        };
-    assertThat(profiler.nextFlushes(1).await(DEADLINE.toSeconds(), TimeUnit.SECONDS)).isTrue();
-    recorder.takeDropped(); // what came before
-    ThreadStartTimes.listen(failing);
-    try { // as an instrumented Thread.start calls the hook: both listener calls fail
-      long wall = ThreadStartTimes.wallAtEntry();
-      long cpu = ThreadStartTimes.cpuAtEntry();
-      ThreadStartTimes.exit(Thread.currentThread(), wall, cpu + 1);
-    } finally {
-      ThreadStartTimes.listen(null);
-    }
-    assertThat(profiler.nextFlushes(2).await(DEADLINE.toSeconds(), TimeUnit.SECONDS)).isTrue();
-    assertThat(recorder.takeDropped()).isEqualTo(2);
   }
 
   @Test
