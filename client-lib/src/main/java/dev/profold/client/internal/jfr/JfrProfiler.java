@@ -41,7 +41,6 @@ public final class JfrProfiler implements AutoCloseable {
   private final AtomicLong failures = new AtomicLong();
   private final Recorder recorder;
 
-
   private final Queue<CountDownLatch> flushWaiters = new ConcurrentLinkedQueue<>();
 
   private JfrProfiler(
