@@ -108,8 +108,12 @@ final class ThreadStartHookup implements ThreadStartTimes.Listener {
     if (me.getName().startsWith(EventMapper.OWN_THREAD_PREFIX)) {
       return;
     }
-    activity.managementCpu(me.getId(), cpuNanos);
-    activity.offCpu(me.getId(), Kind.THREAD_MGMT, wallNanos - cpuNanos);
-    starts.started(started.getId(), wallNanos);
+    try {
+      activity.managementCpu(me.getId(), cpuNanos);
+      activity.offCpu(me.getId(), Kind.THREAD_MGMT, wallNanos - cpuNanos);
+      starts.started(started.getId(), wallNanos);
+    } catch (RuntimeException e) { // a start not recorded: reported as an event dropped
+      starts.timingFailed();
+    }
   }
 }

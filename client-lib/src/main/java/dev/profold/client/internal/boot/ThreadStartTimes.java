@@ -16,7 +16,10 @@ public final class ThreadStartTimes {
   /** Returned at entry when no listener is set: {@link #exit} then reports nothing. */
   public static final long NOT_TIMED = Long.MIN_VALUE;
 
-  /** Listener calls that threw, for the agent to report. */
+  /**
+   * Listener calls that threw. The agent's listener catches what it can itself (and reports those
+   * starts as events dropped), so this counts only what escaped it.
+   */
   public static final AtomicLong FAILURES = new AtomicLong();
 
   private static volatile Listener listener;

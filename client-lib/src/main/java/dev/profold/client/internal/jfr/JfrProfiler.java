@@ -40,6 +40,7 @@ public final class JfrProfiler implements AutoCloseable {
   private final AtomicLong events = new AtomicLong();
   private final AtomicLong failures = new AtomicLong();
   private final Recorder recorder;
+  private final ThreadStarts starts;
 
   private final Queue<CountDownLatch> flushWaiters = new ConcurrentLinkedQueue<>();
 
@@ -51,6 +52,7 @@ public final class JfrProfiler implements AutoCloseable {
     this.recorder = recorder;
     this.sink = new JfrSink(recorder);
     this.activity = new ActivityFeed(activity);
+    this.starts = starts;
     this.mapper = new EventMapper(settings, starts);
     this.reader = new RecordedEvents(settings.maxDepth());
     this.stream = new RecordingStream();
@@ -187,6 +189,7 @@ public final class JfrProfiler implements AutoCloseable {
   private void onFlush() {
     flushed.countDown();
     try {
+      recorder.eventsLost(starts.takeTimingFailures()); // starts the listener failed to report
       sink.sweep();
     } catch (RuntimeException ex) {
       onError(ex);

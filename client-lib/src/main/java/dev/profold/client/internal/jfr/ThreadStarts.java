@@ -33,6 +33,7 @@ public final class ThreadStarts {
   private final LongSupplier clock;
   private final AtomicLong lastSweep;
   private final AtomicBoolean warned = new AtomicBoolean();
+  private final AtomicLong timingFailures = new AtomicLong();
 
   public ThreadStarts() {
     this(System::nanoTime);
@@ -42,6 +43,19 @@ public final class ThreadStarts {
   ThreadStarts(LongSupplier clock) {
     this.clock = clock;
     this.lastSweep = new AtomicLong(clock.getAsLong() - STALE_NANOS);
+  }
+
+  /**
+   * Counts a thread start the agent's listener failed to report (it threw): a start not recorded,
+   * which the profiler reports as an event dropped.
+   */
+  public void timingFailed() {
+    timingFailures.incrementAndGet();
+  }
+
+  /** Thread starts whose reporting failed since the last call, and resets the count. */
+  public long takeTimingFailures() {
+    return timingFailures.getAndSet(0);
   }
 
   /** {@code Thread.start()} for thread {@code startedId} took {@code nanos}. */

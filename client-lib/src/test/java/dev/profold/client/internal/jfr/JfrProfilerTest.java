@@ -233,6 +233,23 @@ class JfrProfilerTest {
     }
   }
 
+  /**
+   * A thread start the agent's listener failed to report is a start not recorded: the next delta
+   * reports it as an event dropped.
+   */
+  @Test
+  void threadStartsTheListenerFailedToReportAreReportedAsEventsDropped() throws Exception {
+    profiler.close();
+    ThreadStarts starts = new ThreadStarts();
+    profiler = JfrProfiler.start(recorder, activity, settings(), starts);
+    assertThat(profiler.awaitRunning(DEADLINE)).isTrue();
+    recorder.takeDropped(); // what came before
+    starts.timingFailed();
+    starts.timingFailed();
+    assertThat(profiler.nextFlushes(2).await(DEADLINE.toSeconds(), TimeUnit.SECONDS)).isTrue();
+    assertThat(recorder.takeDropped()).isEqualTo(2);
+  }
+
   @Test
   void exactSampleAttributionIsWhatTheJvmWasStartedWith() {
     boolean flag =
