@@ -53,6 +53,8 @@ public final class Aggregate {
    * ExpHistogram#recordNanos}).
    */
   public void recordNanos(long nanos) {
+    // The moments written out as in record(double): with them in a shared private method the
+    // region pair measured 0.8 ns dearer (6 interleaved rounds, median 11.7 against 10.8 ns).
     double value = nanos * NanoBuckets.SECONDS_PER_NANO;
     count++;
     sum += value;

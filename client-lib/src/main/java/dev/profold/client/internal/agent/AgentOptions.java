@@ -110,15 +110,11 @@ public record AgentOptions(
       }
       int eq = pair.indexOf('=');
       String key = eq < 0 ? pair.trim() : pair.substring(0, eq).trim();
-      if (continuesGroups(last, key, eq < 0 ? "" : pair.substring(eq + 1))) {
+      if (continuesList(last, key, eq < 0 ? "" : pair.substring(eq + 1))) {
         out.put(last, out.get(last) + "," + pair.trim());
         continue;
       }
       if (!CLIENT.containsKey(key) && !JFR.containsKey(key)) {
-        if (last != null && (last.equals("labels") || last.equals("aggregation.groups"))) {
-          out.put(last, out.get(last) + "," + pair.trim());
-          continue;
-        }
         throw new IllegalArgumentException(
             "agent option '"
                 + key
@@ -137,12 +133,19 @@ public record AgentOptions(
   }
 
   /**
-   * Whether the pair {@code key=value} after option {@code last} is one more group of {@code
-   * aggregation.groups} though its key names a profiling option: a group named like one ({@code
-   * io=SUM}) is told apart by its value, a thread aggregation mode, which no profiling option
-   * takes. The client library's options ({@code service}, ...) always stay options.
+   * Whether the pair {@code key=value} after option {@code last} is one more element of that
+   * option's list ({@code labels}, {@code aggregation.groups}): when its key is no option, or, in
+   * {@code aggregation.groups}, when its key names a profiling option ({@code io=SUM}) and its
+   * value is a thread aggregation mode, which no profiling option takes. The client library's
+   * options ({@code service}, ...) always stay options.
    */
-  private static boolean continuesGroups(String last, String key, String value) {
+  private static boolean continuesList(String last, String key, String value) {
+    if (!"labels".equals(last) && !"aggregation.groups".equals(last)) {
+      return false;
+    }
+    if (!CLIENT.containsKey(key) && !JFR.containsKey(key)) {
+      return true;
+    }
     if (!"aggregation.groups".equals(last) || CLIENT.containsKey(key)) {
       return false;
     }

@@ -18,7 +18,6 @@ import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -323,12 +322,11 @@ final class ContextTable implements ContextView {
 
   /**
    * {@code cells} (one thread's) with each context replaced by the first context of the current
-   * collection that has the same key, and cells that then share (context, metric) merged, in order
-   * of first appearance. Different contexts have the same key (path node and the scoped attributes
-   * in force, in any order) when scopes were opened in another order, an inner scope hid an outer
-   * one of the same name, or the limits sent several paths to one overflow node; the wire cannot
-   * tell them apart, so per-thread results (SET's totals, CALLTREE's visited sets) must not either.
-   * An id that is no context in use is left as it is (see {@link #used(List)}).
+   * collection that has the same key. Different contexts have the same key (path node and the
+   * scoped attributes in force, in any order) when scopes were opened in another order, an inner
+   * scope hid an outer one of the same name, or the limits sent several paths to one overflow node;
+   * the wire cannot tell them apart. An id that is no context in use is left as it is (see {@link
+   * #used(List)}).
    */
   synchronized List<Cell> canonical(List<Cell> cells) {
     if (canonicalIn != collection) {
@@ -336,30 +334,12 @@ final class ContextTable implements ContextView {
       canonicalOf.clear();
       firstWithKey.clear();
     }
-    Map<Long, Cell> merged = null;
-    for (int i = 0; i < cells.size(); i++) {
-      Cell cell = cells.get(i);
+    List<Cell> out = new ArrayList<>(cells.size());
+    for (Cell cell : cells) {
       int c = canonical(cell.context());
-      if (merged == null && c == cell.context()) {
-        continue; // unchanged so far: no copy needed yet
-      }
-      if (merged == null) {
-        merged = new LinkedHashMap<>();
-        for (Cell before : cells.subList(0, i)) {
-          merged.put(cellKey(before.context(), before.metric()), before);
-        }
-      }
-      Cell prior =
-          merged.putIfAbsent(cellKey(c, cell.metric()), new Cell(c, cell.metric(), cell.state()));
-      if (prior != null) {
-        prior.state().merge(cell.state()); // both are the flush's own copies
-      }
+      out.add(c == cell.context() ? cell : new Cell(c, cell.metric(), cell.state()));
     }
-    return merged == null ? cells : new ArrayList<>(merged.values());
-  }
-
-  private static long cellKey(int context, int metric) {
-    return ((long) context << 32) | (metric & 0xFFFF_FFFFL);
+    return out;
   }
 
   private int canonical(int context) {

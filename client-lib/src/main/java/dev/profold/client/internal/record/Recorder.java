@@ -545,12 +545,18 @@ public final class Recorder {
         out.set(at, merged(t, s.owner != null ? s : null, cells));
       }
     }
-    // One context per wire key, so that what is per thread (SET's totals, CALLTREE's visited
-    // sets) counts each thread once per key.
+    // One cell per key and metric in each thread, whether the cells came from the thread's own
+    // table and one recorded on its behalf, from an ended thread's two tables, or from contexts
+    // with equal keys (scopes opened in another order): what is per thread (SET's totals,
+    // CALLTREE's visited sets) then counts each thread once per key.
     out.replaceAll(
         t ->
             new ThreadSnapshot(
-                t.threadId(), t.name(), t.group(), t.initial(), contexts.canonical(t.cells())));
+                t.threadId(),
+                t.name(),
+                t.group(),
+                t.initial(),
+                mergedByKey(contexts.canonical(t.cells()))));
     return out;
   }
 
@@ -560,24 +566,30 @@ public final class Recorder {
   }
 
   /**
-   * {@code t} with {@code cells} merged in cell by cell; identity from {@code own} (a thread's own
-   * state) when given, else from {@code t}.
+   * {@code t} with {@code cells} added (merged by {@link #collect} at its end); identity from
+   * {@code own} (a thread's own state) when given, else from {@code t}.
    */
   private static ThreadSnapshot merged(ThreadSnapshot t, ThreadState own, List<Cell> cells) {
-    Map<Long, Cell> byKey = new LinkedHashMap<>();
-    for (List<Cell> list : List.of(t.cells(), cells)) {
-      for (Cell c : list) {
-        long key = ((long) c.context() << 32) | (c.metric() & 0xFFFF_FFFFL);
-        Cell prior = byKey.putIfAbsent(key, c);
-        if (prior != null) {
-          prior.state().merge(c.state()); // both are flush-owned copies
-        }
-      }
-    }
-    List<Cell> all = new ArrayList<>(byKey.values());
+    List<Cell> all = new ArrayList<>(t.cells());
+    all.addAll(cells);
     return own == null
         ? new ThreadSnapshot(t.threadId(), t.name(), t.group(), t.initial(), all)
         : new ThreadSnapshot(own.threadId, own.name, own.group, own.initial, all);
+  }
+
+  /**
+   * {@code cells} with the cells of one (context, metric) merged into the first of them, in order
+   * of first appearance. The states are the flush's own copies.
+   */
+  private static List<Cell> mergedByKey(List<Cell> cells) {
+    Map<Long, Cell> byKey = new LinkedHashMap<>();
+    for (Cell c : cells) {
+      Cell prior = byKey.putIfAbsent(c.key(), c);
+      if (prior != null) {
+        prior.state().merge(c.state());
+      }
+    }
+    return byKey.size() == cells.size() ? cells : new ArrayList<>(byKey.values());
   }
 
   /** States the recorder holds: threads', pooled and foreign (for tests). */

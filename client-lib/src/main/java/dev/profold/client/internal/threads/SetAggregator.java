@@ -29,7 +29,7 @@ final class SetAggregator implements ThreadAggregator {
               for (ThreadSnapshot t : members) {
                 Map<Long, Double> totals = new HashMap<>();
                 for (Cell c : t.cells()) {
-                  totals.merge(Grouping.key(c.context(), c.metric()), c.state().sum(), Double::sum);
+                  totals.merge(c.key(), c.state().sum(), Double::sum);
                 }
                 totals.forEach(
                     (k, total) -> spread.computeIfAbsent(k, x -> new Aggregate()).record(total));
