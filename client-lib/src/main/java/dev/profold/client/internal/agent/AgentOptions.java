@@ -59,6 +59,7 @@ public record AgentOptions(
     JFR.put("runtime", "profold.jfr.runtime");
     JFR.put("threads", "profold.jfr.threads");
     JFR.put("io", "profold.jfr.io");
+    JFR.put("io.quiet", "profold.jfr.io.quiet");
     JFR.put("threads.timing", "profold.jfr.threads.timing");
   }
 
@@ -92,7 +93,8 @@ public record AgentOptions(
             bool(env, merged, "allocation", d.allocation()),
             bool(env, merged, "runtime", d.runtime()),
             bool(env, merged, "threads", d.threads()),
-            bool(env, merged, "io", d.io()));
+            bool(env, merged, "io", d.io()),
+            duration(env, merged, "io.quiet", d.ioQuiet()));
     return new AgentOptions(
         config, jfr, bool(env, merged, "jfr", true), bool(env, merged, "threads.timing", true));
   }

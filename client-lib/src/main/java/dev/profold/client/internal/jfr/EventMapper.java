@@ -64,6 +64,7 @@ public final class EventMapper {
   public static final String SOCKET_WRITE = "jdk.SocketWrite";
   public static final String FILE_READ = "jdk.FileRead";
   public static final String FILE_WRITE = "jdk.FileWrite";
+
   public static final String GARBAGE_COLLECTION = "jdk.GarbageCollection";
   public static final String SAFEPOINT_BEGIN = "jdk.SafepointBegin";
   public static final String THREAD_START = "jdk.ThreadStart";
@@ -117,6 +118,14 @@ public final class EventMapper {
   private final JfrSettings settings;
   private final ThreadStarts starts;
   private final double sampleSeconds;
+
+  /** True for the socket and file events (IO). */
+  static boolean isIo(String type) {
+    return switch (type) {
+      case SOCKET_READ, SOCKET_WRITE, FILE_READ, FILE_WRITE -> true;
+      default -> false;
+    };
+  }
 
   public EventMapper(JfrSettings settings) {
     this(settings, ThreadStarts.NONE);

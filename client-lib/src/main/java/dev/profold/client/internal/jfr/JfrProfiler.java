@@ -13,6 +13,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 import jdk.jfr.FlightRecorder;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordingStream;
@@ -41,15 +42,29 @@ public final class JfrProfiler implements AutoCloseable {
   private final AtomicLong failures = new AtomicLong();
   private final Recorder recorder;
   private final ThreadStarts starts;
+  private final JfrSettings settings;
+  private final LongSupplier clock;
+  private final IoEventGate ioGate; // null when I/O events are off
+  private final AtomicBoolean ioOffLogged = new AtomicBoolean();
 
   private final Queue<CountDownLatch> flushWaiters = new ConcurrentLinkedQueue<>();
 
   private JfrProfiler(
-      Recorder recorder, ThreadActivity activity, JfrSettings settings, ThreadStarts starts) {
+      Recorder recorder,
+      ThreadActivity activity,
+      JfrSettings settings,
+      ThreadStarts starts,
+      LongSupplier clock) {
     if (!FlightRecorder.isAvailable()) {
       throw new IllegalStateException("JDK Flight Recorder is not available in this JVM");
     }
     this.recorder = recorder;
+    this.settings = settings;
+    this.clock = clock;
+    this.ioGate =
+        settings.io()
+            ? new IoEventGate(settings.ioQuiet().toNanos(), this::switchIoEvents, clock.getAsLong())
+            : null;
     this.sink = new JfrSink(recorder);
     this.activity = new ActivityFeed(activity);
     this.starts = starts;
@@ -87,7 +102,17 @@ public final class JfrProfiler implements AutoCloseable {
    */
   public static JfrProfiler start(
       Recorder recorder, ThreadActivity activity, JfrSettings settings, ThreadStarts starts) {
-    JfrProfiler p = new JfrProfiler(recorder, activity, settings, starts);
+    return start(recorder, activity, settings, starts, System::nanoTime);
+  }
+
+  /** As above, with the time the I/O event gate ({@link IoEventGate}) goes by (for tests). */
+  static JfrProfiler start(
+      Recorder recorder,
+      ThreadActivity activity,
+      JfrSettings settings,
+      ThreadStarts starts,
+      LongSupplier clock) {
+    JfrProfiler p = new JfrProfiler(recorder, activity, settings, starts, clock);
     p.thread.start();
     if (settings.cpu() && !exactSampleAttribution()) {
       LOG.log(
@@ -130,15 +155,7 @@ public final class JfrProfiler implements AutoCloseable {
         .withThreshold(lock.compareTo(wait) < 0 ? lock : wait)
         .withStackTrace();
     if (s.io()) {
-      for (String io :
-          new String[] {
-            EventMapper.SOCKET_READ,
-            EventMapper.SOCKET_WRITE,
-            EventMapper.FILE_READ,
-            EventMapper.FILE_WRITE
-          }) {
-        stream.enable(io).withThreshold(s.ioThreshold()).withStackTrace();
-      }
+      switchIoEvents(true);
     }
     if (s.runtime()) {
       stream.enable(EventMapper.GARBAGE_COLLECTION);
@@ -153,6 +170,31 @@ public final class JfrProfiler implements AutoCloseable {
     }
     stream.setMaxAge(Duration.ofMinutes(1));
   }
+
+  /** Enables or disables JFR's socket and file events, on a running stream too. */
+  private void switchIoEvents(boolean on) {
+    for (String io : IO_EVENTS) {
+      if (on) {
+        stream.enable(io).withThreshold(settings.ioThreshold()).withStackTrace();
+      } else {
+        stream.disable(io);
+      }
+    }
+    if (!on && ioOffLogged.compareAndSet(false, true)) {
+      LOG.log(
+          Level.INFO,
+          "Profold agent: no socket or file read or write took "
+              + settings.ioThreshold().toMillis()
+              + "ms or more for "
+              + settings.ioQuiet().toSeconds()
+              + "s; JFR's I/O events are turned off, which spares every such call their cost, and"
+              + " turned on again from time to time to look (io.quiet; docs/agent.md)");
+    }
+  }
+
+  private static final String[] IO_EVENTS = {
+    EventMapper.SOCKET_READ, EventMapper.SOCKET_WRITE, EventMapper.FILE_READ, EventMapper.FILE_WRITE
+  };
 
   private void run() {
     try {
@@ -171,6 +213,9 @@ public final class JfrProfiler implements AutoCloseable {
         return;
       }
       Observation o = mapper.map(event);
+      if (o != null && ioGate != null && EventMapper.isIo(event.type())) {
+        ioGate.eventSeen(clock.getAsLong());
+      }
       if (o != null) {
         sink.record(o);
         activity.accept(event, o);
@@ -191,6 +236,9 @@ public final class JfrProfiler implements AutoCloseable {
     try {
       recorder.eventsLost(starts.takeTimingFailures()); // starts the listener failed to report
       sink.sweep();
+      if (ioGate != null) {
+        ioGate.tick(clock.getAsLong());
+      }
     } catch (RuntimeException ex) {
       onError(ex);
     }
@@ -230,6 +278,11 @@ public final class JfrProfiler implements AutoCloseable {
   /** The ids of the threads the consumer keeps a table for now (for tests). */
   Set<Long> threadsWithTables() {
     return sink.threadIds();
+  }
+
+  /** Whether JFR's socket and file events are on now ({@link IoEventGate}). */
+  public boolean ioEventsOn() {
+    return ioGate != null && ioGate.isOn();
   }
 
   /** Events recorded so far. */

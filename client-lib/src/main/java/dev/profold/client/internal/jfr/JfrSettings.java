@@ -19,6 +19,9 @@ import java.time.Duration;
  * @param io record socket and file reads and writes (IO). Off, JFR's socket and file events are not
  *     enabled, so the JDK's instrumented reads and writes skip their timing (about 65 ns per call,
  *     docs/benchmarks.md), and I/O waits count as idle
+ * @param ioQuiet with {@code io} on: how long the socket and file events stay enabled without one
+ *     above {@code ioThreshold} before they are turned off, and probed again later ({@link
+ *     IoEventGate}); zero keeps them on
  */
 public record JfrSettings(
     Duration samplePeriod,
@@ -30,7 +33,8 @@ public record JfrSettings(
     boolean allocation,
     boolean runtime,
     boolean threads,
-    boolean io) {
+    boolean io,
+    Duration ioQuiet) {
 
   /** Checks the values. */
   public JfrSettings {
@@ -40,6 +44,10 @@ public record JfrSettings(
     if (maxDepth < 1 || maxDepth > 2048) {
       throw new IllegalArgumentException("depth: 1..2048 frames, was " + maxDepth);
     }
+    if (ioQuiet.isNegative() || (!ioQuiet.isZero() && ioQuiet.toMillis() < 1)) {
+      throw new IllegalArgumentException(
+          "io.quiet: 0 (I/O events always on) or at least 1ms, was " + ioQuiet);
+    }
     for (Duration d : new Duration[] {lockThreshold, waitThreshold, ioThreshold}) {
       if (d.isNegative()) {
         throw new IllegalArgumentException("thresholds must not be negative, was " + d);
@@ -47,7 +55,10 @@ public record JfrSettings(
     }
   }
 
-  /** 20 ms samples, 64 frames, 10 ms thresholds, everything on. */
+  /**
+   * 20 ms samples, 64 frames, 10 ms thresholds, everything on; socket and file events turned off
+   * after 30 s without one.
+   */
   public static JfrSettings defaults() {
     return new JfrSettings(
         Duration.ofMillis(20),
@@ -59,7 +70,8 @@ public record JfrSettings(
         true,
         true,
         true,
-        true);
+        true,
+        Duration.ofSeconds(30));
   }
 
   public JfrSettings withSamplePeriod(Duration d) {
@@ -73,7 +85,8 @@ public record JfrSettings(
         allocation,
         runtime,
         threads,
-        io);
+        io,
+        ioQuiet);
   }
 
   public JfrSettings withMaxDepth(int frames) {
@@ -87,13 +100,24 @@ public record JfrSettings(
         allocation,
         runtime,
         threads,
-        io);
+        io,
+        ioQuiet);
   }
 
   /** Lock, wait and I/O thresholds at once. */
   public JfrSettings withThresholds(Duration lock, Duration wait, Duration io) {
     return new JfrSettings(
-        samplePeriod, maxDepth, lock, wait, io, cpu, allocation, runtime, threads, this.io);
+        samplePeriod,
+        maxDepth,
+        lock,
+        wait,
+        io,
+        cpu,
+        allocation,
+        runtime,
+        threads,
+        this.io,
+        ioQuiet);
   }
 
   /** Which event families are on. */
@@ -109,6 +133,23 @@ public record JfrSettings(
         allocation,
         runtime,
         threads,
-        io);
+        io,
+        ioQuiet);
+  }
+
+  /** How long socket and file events stay on without one; zero keeps them on. */
+  public JfrSettings withIoQuiet(Duration quiet) {
+    return new JfrSettings(
+        samplePeriod,
+        maxDepth,
+        lockThreshold,
+        waitThreshold,
+        ioThreshold,
+        cpu,
+        allocation,
+        runtime,
+        threads,
+        io,
+        quiet);
   }
 }

@@ -49,6 +49,13 @@ class AgentOptionsTest {
     assertThat(o.jfr().ioThreshold()).isEqualTo(Duration.ofMillis(2));
     assertThat(o.jfr().allocation()).isFalse();
     assertThat(o.jfr().io()).isFalse();
+    assertThat(o.jfr().ioQuiet()).isEqualTo(Duration.ofSeconds(30));
+    assertThat(AgentOptions.parse("io.quiet=0", Map.of(), props).jfr().ioQuiet()).isZero();
+    assertThat(
+            AgentOptions.parse("io.quiet=2s", Map.of("PROFOLD_JFR_IO_QUIET", "5s"), props)
+                .jfr()
+                .ioQuiet())
+        .isEqualTo(Duration.ofSeconds(2));
     assertThat(o.jfr().threads()).isTrue();
     assertThat(o.timeThreadStarts()).isFalse();
     assertThat(AgentOptions.parse("threads.timing=false", Map.of(), props).timeThreadStarts())
@@ -125,6 +132,9 @@ class AgentOptionsTest {
     }
     assertThatThrownBy(() -> AgentOptions.parse("depth=0", Map.of(), p))
         .hasMessageContaining("depth");
+    assertThatThrownBy(() -> AgentOptions.parse("io.quiet=500us", Map.of(), p))
+        .hasMessageContaining("io.quiet")
+        .hasMessageContaining("at least 1ms");
     assertThatThrownBy(() -> AgentOptions.parse("cpu=yes", Map.of(), p))
         .hasMessageContaining("not true or false");
     assertThatThrownBy(() -> AgentOptions.parse("interval=10", Map.of(), p))

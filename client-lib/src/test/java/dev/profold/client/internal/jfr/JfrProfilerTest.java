@@ -22,6 +22,7 @@ import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -282,6 +283,55 @@ class JfrProfilerTest {
       }
     } catch (java.io.IOException e) {
       LockSupport.parkNanos(1_000_000);
+    }
+  }
+
+  /**
+   * Advances the I/O gate's clock by {@code step} and waits for two batches, until the events are
+   * {@code on} (an I/O event of the test JVM's own in the same batch can keep them on once).
+   */
+  private void advanceUntilIoEvents(AtomicLong clock, Duration step, boolean on)
+      throws InterruptedException {
+    for (int k = 0; k < 5 && profiler.ioEventsOn() != on; k++) {
+      clock.addAndGet(step.toNanos());
+      assertThat(profiler.nextFlushes(2).await(DEADLINE.toSeconds(), TimeUnit.SECONDS)).isTrue();
+    }
+    assertThat(profiler.ioEventsOn()).as("I/O events on").isEqualTo(on);
+  }
+
+  @Test
+  void ioEventsQuietForTheirQuietTimeAreTurnedOffAndProbedAgain() throws Exception {
+    profiler.close();
+    AtomicLong clock = new AtomicLong();
+    Duration quiet = JfrSettings.defaults().ioQuiet();
+    profiler = JfrProfiler.start(recorder, activity, settings(), ThreadStarts.NONE, clock::get);
+    assertThat(profiler.awaitRunning(DEADLINE)).as("JFR stream running").isTrue();
+    assertThat(profiler.ioEventsOn()).as("I/O events on at start").isTrue();
+    advanceUntilIoEvents(clock, quiet, false);
+
+    nextInterval("reader-*", Kind.IO); // a fresh start for the readers' intervals
+    List<java.io.Closeable> sockets = plantSlowPeers();
+    try {
+      for (int k = 0; k < 2; k++) {
+        long blocked0 = BLOCKED.get();
+        long t0 = System.nanoTime();
+        Interval i = nextInterval("reader-*", Kind.IO);
+        double blocked = (BLOCKED.get() - blocked0) / (2.0 * (System.nanoTime() - t0));
+        assertThat(blocked).as("the readers were blocked in reads").isGreaterThan(0.5);
+        assertThat(i.byKind()).as("records of reader-* while off").doesNotContainKey(Kind.IO);
+      }
+      advanceUntilIoEvents(clock, quiet, true); // the first off period is the quiet time
+      Interval i = awaitDominance("reader-*", Kind.IO);
+      assertThat(i.byKind().getOrDefault(Kind.IO, 0.0))
+          .as("IO time of reader-* once probed (all: %s)", i.byKind())
+          .isGreaterThan(i.total() / 2);
+      clock.addAndGet(quiet.toNanos() - 1); // the readers' events keep them on
+      assertThat(profiler.nextFlushes(2).await(DEADLINE.toSeconds(), TimeUnit.SECONDS)).isTrue();
+      clock.addAndGet(quiet.toNanos() - 1);
+      assertThat(profiler.nextFlushes(2).await(DEADLINE.toSeconds(), TimeUnit.SECONDS)).isTrue();
+      assertThat(profiler.ioEventsOn()).as("on while events come").isTrue();
+    } finally {
+      close(sockets);
     }
   }
 

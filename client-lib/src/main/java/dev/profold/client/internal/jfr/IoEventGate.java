@@ -1,0 +1,98 @@
+package dev.profold.client.internal.jfr;
+
+/**
+ * Decides when JFR's socket and file events are on. Once enabled, every socket and file read and
+ * write of the JVM reads JFR's clock twice and checks the threshold, whether or not it is recorded
+ * (about 70 ns per call here, docs/benchmarks.md). A server on non-blocking I/O (Netty, NIO
+ * selectors) makes millions of such calls and none of them waits for as long as the threshold, so
+ * it pays for events that never come.
+ *
+ * <p>So the events are on at start and turned off after {@code quiet} without one. Turned off, they
+ * are turned on again for a probe of {@code quiet} after an off period that starts at {@code quiet}
+ * and doubles after each probe that found nothing, up to {@value #MAX_OFF_FACTOR} × {@code quiet}.
+ * A probe that finds an event keeps them on (until the next {@code quiet} without one) and starts
+ * the off periods again from {@code quiet}. What is lost is I/O waits above the threshold that
+ * happen while the events are off: they count as idle time, as with {@code io=false}.
+ *
+ * <p>Not thread-safe: used by the JFR consumer thread only. Time is whatever monotonic nanoseconds
+ * the caller passes in.
+ */
+final class IoEventGate {
+  /** The longest off period, in units of {@code quiet}. */
+  static final int MAX_OFF_FACTOR = 10;
+
+  /** Turns the events on ({@code true}) or off. */
+  interface Switch {
+    void set(boolean on);
+  }
+
+  private final long quietNanos;
+  private final Switch events;
+  private boolean on = true;
+  private boolean probing; // on for a probe, not since the start or since a probe found events
+  private boolean found; // an event arrived since the events were last turned on
+  private long since; // when the events were last turned on or off
+  private long lastEvent; // the last event while on, or when they were turned on
+  private long offNanos; // the next off period
+  private long turnedOff;
+
+  /**
+   * A gate with the events on from {@code now}.
+   *
+   * @param quietNanos how long the events stay on without one; 0 or less: always on
+   */
+  IoEventGate(long quietNanos, Switch events, long now) {
+    this.quietNanos = quietNanos;
+    this.events = events;
+    this.since = now;
+    this.lastEvent = now;
+    this.offNanos = quietNanos;
+  }
+
+  /** One socket or file event arrived. */
+  void eventSeen(long now) {
+    if (on) {
+      lastEvent = now;
+      found = true;
+    }
+  }
+
+  /** Called regularly (at each batch JFR delivers): turns the events on or off when it is time. */
+  void tick(long now) {
+    if (quietNanos <= 0) {
+      return;
+    }
+    if (on) {
+      if (now - lastEvent >= quietNanos) {
+        if (found) {
+          offNanos = quietNanos; // the events were in use: off periods start again
+        } else if (probing) {
+          offNanos = Math.min(offNanos * 2, quietNanos * MAX_OFF_FACTOR);
+        }
+        switchTo(false, now);
+        turnedOff++;
+      }
+    } else if (now - since >= offNanos) {
+      switchTo(true, now);
+      probing = true;
+      found = false;
+      lastEvent = now;
+    }
+  }
+
+  private void switchTo(boolean value, long now) {
+    events.set(value);
+    on = value;
+    since = now;
+  }
+
+  /** Whether the events are on now. */
+  boolean isOn() {
+    return on;
+  }
+
+  /** How many times the events were turned off. */
+  long timesTurnedOff() {
+    return turnedOff;
+  }
+}

@@ -1,0 +1,105 @@
+package dev.profold.client.internal.jfr;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class IoEventGateTest {
+  private static final long Q = 30_000_000_000L; // the quiet time, 30 s
+
+  private final List<String> switched = new ArrayList<>();
+  private long now = 1_000; // any origin: the gate only takes differences
+
+  private IoEventGate gate(long quiet) {
+    return new IoEventGate(
+        quiet, on -> switched.add((on ? "on@" : "off@") + (now / 1_000_000_000L)), now);
+  }
+
+  /** Ticks once a second for {@code seconds}, as JFR's batches come. */
+  private void run(IoEventGate g, long seconds) {
+    for (long s = 0; s < seconds; s++) {
+      now += 1_000_000_000L;
+      g.tick(now);
+    }
+  }
+
+  @Test
+  void onAtStartAndOffAfterTheQuietTimeWithoutAnEvent() {
+    IoEventGate g = gate(Q);
+    assertThat(g.isOn()).isTrue();
+    run(g, 29);
+    assertThat(g.isOn()).isTrue();
+    assertThat(switched).isEmpty();
+    run(g, 1);
+    assertThat(g.isOn()).isFalse();
+    assertThat(switched).containsExactly("off@30");
+    assertThat(g.timesTurnedOff()).isEqualTo(1);
+  }
+
+  @Test
+  void eventsKeepThemOnAndTheQuietTimeCountsFromTheLastOne() {
+    IoEventGate g = gate(Q);
+    for (int k = 0; k < 10; k++) {
+      run(g, 20);
+      g.eventSeen(now);
+    }
+    assertThat(switched).isEmpty();
+    run(g, 29);
+    assertThat(g.isOn()).isTrue();
+    run(g, 1);
+    assertThat(switched).containsExactly("off@230");
+  }
+
+  @Test
+  void probesThatFindNothingComeLessOftenUpToTenQuietTimes() {
+    IoEventGate g = gate(Q);
+    run(g, 30); // off at 30 s
+    run(g, 30); // probe at 60 s for 30 s: off at 90, then 60 s off
+    run(g, 30);
+    run(g, 60);
+    assertThat(switched).containsExactly("off@30", "on@60", "off@90", "on@150");
+    switched.clear();
+    run(g, 30 + 120 + 30 + 240 + 30 + 300 + 30 + 300);
+    // off periods 120, 240, then 300 (ten quiet times) from then on
+    assertThat(switched)
+        .containsExactly(
+            "off@180", "on@300", "off@330", "on@570", "off@600", "on@900", "off@930", "on@1230");
+  }
+
+  @Test
+  void aProbeThatFindsAnEventStaysOnAndOffPeriodsStartAgain() {
+    IoEventGate g = gate(Q);
+    run(g, 30 + 30 + 30 + 60); // off, probe, off 60 s, probe on at 150
+    assertThat(g.isOn()).isTrue();
+    run(g, 10);
+    g.eventSeen(now); // at 160
+    run(g, 29);
+    assertThat(g.isOn()).isTrue();
+    run(g, 1); // 30 s after the event
+    assertThat(g.isOn()).isFalse();
+    switched.clear();
+    run(g, 30); // the off period is the quiet time again, not 120 s
+    assertThat(switched).containsExactly("on@220");
+  }
+
+  @Test
+  void eventsArrivingWhileOffChangeNothing() {
+    IoEventGate g = gate(Q);
+    run(g, 30);
+    g.eventSeen(now); // delivered late, from before the switch
+    run(g, 29);
+    assertThat(g.isOn()).isFalse();
+    run(g, 1);
+    assertThat(g.isOn()).isTrue();
+  }
+
+  @Test
+  void aQuietTimeOfZeroKeepsThemOnForever() {
+    IoEventGate g = gate(0);
+    run(g, 10_000);
+    assertThat(g.isOn()).isTrue();
+    assertThat(switched).isEmpty();
+  }
+}
