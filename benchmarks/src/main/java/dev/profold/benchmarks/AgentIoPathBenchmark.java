@@ -27,8 +27,10 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * What profiling costs an application thread on the socket I/O path, per call, with no profiler,
- * with JFR alone at {@code default.jfc}, with the Profold agent's JFR stream and with the agent's
- * stream at {@code io=false}, side by side (one fork per {@code profiler} value, in one run).
+ * with JFR alone at {@code default.jfc}, with the Profold agent's JFR stream with its I/O events on
+ * ({@code profold}: {@code io.quiet=0}), after its I/O gate turned them off ({@code
+ * profold-io-quiet}) and at {@code io=false}, side by side (one fork per {@code profiler} value, in
+ * one run).
  *
  * <p>Once JFR's socket events are enabled (JFR alone: 20 ms threshold; the agent: {@code
  * threshold.io}, 10 ms), the JDK's socket channel reads and writes are instrumented: every call,
@@ -44,10 +46,11 @@ import org.openjdk.jmh.annotations.Warmup;
  *       0 at once: one instrumented call around the cheapest system call the path makes.
  * </ul>
  *
- * <p>The agent is started from code ({@link ProfoldAgent#start}), with its default JFR settings and
- * a collector that is not there (its exporter retries in the background), so this measures the JFR
- * stream the agent runs, not the thread-start hook (which needs {@code -javaagent} and costs
- * nothing on this path). Not thread-safe: one benchmark thread per fork.
+ * <p>The agent is started from code ({@link ProfoldAgent#start}), with its default JFR settings
+ * (but for the I/O options above) and a collector that is not there (its exporter retries in the
+ * background), so this measures the JFR stream the agent runs, not the thread-start hook (which
+ * needs {@code -javaagent} and costs nothing on this path). Not thread-safe: one benchmark thread
+ * per fork.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -56,7 +59,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @Measurement(iterations = 5, time = 1)
 @Fork(3)
 public class AgentIoPathBenchmark {
-  @Param({"none", "jfr", "profold", "profold-io-off"})
+  @Param({"none", "jfr", "profold", "profold-io-quiet", "profold-io-off"})
   public String profiler;
 
   private Recording recording;
@@ -79,10 +82,18 @@ public class AgentIoPathBenchmark {
         recording.setMaxSize(64L << 20);
         recording.start();
       }
-      case "profold" -> startAgent("");
+      case "profold" -> startAgent(",io.quiet=0"); // I/O events on throughout
+      case "profold-io-quiet" -> {
+        // The defaults' I/O gate, quicker: the events go off at the first batch after 20 s
+        // without one (this fork makes none that waits 10 ms), and the first probe comes 20 s
+        // after that, after the fork's 10 s of warm-up and measurement.
+        startAgent(",io.quiet=20s");
+        sleepSeconds(22);
+      }
       case "profold-io-off" -> startAgent(",io=false");
       default ->
-          throw new IllegalArgumentException("profiler: none, jfr, profold or profold-io-off");
+          throw new IllegalArgumentException(
+              "profiler: none, jfr, profold, profold-io-quiet or profold-io-off");
     }
     listener =
         ServerSocketChannel.open().bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
@@ -105,6 +116,15 @@ public class AgentIoPathBenchmark {
     }
     if (profiler.startsWith("profold")) {
       ProfoldAgent.stop();
+    }
+  }
+
+  private static void sleepSeconds(long seconds) {
+    try {
+      Thread.sleep(seconds * 1000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while waiting for the I/O events to go off", e);
     }
   }
 
