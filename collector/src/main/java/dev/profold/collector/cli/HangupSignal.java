@@ -8,7 +8,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Runs an action on SIGHUP, through the JDK's {@code sun.misc.Signal} (module jdk.unsupported),
  * looked up reflectively so the build needs no internal API. Where the JVM offers no such signal
- * (Windows, or a JVM started with -Xrs), {@link #install} says so and returns false.
+ * (Windows, or a JVM started with -Xrs), or where the process was started with SIGHUP ignored
+ * ({@code nohup}), {@link #install} says so and returns false.
  */
 final class HangupSignal {
   private static final Logger log = LoggerFactory.getLogger(HangupSignal.class);
@@ -34,7 +35,14 @@ final class HangupSignal {
             };
           };
       Object proxy = Proxy.newProxyInstance(handler.getClassLoader(), new Class<?>[] {handler}, h);
-      signal.getMethod("handle", signal, handler).invoke(null, hup, proxy);
+      Object previous = signal.getMethod("handle", signal, handler).invoke(null, hup, proxy);
+      if (previous == handler.getField("SIG_IGN").get(null)) {
+        // The JVM leaves a signal ignored at its start ignored: the handler never runs.
+        log.info(
+            "SIGHUP is ignored by this process (started with nohup, or by a parent that ignores"
+                + " it), so it does nothing here");
+        return false;
+      }
       return true;
     } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
       log.warn("SIGHUP cannot be handled on this JVM ({}); the config file is still watched", e);

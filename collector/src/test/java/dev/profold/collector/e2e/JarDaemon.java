@@ -34,10 +34,13 @@ final class JarDaemon {
   final int grpcPort;
   final int httpPort;
   final ManagedChannel channel;
+  private final BufferedReader stdout;
   private final HttpClient http = HttpClient.newHttpClient();
 
-  private JarDaemon(Process process, Path stderr, int grpcPort, int httpPort) {
+  private JarDaemon(
+      Process process, BufferedReader stdout, Path stderr, int grpcPort, int httpPort) {
     this.process = process;
+    this.stdout = stdout;
     this.stderr = stderr;
     this.grpcPort = grpcPort;
     this.httpPort = httpPort;
@@ -46,9 +49,15 @@ final class JarDaemon {
 
   /** Starts {@code profold.jar collector --grpc-port 0 --http-port 0 ARGS...} and waits ready. */
   static JarDaemon start(String... args) throws Exception {
+    return startUnder(List.of(), args);
+  }
+
+  /** As {@link #start}, the command run by {@code prefix} (such as {@code nohup}). */
+  static JarDaemon startUnder(List<String> prefix, String... args) throws Exception {
     Path stderr = Files.createTempFile("profold-daemon", ".log");
     Path jar = jar();
-    List<String> command = new ArrayList<>(List.of(javaBin(), "-jar", jar.toString()));
+    List<String> command = new ArrayList<>(prefix);
+    command.addAll(List.of(javaBin(), "-jar", jar.toString()));
     command.addAll(List.of("collector", "--grpc-port", "0", "--http-port", "0"));
     command.addAll(List.of(args));
     Process p = new ProcessBuilder(command).redirectError(stderr.toFile()).start();
@@ -58,7 +67,8 @@ final class JarDaemon {
     assertThat(line).as("first stdout line; stderr: %s", Files.readString(stderr)).isNotNull();
     Matcher m = READY.matcher(line);
     assertThat(m.find()).as("ready line: %s", line).isTrue();
-    return new JarDaemon(p, stderr, Integer.parseInt(m.group(2)), Integer.parseInt(m.group(3)));
+    return new JarDaemon(
+        p, out, stderr, Integer.parseInt(m.group(2)), Integer.parseInt(m.group(3)));
   }
 
   /** The fat jar under test (built before the integration tests run). */
@@ -84,6 +94,11 @@ final class JarDaemon {
     HttpResponse<String> r = get("/metrics");
     assertThat(r.statusCode()).isEqualTo(200);
     return r.body();
+  }
+
+  /** The next line the daemon printed after its listening line (null at the end). */
+  String nextStdoutLine() throws IOException {
+    return stdout.readLine();
   }
 
   String stderrText() throws IOException {

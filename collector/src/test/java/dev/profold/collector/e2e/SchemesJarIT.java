@@ -174,4 +174,23 @@ class SchemesJarIT {
       LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
     }
   }
+
+  /**
+   * Started with SIGHUP ignored ({@code nohup}), the JVM never runs a SIGHUP handler: the daemon
+   * says so, and does not claim to reload on SIGHUP (it still watches the file).
+   */
+  @Test
+  @Order(10)
+  void startedUnderNohupItDoesNotPromiseReloadsOnSighup() throws Exception {
+    JarDaemon n = JarDaemon.startUnder(List.of("nohup"), "--config", config.toString());
+    try {
+      assertThat(n.nextStdoutLine())
+          .as("the config line")
+          .contains("reloaded on file change")
+          .doesNotContain("SIGHUP");
+      assertThat(n.stderrText()).contains("SIGHUP is ignored by this process");
+    } finally {
+      n.kill();
+    }
+  }
 }
