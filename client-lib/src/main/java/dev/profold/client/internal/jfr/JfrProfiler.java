@@ -30,6 +30,11 @@ import jdk.jfr.consumer.RecordingStream;
 public final class JfrProfiler implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger("dev.profold.client");
 
+  /** The events {@link IoEventGate} turns on and off. */
+  private static final String[] IO_EVENTS = {
+    EventMapper.SOCKET_READ, EventMapper.SOCKET_WRITE, EventMapper.FILE_READ, EventMapper.FILE_WRITE
+  };
+
   private final RecordingStream stream;
   private final JfrSink sink;
   private final ActivityFeed activity;
@@ -46,6 +51,7 @@ public final class JfrProfiler implements AutoCloseable {
   private final LongSupplier clock;
   private final IoEventGate ioGate; // null when I/O events are off
   private final AtomicBoolean ioOffLogged = new AtomicBoolean();
+  private volatile boolean closed;
 
   private final Queue<CountDownLatch> flushWaiters = new ConcurrentLinkedQueue<>();
 
@@ -173,6 +179,9 @@ public final class JfrProfiler implements AutoCloseable {
 
   /** Enables or disables JFR's socket and file events, on a running stream too. */
   private void switchIoEvents(boolean on) {
+    if (closed) {
+      return; // a last batch after close(): the recording is gone, nothing to switch
+    }
     for (String io : IO_EVENTS) {
       if (on) {
         stream.enable(io).withThreshold(settings.ioThreshold()).withStackTrace();
@@ -186,15 +195,15 @@ public final class JfrProfiler implements AutoCloseable {
           "Profold agent: no socket or file read or write took "
               + settings.ioThreshold().toMillis()
               + "ms or more for "
-              + settings.ioQuiet().toSeconds()
-              + "s; JFR's I/O events are turned off, which spares every such call their cost, and"
+              + millisOrSeconds(settings.ioQuiet())
+              + "; JFR's I/O events are turned off, which spares every such call their cost, and"
               + " turned on again from time to time to look (io.quiet; docs/agent.md)");
     }
   }
 
-  private static final String[] IO_EVENTS = {
-    EventMapper.SOCKET_READ, EventMapper.SOCKET_WRITE, EventMapper.FILE_READ, EventMapper.FILE_WRITE
-  };
+  private static String millisOrSeconds(Duration d) {
+    return d.toMillis() % 1000 == 0 ? d.toSeconds() + "s" : d.toMillis() + "ms";
+  }
 
   private void run() {
     try {
@@ -301,6 +310,7 @@ public final class JfrProfiler implements AutoCloseable {
    */
   @Override
   public void close() {
+    closed = true;
     stream.close();
     try {
       thread.join(2_000);
