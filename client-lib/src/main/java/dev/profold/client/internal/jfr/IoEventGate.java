@@ -1,5 +1,7 @@
 package dev.profold.client.internal.jfr;
 
+import java.util.function.BooleanSupplier;
+
 /**
  * Decides when JFR's socket and file events are on. Once enabled, every socket and file read and
  * write of the JVM reads JFR's clock twice and checks the threshold, whether or not it is recorded
@@ -11,8 +13,14 @@ package dev.profold.client.internal.jfr;
  * are turned on again for a probe of {@code quiet} after an off period that starts at {@code quiet}
  * and doubles after each probe that found nothing, up to {@value #MAX_OFF_FACTOR} × {@code quiet}.
  * A probe that finds an event keeps them on (until the next {@code quiet} without one) and starts
- * the off periods again from {@code quiet}. What is lost is I/O waits above the threshold that
- * happen while the events are off: they count as idle time, as with {@code io=false}.
+ * the off periods again from {@code quiet}.
+ *
+ * <p>JFR records a call only when its event was on from the call's start to its end, so a wait
+ * longer than an on-time would never be seen. So before turning the events off, and once per {@code
+ * quiet} while they are off, the gate looks whether a thread sits in a blocking read or write
+ * ({@link BlockingIo}): if one does, the events stay on, or go on. What is lost is I/O waits above
+ * the threshold that start while the events are off, or are in progress when they switch: they
+ * count as idle time, as with {@code io=false}.
  *
  * <p>Not thread-safe: used by the JFR consumer thread only. Time is whatever monotonic nanoseconds
  * the caller passes in.
@@ -28,8 +36,10 @@ final class IoEventGate {
 
   private final long quietNanos;
   private final Switch events;
-  private boolean on = true;
-  private boolean probing; // on for a probe, not since the start or since a probe found events
+  private final BooleanSupplier threadsInIo;
+  private volatile boolean on = true;
+  private long lastLook;
+  private boolean probing; // set once a probe turned the events on (not at the start)
   private boolean found; // an event arrived since the events were last turned on
   private long since; // when the events were last turned on or off
   private long lastEvent; // the last event while on, or when they were turned on
@@ -40,10 +50,12 @@ final class IoEventGate {
    * A gate with the events on from {@code now}.
    *
    * @param quietNanos how long the events stay on without one; 0 or less: always on
+   * @param threadsInIo whether some thread sits in a blocking read or write now
    */
-  IoEventGate(long quietNanos, Switch events, long now) {
+  IoEventGate(long quietNanos, Switch events, BooleanSupplier threadsInIo, long now) {
     this.quietNanos = quietNanos;
     this.events = events;
+    this.threadsInIo = threadsInIo;
     this.since = now;
     this.lastEvent = now;
     this.offNanos = quietNanos;
@@ -64,6 +76,11 @@ final class IoEventGate {
     }
     if (on) {
       if (now - lastEvent >= quietNanos) {
+        if (threadsInIo.getAsBoolean()) { // long waits in progress: off, they would be lost
+          lastEvent = now;
+          found = true;
+          return;
+        }
         if (found) {
           offNanos = quietNanos; // the events were in use: off periods start again
         } else if (probing) {
@@ -77,6 +94,14 @@ final class IoEventGate {
       probing = true;
       found = false;
       lastEvent = now;
+    } else if (now - lastLook >= quietNanos) {
+      lastLook = now;
+      if (threadsInIo.getAsBoolean()) { // the next such wait is seen; off periods start again
+        switchTo(true, now);
+        offNanos = quietNanos;
+        found = true;
+        lastEvent = now;
+      }
     }
   }
 
@@ -84,6 +109,7 @@ final class IoEventGate {
     events.set(value);
     on = value;
     since = now;
+    lastLook = now;
   }
 
   /** Whether the events are on now. */

@@ -13,7 +13,9 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
+import jdk.jfr.EventSettings;
 import jdk.jfr.FlightRecorder;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordingStream;
@@ -52,6 +54,7 @@ public final class JfrProfiler implements AutoCloseable {
   private final IoEventGate ioGate; // null when I/O events are off
   private final AtomicBoolean ioOffLogged = new AtomicBoolean();
   private volatile boolean closed;
+  private boolean ioConfigured; // the I/O events' threshold and stack trace are set
 
   private final Queue<CountDownLatch> flushWaiters = new ConcurrentLinkedQueue<>();
 
@@ -60,7 +63,8 @@ public final class JfrProfiler implements AutoCloseable {
       ThreadActivity activity,
       JfrSettings settings,
       ThreadStarts starts,
-      LongSupplier clock) {
+      LongSupplier clock,
+      BooleanSupplier threadsInIo) {
     if (!FlightRecorder.isAvailable()) {
       throw new IllegalStateException("JDK Flight Recorder is not available in this JVM");
     }
@@ -69,7 +73,8 @@ public final class JfrProfiler implements AutoCloseable {
     this.clock = clock;
     this.ioGate =
         settings.io()
-            ? new IoEventGate(settings.ioQuiet().toNanos(), this::switchIoEvents, clock.getAsLong())
+            ? new IoEventGate(
+                settings.ioQuiet().toNanos(), this::switchIoEvents, threadsInIo, clock.getAsLong())
             : null;
     this.sink = new JfrSink(recorder);
     this.activity = new ActivityFeed(activity);
@@ -108,17 +113,22 @@ public final class JfrProfiler implements AutoCloseable {
    */
   public static JfrProfiler start(
       Recorder recorder, ThreadActivity activity, JfrSettings settings, ThreadStarts starts) {
-    return start(recorder, activity, settings, starts, System::nanoTime);
+    return start(
+        recorder, activity, settings, starts, System::nanoTime, BlockingIo::anyApplicationThread);
   }
 
-  /** As above, with the time the I/O event gate ({@link IoEventGate}) goes by (for tests). */
+  /**
+   * As above, with the time the I/O event gate ({@link IoEventGate}) goes by and its look at the
+   * threads (for tests).
+   */
   static JfrProfiler start(
       Recorder recorder,
       ThreadActivity activity,
       JfrSettings settings,
       ThreadStarts starts,
-      LongSupplier clock) {
-    JfrProfiler p = new JfrProfiler(recorder, activity, settings, starts, clock);
+      LongSupplier clock,
+      BooleanSupplier threadsInIo) {
+    JfrProfiler p = new JfrProfiler(recorder, activity, settings, starts, clock, threadsInIo);
     p.thread.start();
     if (settings.cpu() && !exactSampleAttribution()) {
       LOG.log(
@@ -184,11 +194,16 @@ public final class JfrProfiler implements AutoCloseable {
     }
     for (String io : IO_EVENTS) {
       if (on) {
-        stream.enable(io).withThreshold(settings.ioThreshold()).withStackTrace();
+        // Threshold and stack trace stay as configured: enabling sets one setting, not three.
+        EventSettings e = stream.enable(io);
+        if (!ioConfigured) {
+          e.withThreshold(settings.ioThreshold()).withStackTrace();
+        }
       } else {
         stream.disable(io);
       }
     }
+    ioConfigured = true;
     if (!on && ioOffLogged.compareAndSet(false, true)) {
       LOG.log(
           Level.INFO,

@@ -44,9 +44,11 @@ public record JfrSettings(
     if (maxDepth < 1 || maxDepth > 2048) {
       throw new IllegalArgumentException("depth: 1..2048 frames, was " + maxDepth);
     }
-    if (ioQuiet.isNegative() || (!ioQuiet.isZero() && ioQuiet.toMillis() < 1)) {
+    if (ioQuiet.isNegative() || (!ioQuiet.isZero() && ioQuiet.toSeconds() < 5)) {
       throw new IllegalArgumentException(
-          "io.quiet: 0 (I/O events always on) or at least 1ms, was " + ioQuiet);
+          "io.quiet: 0 (I/O events always on) or at least 5s (JFR delivers about one batch a second),"
+              + " was "
+              + ioQuiet);
     }
     for (Duration d : new Duration[] {lockThreshold, waitThreshold, ioThreshold}) {
       if (d.isNegative()) {

@@ -10,11 +10,19 @@ class IoEventGateTest {
   private static final long Q = 30_000_000_000L; // the quiet time, 30 s
 
   private final List<String> switched = new ArrayList<>();
+  private boolean threadsInIo; // what the gate's look at the threads finds
+  private int looks;
   private long now = 1_000; // any origin: the gate only takes differences
 
   private IoEventGate gate(long quiet) {
     return new IoEventGate(
-        quiet, on -> switched.add((on ? "on@" : "off@") + (now / 1_000_000_000L)), now);
+        quiet,
+        on -> switched.add((on ? "on@" : "off@") + (now / 1_000_000_000L)),
+        () -> {
+          looks++;
+          return threadsInIo;
+        },
+        now);
   }
 
   /** Ticks once a second for {@code seconds}, as JFR's batches come. */
@@ -101,5 +109,36 @@ class IoEventGateTest {
     run(g, 10_000);
     assertThat(g.isOn()).isTrue();
     assertThat(switched).isEmpty();
+  }
+
+  @Test
+  void aThreadInABlockingReadKeepsThemOnPastTheQuietTime() {
+    IoEventGate g = gate(Q);
+    threadsInIo = true; // a read longer than the quiet time: JFR records it only if on throughout
+    run(g, 300);
+    assertThat(g.isOn()).isTrue();
+    assertThat(switched).isEmpty();
+    assertThat(looks).as("one look per quiet time").isEqualTo(10);
+    threadsInIo = false;
+    run(g, 30);
+    assertThat(switched).containsExactly("off@330");
+  }
+
+  @Test
+  void whileOffALookPerQuietTimeTurnsThemOnWhenAThreadIsInABlockingRead() {
+    IoEventGate g = gate(Q);
+    run(g, 30 + 30 + 30); // off at 30, probe at 60, off at 90 with 60 s to wait
+    int before = looks;
+    run(g, 29);
+    assertThat(looks).as("no look within a quiet time of the switch").isEqualTo(before);
+    threadsInIo = true;
+    run(g, 1); // 120: a quiet time since the switch off, the next probe at 150
+    assertThat(switched).containsExactly("off@30", "on@60", "off@90", "on@120");
+    threadsInIo = false;
+    run(g, 30);
+    assertThat(g.isOn()).isFalse();
+    switched.clear();
+    run(g, 30); // it counted as finding something: the off period is the quiet time again
+    assertThat(switched).containsExactly("on@180");
   }
 }

@@ -304,7 +304,14 @@ class JfrProfilerTest {
     profiler.close();
     AtomicLong clock = new AtomicLong();
     Duration quiet = JfrSettings.defaults().ioQuiet();
-    profiler = JfrProfiler.start(recorder, activity, settings(), ThreadStarts.NONE, clock::get);
+    profiler =
+        JfrProfiler.start(
+            recorder,
+            activity,
+            settings(),
+            ThreadStarts.NONE,
+            clock::get,
+            () -> BlockingIo.anyThreadIn(name -> name.startsWith("reader-")));
     assertThat(profiler.awaitRunning(DEADLINE)).as("JFR stream running").isTrue();
     assertThat(profiler.ioEventsOn()).as("I/O events on at start").isTrue();
     advanceUntilIoEvents(clock, quiet, false);

@@ -1,0 +1,89 @@
+package dev.profold.client.internal.jfr;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.Test;
+
+class BlockingIoTest {
+  private static final long DEADLINE_NANOS = TimeUnit.SECONDS.toNanos(30);
+
+  private static Thread daemon(String name, Runnable body) {
+    Thread t = new Thread(body, name);
+    t.setDaemon(true);
+    t.start();
+    return t;
+  }
+
+  /** Polls the look until it says {@code expected} or the deadline passes; returns the last. */
+  private static boolean lookUntil(String name, boolean expected) {
+    long end = System.nanoTime() + DEADLINE_NANOS;
+    boolean seen = BlockingIo.anyThreadIn(name::equals);
+    while (seen != expected && System.nanoTime() < end) {
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+      seen = BlockingIo.anyThreadIn(name::equals);
+    }
+    return seen;
+  }
+
+  @Test
+  void aThreadBlockedInASocketReadIsInIoAndOneWaitingForAConnectionOrParkedIsNot()
+      throws Exception {
+    try (ServerSocket server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        Socket client = new Socket(InetAddress.getLoopbackAddress(), server.getLocalPort());
+        Socket accepted = server.accept();
+        ServerSocket idleServer = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+      Thread reader =
+          daemon(
+              "blocked-reader",
+              () -> {
+                try {
+                  int unused = client.getInputStream().read(); // nothing comes until closed
+                } catch (IOException e) {
+                  // closed at the end of the test
+                }
+              });
+      Thread acceptor =
+          daemon(
+              "acceptor",
+              () -> {
+                try (Socket unused = idleServer.accept()) {
+                  // closed at the end of the test
+                } catch (IOException e) {
+                  // closed at the end of the test
+                }
+              });
+      Thread parked = daemon("parked", () -> LockSupport.parkNanos(DEADLINE_NANOS));
+      assertThat(lookUntil("blocked-reader", true)).as("in a blocking socket read").isTrue();
+      // Once in accept or parked, they stay there; allow them time to get there.
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(200));
+      assertThat(BlockingIo.anyThreadIn("acceptor"::equals))
+          .as("waiting for a connection")
+          .isFalse();
+      assertThat(BlockingIo.anyThreadIn("parked"::equals)).as("parked").isFalse();
+      assertThat(BlockingIo.anyThreadIn(n -> false)).as("no thread looked at").isFalse();
+      accepted.close();
+      client.close();
+      idleServer.close();
+      LockSupport.unpark(parked);
+      reader.join(10_000);
+      acceptor.join(10_000);
+    }
+  }
+
+  @Test
+  void framesOfBlockingReadsAndWritesAreIoAndSelectorsAndAcceptsAreNot() {
+    assertThat(BlockingIo.isBlockingIo("sun.nio.ch.SocketDispatcher.read0")).isTrue();
+    assertThat(BlockingIo.isBlockingIo("sun.nio.ch.Net.poll")).isTrue();
+    assertThat(BlockingIo.isBlockingIo("java.io.FileInputStream.readBytes")).isTrue();
+    assertThat(BlockingIo.isBlockingIo("sun.nio.ch.UnixFileDispatcherImpl.pwrite0")).isTrue();
+    assertThat(BlockingIo.isBlockingIo("sun.nio.ch.EPoll.wait")).isFalse();
+    assertThat(BlockingIo.isBlockingIo("sun.nio.ch.Net.accept")).isFalse();
+    assertThat(BlockingIo.isBlockingIo("jdk.internal.misc.Unsafe.park")).isFalse();
+  }
+}
