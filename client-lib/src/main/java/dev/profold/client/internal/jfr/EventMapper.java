@@ -4,6 +4,7 @@ import dev.profold.client.Kind;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
@@ -64,12 +65,14 @@ public final class EventMapper {
   public static final String SOCKET_WRITE = "jdk.SocketWrite";
   public static final String FILE_READ = "jdk.FileRead";
   public static final String FILE_WRITE = "jdk.FileWrite";
-
   public static final String GARBAGE_COLLECTION = "jdk.GarbageCollection";
   public static final String SAFEPOINT_BEGIN = "jdk.SafepointBegin";
   public static final String THREAD_START = "jdk.ThreadStart";
   public static final String THREAD_END = "jdk.ThreadEnd";
   public static final String ALLOCATION_SAMPLE = "jdk.ObjectAllocationSample";
+
+  /** The socket and file events (IO), which {@link IoEventGate} turns on and off. */
+  static final Set<String> IO_EVENTS = Set.of(SOCKET_READ, SOCKET_WRITE, FILE_READ, FILE_WRITE);
 
   /** Threads whose events are ignored: the agent's own. */
   public static final String OWN_THREAD_PREFIX = "profold-";
@@ -118,14 +121,6 @@ public final class EventMapper {
   private final JfrSettings settings;
   private final ThreadStarts starts;
   private final double sampleSeconds;
-
-  /** True for the socket and file events (IO). */
-  static boolean isIo(String type) {
-    return switch (type) {
-      case SOCKET_READ, SOCKET_WRITE, FILE_READ, FILE_WRITE -> true;
-      default -> false;
-    };
-  }
 
   public EventMapper(JfrSettings settings) {
     this(settings, ThreadStarts.NONE);

@@ -44,7 +44,6 @@ final class IoEventGate {
   private long since; // when the events were last turned on or off
   private long lastEvent; // the last event while on, or when they were turned on
   private long offNanos; // the next off period
-  private long turnedOff;
 
   /**
    * A gate with the events on from {@code now}.
@@ -87,22 +86,24 @@ final class IoEventGate {
           offNanos = Math.min(offNanos * 2, quietNanos * MAX_OFF_FACTOR);
         }
         switchTo(false, now);
-        turnedOff++;
       }
     } else if (now - since >= offNanos) {
-      switchTo(true, now);
-      probing = true;
-      found = false;
-      lastEvent = now;
+      turnOn(now, false); // a probe
     } else if (now - lastLook >= quietNanos) {
       lastLook = now;
       if (threadsInIo.getAsBoolean()) { // the next such wait is seen; off periods start again
-        switchTo(true, now);
         offNanos = quietNanos;
-        found = true;
-        lastEvent = now;
+        turnOn(now, true);
       }
     }
+  }
+
+  /** Turns the events on, {@code inUse} when a thread was seen in I/O (else a probe). */
+  private void turnOn(long now, boolean inUse) {
+    switchTo(true, now);
+    probing = true;
+    found = inUse;
+    lastEvent = now;
   }
 
   private void switchTo(boolean value, long now) {
@@ -115,10 +116,5 @@ final class IoEventGate {
   /** Whether the events are on now. */
   boolean isOn() {
     return on;
-  }
-
-  /** How many times the events were turned off. */
-  long timesTurnedOff() {
-    return turnedOff;
   }
 }

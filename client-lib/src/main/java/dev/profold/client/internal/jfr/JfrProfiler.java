@@ -15,7 +15,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
-import jdk.jfr.EventSettings;
 import jdk.jfr.FlightRecorder;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordingStream;
@@ -31,11 +30,6 @@ import jdk.jfr.consumer.RecordingStream;
  */
 public final class JfrProfiler implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger("dev.profold.client");
-
-  /** The events {@link IoEventGate} turns on and off. */
-  private static final String[] IO_EVENTS = {
-    EventMapper.SOCKET_READ, EventMapper.SOCKET_WRITE, EventMapper.FILE_READ, EventMapper.FILE_WRITE
-  };
 
   private final RecordingStream stream;
   private final JfrSink sink;
@@ -54,7 +48,6 @@ public final class JfrProfiler implements AutoCloseable {
   private final IoEventGate ioGate; // null when I/O events are off
   private final AtomicBoolean ioOffLogged = new AtomicBoolean();
   private volatile boolean closed;
-  private boolean ioConfigured; // the I/O events' threshold and stack trace are set
 
   private final Queue<CountDownLatch> flushWaiters = new ConcurrentLinkedQueue<>();
 
@@ -171,7 +164,9 @@ public final class JfrProfiler implements AutoCloseable {
         .withThreshold(lock.compareTo(wait) < 0 ? lock : wait)
         .withStackTrace();
     if (s.io()) {
-      switchIoEvents(true);
+      for (String io : EventMapper.IO_EVENTS) {
+        stream.enable(io).withThreshold(s.ioThreshold()).withStackTrace();
+      }
     }
     if (s.runtime()) {
       stream.enable(EventMapper.GARBAGE_COLLECTION);
@@ -187,23 +182,18 @@ public final class JfrProfiler implements AutoCloseable {
     stream.setMaxAge(Duration.ofMinutes(1));
   }
 
-  /** Enables or disables JFR's socket and file events, on a running stream too. */
+  /** Enables or disables JFR's socket and file events on the running stream. */
   private void switchIoEvents(boolean on) {
     if (closed) {
       return; // a last batch after close(): the recording is gone, nothing to switch
     }
-    for (String io : IO_EVENTS) {
+    for (String io : EventMapper.IO_EVENTS) {
       if (on) {
-        // Threshold and stack trace stay as configured: enabling sets one setting, not three.
-        EventSettings e = stream.enable(io);
-        if (!ioConfigured) {
-          e.withThreshold(settings.ioThreshold()).withStackTrace();
-        }
+        stream.enable(io); // threshold and stack trace stay as configure() set them
       } else {
         stream.disable(io);
       }
     }
-    ioConfigured = true;
     if (!on && ioOffLogged.compareAndSet(false, true)) {
       LOG.log(
           Level.INFO,
@@ -237,7 +227,7 @@ public final class JfrProfiler implements AutoCloseable {
         return;
       }
       Observation o = mapper.map(event);
-      if (o != null && ioGate != null && EventMapper.isIo(event.type())) {
+      if (o != null && ioGate != null && EventMapper.IO_EVENTS.contains(event.type())) {
         ioGate.eventSeen(clock.getAsLong());
       }
       if (o != null) {

@@ -138,20 +138,4 @@ public record JfrSettings(
         io,
         ioQuiet);
   }
-
-  /** How long socket and file events stay on without one; zero keeps them on. */
-  public JfrSettings withIoQuiet(Duration quiet) {
-    return new JfrSettings(
-        samplePeriod,
-        maxDepth,
-        lockThreshold,
-        waitThreshold,
-        ioThreshold,
-        cpu,
-        allocation,
-        runtime,
-        threads,
-        io,
-        quiet);
-  }
 }
