@@ -265,6 +265,7 @@ public final class FoldEngine {
       }
     }
     int evicted = inst.threads.add(d.sequence, d.endUnixNanos - d.startUnixNanos, d.threadActivity);
+    inst.threads.ioUnobserved(d.ioUnobservedNanos);
     if (evicted > 0) {
       metrics.threadGroupsEvicted(evicted);
     }
@@ -375,7 +376,8 @@ public final class FoldEngine {
               i.clientDictionaryBytesLimit,
               java.util.Map.copyOf(i.clientMisuse),
               i.clientExport,
-              i.threads.snapshot()));
+              i.threads.snapshot(),
+              i.threads.ioUnobservedNanos()));
     }
     return new CollectorSnapshot(schemeSnapshots, sources);
   }

@@ -11,11 +11,11 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * One source's thread activity: per thread group, the time per overhead class since the incarnation
- * started (held at {@link Long#MAX_VALUE} rather than wrapping negative), and the group's last
- * reported interval. A group is current while the source's latest delta with thread activity
- * reports it. At most {@link #MAX_GROUPS} groups are kept; beyond that the least recently reported
- * ones are forgotten (counted by the caller).
+ * One source's thread activity: the time it did not observe I/O waits, and per thread group the
+ * time per overhead class since the incarnation started (held at {@link Long#MAX_VALUE} rather than
+ * wrapping negative), and the group's last reported interval. A group is current while the source's
+ * latest delta with thread activity reports it. At most {@link #MAX_GROUPS} groups are kept; beyond
+ * that the least recently reported ones are forgotten (counted by the caller).
  *
  * <p>Not thread-safe: owned by the fold thread.
  */
@@ -35,6 +35,7 @@ final class ThreadTime {
 
   private final Map<String, Row> rows = new LinkedHashMap<>();
   private long latest;
+  private long ioUnobserved;
 
   /**
    * Adds a delta's thread activity (nothing when it has none).
@@ -74,10 +75,21 @@ final class ThreadTime {
     return over;
   }
 
+  /** Adds a delta's time during which the source did not observe I/O waits. */
+  void ioUnobserved(long nanos) {
+    ioUnobserved = FoldEngine.saturatedAdd(ioUnobserved, nanos);
+  }
+
+  /** The time the source did not observe I/O waits, since the incarnation started. */
+  long ioUnobservedNanos() {
+    return ioUnobserved;
+  }
+
   /** Forgets everything (a new incarnation). */
   void reset() {
     rows.clear();
     latest = 0;
+    ioUnobserved = 0;
   }
 
   /** The groups, current ones by wall time (largest first), then the others by name. */

@@ -44,6 +44,25 @@ final class ActivityReader {
     return List.copyOf(out);
   }
 
+  /**
+   * The delta's {@code io_unobserved_nanos}, checked: at most the interval's length.
+   *
+   * @throws InvalidDeltaException naming the field, what is wrong and what to send instead
+   */
+  static long ioUnobserved(Delta delta) throws InvalidDeltaException {
+    long n = delta.getIoUnobservedNanos();
+    long length = delta.getIntervalEndUnixNanos() - delta.getIntervalStartUnixNanos();
+    if (n < 0 || n > length) {
+      throw new InvalidDeltaException(
+          "io_unobserved_nanos",
+          Long.toUnsignedString(n)
+              + " ns is longer than the interval ("
+              + length
+              + " ns); send the part of the interval during which I/O was not observed");
+    }
+    return n;
+  }
+
   private static GroupActivity read(ThreadGroupActivity a, String at, long length, Set<String> seen)
       throws InvalidDeltaException {
     String g = a.getThreadGroup();

@@ -53,6 +53,10 @@ public final class DecodedDelta {
   public final java.util.Map<String, Long> clientMisuse;
 
   public final java.util.List<GroupActivity> threadActivity;
+
+  /** Of the interval, the time the client did not observe I/O waits (0: observed, or not said). */
+  public final long ioUnobservedNanos;
+
   public final int serializedBytes;
 
   DecodedDelta(Builder b) {
@@ -91,6 +95,7 @@ public final class DecodedDelta {
     clientExport = b.clientExport;
     clientMisuse = b.clientMisuse;
     threadActivity = b.threadActivity;
+    ioUnobservedNanos = b.ioUnobservedNanos;
     serializedBytes = b.serializedBytes;
   }
 
@@ -130,6 +135,7 @@ public final class DecodedDelta {
     clientExport = d.clientExport;
     clientMisuse = d.clientMisuse;
     threadActivity = d.threadActivity;
+    ioUnobservedNanos = d.ioUnobservedNanos;
     serializedBytes = d.serializedBytes;
   }
 
@@ -189,6 +195,7 @@ public final class DecodedDelta {
         dev.profold.sinks.snapshot.ClientExport.NONE;
     java.util.Map<String, Long> clientMisuse = java.util.Map.of();
     java.util.List<GroupActivity> threadActivity = java.util.List.of();
+    long ioUnobservedNanos;
     int serializedBytes;
 
     void size(int entryCount, int keyValues, int measurementCount, int buckets) {

@@ -159,6 +159,7 @@ public final class StreamDecoder {
     b.clientExport = export(delta.getOverhead());
     b.serializedBytes = serializedBytes;
     b.threadActivity = ActivityReader.read(delta);
+    b.ioUnobservedNanos = ActivityReader.ioUnobserved(delta);
     readEntries(delta, b);
     return b.build();
   }

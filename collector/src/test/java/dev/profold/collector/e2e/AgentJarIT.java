@@ -15,7 +15,9 @@ import org.junit.jupiter.api.TestInstance;
  * The shaded agent jar attached with {@code -javaagent} to a separate JVM running a planted lock
  * contention ({@link PlantedContention}), pushing to the collector jar: without a line of
  * instrumentation, SYNC time shows in /metrics at the contended method, for the workers' thread
- * group's service, and SYNC leads the workers' overhead classes.
+ * group's service, and SYNC leads the workers' overhead classes. The program does no I/O, so the
+ * agent's I/O gate ({@code io.quiet=5s}) turns its I/O events off, and the collector says for how
+ * long.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class AgentJarIT {
@@ -26,14 +28,16 @@ class AgentJarIT {
 
   private JarDaemon collector;
   private AgentApp app;
+  private long appStarted;
 
   @BeforeAll
   void start() throws Exception {
     collector = JarDaemon.start("--interval", "1s");
+    appStarted = System.nanoTime();
     app =
         AgentApp.start(
             PlantedContention.class,
-            "service=planted,instance=planted-1,interval=1s,endpoint=127.0.0.1:"
+            "service=planted,instance=planted-1,interval=1s,io.quiet=5s,endpoint=127.0.0.1:"
                 + collector.grpcPort,
             "planted contention running");
   }
@@ -95,6 +99,32 @@ class AgentJarIT {
         .contains(
             "profold_thread_seconds_total{class=\"sync\",instance=\"planted-1\","
                 + "service=\"planted\",thread_group=\"planted-worker-*\"}");
+  }
+
+  private static final Pattern IO_UNOBSERVED =
+      Pattern.compile(
+          "profold_thread_io_unobserved_seconds_total\\{instance=\"planted-1\","
+              + "service=\"planted\"\\} ([0-9.eE+-]+)");
+
+  @Test
+  void theTimeTheAgentsIoEventsWereOffReachesTheCollector() throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    double unobserved = 0;
+    String metrics = "";
+    while (System.nanoTime() < deadline && unobserved < 2.0) {
+      metrics = collector.scrape();
+      Matcher m = IO_UNOBSERVED.matcher(metrics);
+      unobserved = m.find() ? Double.parseDouble(m.group(1)) : 0;
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(250));
+    }
+    double sinceStart = (System.nanoTime() - appStarted) / 1e9;
+    assertThat(unobserved)
+        .as(
+            "seconds with I/O unobserved; app stderr:%n%s%nmetrics:%n%s",
+            app.stderr(), grep(metrics, "io_unobserved"))
+        .isGreaterThanOrEqualTo(2.0)
+        .isLessThan(sinceStart - 5); // on for the first io.quiet at least
+    assertThat(app.stderr()).contains("JFR's I/O events are turned off");
   }
 
   private static String grep(String text, String needle) {

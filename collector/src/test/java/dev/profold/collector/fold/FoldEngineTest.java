@@ -1061,6 +1061,25 @@ class FoldEngineTest {
     }
 
     @Test
+    void theTimeIoWentUnobservedAddsUpCountsOnceAndStartsAfreshWithAnIncarnation() {
+      Deltas.Builder first =
+          checkout("i-1").seq(1).entry(1, 1.0).threads("pool-*", 2, busy, 0, 0, 0);
+      apply(first.copy().ioUnobserved(4 * SECOND));
+      apply(first.copy().ioUnobserved(4 * SECOND)); // a duplicate
+      apply(checkout("i-1").seq(2).entry(1, 1.0).ioUnobserved(10 * SECOND));
+      apply(checkout("i-1").seq(3).entry(1, 1.0)); // observed throughout
+      assertThat(source("i-1").ioUnobservedNanos()).isEqualTo(14 * SECOND);
+
+      apply(
+          checkout("i-1")
+              .incarnation(8)
+              .processStart(Deltas.DEFAULT_PROCESS_START + SECOND)
+              .seq(1)
+              .entry(1, 1.0));
+      assertThat(source("i-1").ioUnobservedNanos()).isZero();
+    }
+
+    @Test
     void beyond512GroupsTheLeastRecentlyReportedAreForgottenAndCounted() {
       for (int d = 0; d < 3; d++) {
         Deltas.Builder b = checkout("i-1").seq(d + 1).entry(1, 1.0);

@@ -1414,6 +1414,21 @@ class StreamDecoderTest {
     }
 
     @Test
+    void theTimeIoWentUnobservedIsDecodedAndAtMostTheIntervalsLength() throws Exception {
+      Delta ok = with(pool()).toBuilder().setIoUnobservedNanos(10 * S).build();
+      assertThat(decode(decoder, ok).ioUnobservedNanos).isEqualTo(10 * S);
+      assertThat(decode(new StreamDecoder(dictionary), with(pool())).ioUnobservedNanos).isZero();
+      assertInvalid(
+          with(pool()).toBuilder().setIoUnobservedNanos(10 * S + 1).build(),
+          "io_unobserved_nanos",
+          "10000000001 ns is longer than the interval (10000000000 ns)");
+      assertInvalid(
+          with(pool()).toBuilder().setIoUnobservedNanos(-1).build(),
+          "io_unobserved_nanos",
+          "18446744073709551615 ns is longer than the interval");
+    }
+
+    @Test
     void atMost256Groups() {
       dev.profold.proto.v1.ThreadGroupActivity.Builder[] many =
           new dev.profold.proto.v1.ThreadGroupActivity.Builder[257];

@@ -177,6 +177,7 @@ public final class Deltas {
     private final List<Entry> entries = new ArrayList<>();
     private ClientOverhead overhead;
     private final List<ThreadGroupActivity> activity = new ArrayList<>();
+    private long ioUnobserved;
 
     private Builder(SourceIdentity.Builder source) {
       this.source = source;
@@ -197,6 +198,7 @@ public final class Deltas {
       b.entries.addAll(entries);
       b.overhead = overhead;
       b.activity.addAll(activity);
+      b.ioUnobserved = ioUnobserved;
       return b;
     }
 
@@ -299,6 +301,12 @@ public final class Deltas {
               .setExportBufferedBytes(bufferedBytes)
               .setExportBufferLimitBytes(limitBytes)
               .build();
+      return this;
+    }
+
+    /** Sets the part of the interval during which the client did not observe I/O waits. */
+    public Builder ioUnobserved(long nanos) {
+      this.ioUnobserved = nanos;
       return this;
     }
 
@@ -448,6 +456,7 @@ public final class Deltas {
         d.setOverhead(overhead);
       }
       d.addAllThreadActivity(activity);
+      d.setIoUnobservedNanos(ioUnobserved);
       return d.build();
     }
 

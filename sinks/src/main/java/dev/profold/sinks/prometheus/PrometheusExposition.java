@@ -74,6 +74,7 @@ public final class PrometheusExposition implements MultiCollector {
           "profold_threads",
           "profold_thread_cpu_seconds",
           "profold_thread_cpu_imbalance_ratio",
+          "profold_thread_io_unobserved_seconds",
           "profold_source_info",
           "profold_source_start_time_seconds",
           "profold_source_missing_deltas",
@@ -118,7 +119,8 @@ public final class PrometheusExposition implements MultiCollector {
    * Per source and thread group: {@code profold_thread_seconds_total{class}} (cumulative), and for
    * groups in the source's last delta {@code profold_thread_class_ratio{class}}, {@code
    * profold_threads}, {@code profold_thread_cpu_seconds{stat=min|avg|max}} and {@code
-   * profold_thread_cpu_imbalance_ratio} of that interval.
+   * profold_thread_cpu_imbalance_ratio} of that interval; per source with thread activity, {@code
+   * profold_thread_io_unobserved_seconds_total}.
    */
   private static void addThreadActivity(List<SourceSnapshot> sources, List<MetricSnapshot> out) {
     CounterSnapshot.Builder seconds =
@@ -148,8 +150,22 @@ public final class PrometheusExposition implements MultiCollector {
             .help(
                 "Computation imbalance of the thread group in the last reported interval: (max"
                     + " - avg) of per-thread CPU time over the interval's length.");
+    CounterSnapshot.Builder ioUnobserved =
+        CounterSnapshot.builder()
+            .name("profold_thread_io_unobserved_seconds")
+            .help(
+                "Wall time during which the source did not observe I/O waits while it observed"
+                    + " the other classes (its agent's I/O events were off), cumulative; I/O waits"
+                    + " in that time count as idle.");
     boolean any = false;
     for (SourceSnapshot s : sources) {
+      if (!s.threadActivity().isEmpty()) {
+        ioUnobserved.dataPoint(
+            CounterDataPointSnapshot.builder()
+                .labels(Labels.of("service", s.service(), "instance", s.instance()))
+                .value(s.ioUnobservedNanos() / 1e9)
+                .build());
+      }
       for (ThreadActivitySnapshot a : s.threadActivity()) {
         any = true;
         Labels id =
@@ -177,6 +193,7 @@ public final class PrometheusExposition implements MultiCollector {
       out.add(threads.build());
       out.add(cpu.build());
       out.add(imbalance.build());
+      out.add(ioUnobserved.build());
     }
   }
 

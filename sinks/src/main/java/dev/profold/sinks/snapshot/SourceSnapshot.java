@@ -28,6 +28,8 @@ import java.util.Map;
  *     reported ({@link ClientExport#NONE} when it does not report them)
  * @param threadActivity where its thread groups spent their time, largest first; empty when the
  *     client does not report it
+ * @param ioUnobservedNanos time during which the client did not observe I/O waits while it observed
+ *     the other classes (its I/O events off), cumulative; 0 when it does not report it
  */
 public record SourceSnapshot(
     String service,
@@ -47,7 +49,8 @@ public record SourceSnapshot(
     long clientDictionaryBytesLimit,
     Map<String, Long> clientMisuse,
     ClientExport clientExport,
-    List<ThreadActivitySnapshot> threadActivity) {
+    List<ThreadActivitySnapshot> threadActivity,
+    long ioUnobservedNanos) {
   public SourceSnapshot {
     clientMisuse = Map.copyOf(clientMisuse);
     threadActivity = List.copyOf(threadActivity);

@@ -138,7 +138,8 @@ class PrometheusExpositionTest {
             4_194_304,
             java.util.Map.of("contexts_full", 7L, "closed_twice", 1L),
             new ClientExport(3, 12, 65_536, 16_777_216),
-            List.of());
+            List.of(),
+            0);
     String text = render(new CollectorSnapshot(List.of(), List.of(src)));
     String l = "{instance=\"i-1\",service=\"svc\"}";
     assertThat(text)
@@ -163,7 +164,8 @@ class PrometheusExpositionTest {
                 + " 1.0\n")
         .contains(
             "profold_source_info{host=\"h\",instance=\"i-1\",runtime_version=\"Java 17\","
-                + "sdk_version=\"sdk/1\",service=\"svc\"} 1.0\n");
+                + "sdk_version=\"sdk/1\",service=\"svc\"} 1.0\n")
+        .doesNotContain("profold_thread_io_unobserved_seconds"); // no thread activity reported
   }
 
   @Test
@@ -212,7 +214,8 @@ class PrometheusExpositionTest {
             0,
             java.util.Map.of(),
             ClientExport.NONE,
-            List.of(pool, gone));
+            List.of(pool, gone),
+            2_500_000_000L);
     String text = render(new CollectorSnapshot(List.of(), List.of(src)));
     String id = "instance=\"i-1\",service=\"svc\",thread_group=\"pool-*\"";
     assertThat(text)
@@ -233,6 +236,8 @@ class PrometheusExpositionTest {
         .contains(
             "profold_thread_cpu_seconds{instance=\"i-1\",service=\"svc\",stat=\"min\",thread_group=\"pool-*\"} 2.0\n")
         .contains("profold_thread_cpu_imbalance_ratio{" + id + "} 0.3\n")
+        .contains(
+            "profold_thread_io_unobserved_seconds_total{instance=\"i-1\",service=\"svc\"} 2.5\n")
         .contains(
             "profold_thread_seconds_total{class=\"compute\",instance=\"i-1\",service=\"svc\",thread_group=\"old-*\"} 1.0\n")
         .doesNotContain(
@@ -274,7 +279,8 @@ class PrometheusExpositionTest {
             ClientExport.NONE,
             List.of(
                 new ThreadActivitySnapshot(
-                    "pool", ClassTimes.zero(), true, 1, 1, ClassTimes.zero(), 0, 0, 0, 0)));
+                    "pool", ClassTimes.zero(), true, 1, 1, ClassTimes.zero(), 0, 0, 0, 0)),
+            0);
     String text =
         scrape(
             new CollectorSnapshot(

@@ -8,6 +8,7 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.LongSupplier;
 
 /**
  * Where each thread group's time goes, interval by interval (the overhead classes): every live
@@ -81,6 +82,8 @@ public final class ThreadActivity {
   private final Map<Long, Long> lastCpu = new HashMap<>();
   private long pauses;
   private boolean first = true;
+  private LongSupplier ioUnobserved; // cumulative; null: not reported
+  private long ioUnobservedTaken; // what of it earlier takes returned
 
   public ThreadActivity(LiveThreads threads) {
     this.threads = threads;
@@ -125,6 +128,39 @@ public final class ThreadActivity {
   public synchronized void managementCpu(long threadId, long cpuNanos) {
     if (cpuNanos > 0) {
       managementCpu.merge(threadId, cpuNanos, Long::sum);
+    }
+  }
+
+  /**
+   * Sets where the time I/O waits went unobserved comes from ({@link #takeIoUnobservedNanos}):
+   * {@code unobservedNanos} gives it since the observer started, in nanoseconds, and never
+   * decreases; {@code null} when nothing reports it any more.
+   */
+  public synchronized void observeIo(LongSupplier unobservedNanos) {
+    ioUnobserved = unobservedNanos;
+    ioUnobservedTaken = 0;
+  }
+
+  /**
+   * The time I/O waits went unobserved since the last call (or since {@link #observeIo}), at most
+   * {@code maxNanos} (the interval's length: the rest is dropped); 0 when nothing reports it.
+   */
+  public long takeIoUnobservedNanos(long maxNanos) {
+    LongSupplier source;
+    synchronized (this) {
+      source = ioUnobserved;
+    }
+    if (source == null) {
+      return 0;
+    }
+    long total = source.getAsLong(); // outside the lock: the source may take its own
+    synchronized (this) {
+      if (source != ioUnobserved || total < ioUnobservedTaken) {
+        return 0; // replaced meanwhile
+      }
+      long n = total - ioUnobservedTaken;
+      ioUnobservedTaken = total;
+      return Math.max(0, Math.min(n, maxNanos));
     }
   }
 

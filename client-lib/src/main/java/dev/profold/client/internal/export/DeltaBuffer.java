@@ -273,6 +273,7 @@ final class DeltaBuffer {
       out.setOverhead(overhead);
     }
     out.addAllThreadActivity(mergeActivity(older, newer));
+    out.setIoUnobservedNanos(older.getIoUnobservedNanos() + newer.getIoUnobservedNanos());
     for (Map.Entry<List<AttributeValue>, Map<Integer, Merged>> e : entries.entrySet()) {
       Entry.Builder entry = Entry.newBuilder().addAllKey(e.getKey());
       for (Map.Entry<Integer, Merged> m : e.getValue().entrySet()) {

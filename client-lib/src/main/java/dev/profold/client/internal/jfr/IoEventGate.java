@@ -22,8 +22,12 @@ import java.util.function.BooleanSupplier;
  * the threshold that start while the events are off, or are in progress when they switch: they
  * count as idle time, as with {@code io=false}.
  *
- * <p>Not thread-safe: used by the JFR consumer thread only. Time is whatever monotonic nanoseconds
- * the caller passes in.
+ * <p>The gate also keeps how long the events have been off in all ({@link #offNanos}), which the
+ * agent reports with every delta so that an {@code io} share measured while they were off is read
+ * as what it is.
+ *
+ * <p>Not thread-safe but for {@link #offNanos}: used by the JFR consumer thread. Time is whatever
+ * monotonic nanoseconds the caller passes in.
  */
 final class IoEventGate {
   /** The longest off period, in units of {@code quiet}. */
@@ -41,9 +45,10 @@ final class IoEventGate {
   private long lastLook;
   private boolean probing; // set once a probe turned the events on (not at the start)
   private boolean found; // an event arrived since the events were last turned on
-  private long since; // when the events were last turned on or off
+  private long since; // when the events were last turned on or off (written under this)
   private long lastEvent; // the last event while on, or when they were turned on
   private long offNanos; // the next off period
+  private long offBefore; // guarded by this: the off time before the current off period
 
   /**
    * A gate with the events on from {@code now}.
@@ -108,9 +113,19 @@ final class IoEventGate {
 
   private void switchTo(boolean value, long now) {
     events.set(value);
-    on = value;
-    since = now;
+    synchronized (this) {
+      if (value && !on) {
+        offBefore += now - since;
+      }
+      on = value;
+      since = now;
+    }
     lastLook = now;
+  }
+
+  /** How long the events have been off since the gate was made, up to {@code now}; any thread. */
+  synchronized long offNanos(long now) {
+    return on ? offBefore : offBefore + Math.max(0, now - since);
   }
 
   /** Whether the events are on now. */

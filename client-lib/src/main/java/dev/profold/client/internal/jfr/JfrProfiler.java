@@ -46,6 +46,8 @@ public final class JfrProfiler implements AutoCloseable {
   private final JfrSettings settings;
   private final LongSupplier clock;
   private final IoEventGate ioGate; // null when I/O events are off
+  private final long startedAt; // by clock
+  private final ThreadActivity threadActivity;
   private final AtomicBoolean ioOffLogged = new AtomicBoolean();
   private volatile boolean closed;
 
@@ -64,6 +66,8 @@ public final class JfrProfiler implements AutoCloseable {
     this.recorder = recorder;
     this.settings = settings;
     this.clock = clock;
+    this.startedAt = clock.getAsLong();
+    this.threadActivity = activity;
     this.ioGate =
         settings.io()
             ? new IoEventGate(
@@ -122,6 +126,7 @@ public final class JfrProfiler implements AutoCloseable {
       LongSupplier clock,
       BooleanSupplier threadsInIo) {
     JfrProfiler p = new JfrProfiler(recorder, activity, settings, starts, clock, threadsInIo);
+    activity.observeIo(p::ioUnobservedNanos);
     p.thread.start();
     if (settings.cpu() && !exactSampleAttribution()) {
       LOG.log(
@@ -299,6 +304,15 @@ public final class JfrProfiler implements AutoCloseable {
     return ioGate != null && ioGate.isOn();
   }
 
+  /**
+   * How long, since the start, I/O waits went unobserved while the other classes were: the time the
+   * I/O events were off ({@link IoEventGate}), or all of it with {@code io=false}. Any thread.
+   */
+  long ioUnobservedNanos() {
+    long now = clock.getAsLong();
+    return ioGate == null ? now - startedAt : ioGate.offNanos(now);
+  }
+
   /** Events recorded so far. */
   public long eventsRecorded() {
     return events.get();
@@ -316,6 +330,7 @@ public final class JfrProfiler implements AutoCloseable {
   @Override
   public void close() {
     closed = true;
+    threadActivity.observeIo(null); // nothing is observed from now on: no longer reported
     stream.close();
     try {
       thread.join(2_000);

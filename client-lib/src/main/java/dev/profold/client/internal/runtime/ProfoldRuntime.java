@@ -337,6 +337,7 @@ public final class ProfoldRuntime {
               .setThreadAggregation(ThreadAggregators.toProto(config.threadAggregation()))
               .addAllEntries(encoded)
               .addAllThreadActivity(activity.close(intervalStart, end))
+              .setIoUnobservedNanos(activity.takeIoUnobservedNanos(end - intervalStart))
               .setOverhead(
                   ClientOverhead.newBuilder()
                       .setCpuNanos(ownCpuNanos())

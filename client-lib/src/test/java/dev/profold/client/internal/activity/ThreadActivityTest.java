@@ -365,6 +365,26 @@ class ThreadActivityTest {
   }
 
   @Test
+  void theTimeIoWentUnobservedIsTakenIntervalByIntervalAtMostTheIntervalsLength() {
+    assertThat(activity.takeIoUnobservedNanos(10 * S)).as("nothing reports it").isZero();
+    long[] off = {0};
+    activity.observeIo(() -> off[0]);
+    off[0] = 4 * S;
+    assertThat(activity.takeIoUnobservedNanos(10 * S)).isEqualTo(4 * S);
+    assertThat(activity.takeIoUnobservedNanos(10 * S)).as("taken once").isZero();
+    off[0] = 4 * S + 15 * S;
+    assertThat(activity.takeIoUnobservedNanos(10 * S)).as("at most the interval").isEqualTo(10 * S);
+    off[0] += 3 * S;
+    assertThat(activity.takeIoUnobservedNanos(10 * S)).isEqualTo(3 * S);
+
+    long[] other = {S};
+    activity.observeIo(() -> other[0]); // a new observer counts from its own start
+    assertThat(activity.takeIoUnobservedNanos(10 * S)).isEqualTo(S);
+    activity.observeIo(null);
+    assertThat(activity.takeIoUnobservedNanos(10 * S)).as("no longer reported").isZero();
+  }
+
+  @Test
   void aPauseCountsInFullForAThreadWithNothingReported() {
     threads.set(new LiveThread(1, "idle-1", 0));
     activity.close(0, 0);

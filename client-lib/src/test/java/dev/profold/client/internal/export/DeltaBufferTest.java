@@ -279,8 +279,15 @@ class DeltaBufferTest {
             .addThreadActivity(activity("pool-*", 4, 100))
             .addThreadActivity(activity("main", 1, 8))
             .build();
-    Delta b = delta(2, 1.0).toBuilder().addThreadActivity(activity("pool-*", 6, 1000)).build();
+    Delta b =
+        delta(2, 1.0).toBuilder()
+            .addThreadActivity(activity("pool-*", 6, 1000))
+            .setIoUnobservedNanos(700)
+            .build();
     Delta m = DeltaBuffer.merge(a, b);
+    assertThat(m.getIoUnobservedNanos()).as("the time I/O went unobserved, added").isEqualTo(700);
+    assertThat(DeltaBuffer.merge(m, b.toBuilder().setSequence(3).build()).getIoUnobservedNanos())
+        .isEqualTo(1400);
     assertThat(m.getThreadActivityList())
         .containsExactly(
             activity("pool-*", 6, 1100).toBuilder()

@@ -106,9 +106,31 @@ class IoEventGateTest {
   @Test
   void aQuietTimeOfZeroKeepsThemOnForever() {
     IoEventGate g = gate(0);
+    long start = now;
     run(g, 10_000);
     assertThat(g.isOn()).isTrue();
     assertThat(switched).isEmpty();
+    assertThat(g.offNanos(now)).isZero();
+    assertThat(now - start).isPositive();
+  }
+
+  @Test
+  void theTimeOffAddsUpEveryOffPeriodIncludingTheCurrentOne() {
+    IoEventGate g = gate(Q);
+    long s = 1_000_000_000L;
+    run(g, 30); // off at 30
+    assertThat(g.offNanos(now)).isZero();
+    run(g, 10);
+    assertThat(g.offNanos(now)).as("the current off period, up to now").isEqualTo(10 * s);
+    assertThat(g.offNanos(now + 5 * s)).isEqualTo(15 * s);
+    run(g, 20); // probe on at 60: off 30 s
+    assertThat(g.offNanos(now)).isEqualTo(30 * s);
+    run(g, 30); // off again at 90
+    assertThat(g.offNanos(now)).as("nothing while on").isEqualTo(30 * s);
+    run(g, 60); // probe on at 150: off 60 s more
+    assertThat(switched).containsExactly("off@30", "on@60", "off@90", "on@150");
+    assertThat(g.offNanos(now)).isEqualTo(90 * s);
+    assertThat(g.offNanos(now + 100 * s)).as("on: the time off no longer grows").isEqualTo(90 * s);
   }
 
   @Test

@@ -314,6 +314,7 @@ class JfrProfilerTest {
             () -> BlockingIo.anyThreadIn(name -> name.startsWith("reader-")));
     assertThat(profiler.awaitRunning(DEADLINE)).as("JFR stream running").isTrue();
     assertThat(profiler.ioEventsOn()).as("I/O events on at start").isTrue();
+    assertThat(activity.takeIoUnobservedNanos(Long.MAX_VALUE)).as("unobserved while on").isZero();
     advanceUntilIoEvents(clock, quiet, false);
 
     nextInterval("reader-*", Kind.IO); // a fresh start for the readers' intervals
@@ -328,6 +329,9 @@ class JfrProfilerTest {
         assertThat(i.byKind()).as("records of reader-* while off").doesNotContainKey(Kind.IO);
       }
       advanceUntilIoEvents(clock, quiet, true); // the first off period is the quiet time
+      assertThat(activity.takeIoUnobservedNanos(Long.MAX_VALUE))
+          .as("unobserved: the off period, reported with the thread activity")
+          .isEqualTo(quiet.toNanos());
       Interval i = awaitDominance("reader-*", Kind.IO);
       assertThat(i.byKind().getOrDefault(Kind.IO, 0.0))
           .as("IO time of reader-* once probed (all: %s)", i.byKind())
@@ -401,7 +405,9 @@ class JfrProfilerTest {
   @Test
   void withIoOffTheSameReadsAreIdleNotIo() throws Exception {
     profiler.close();
+    long beforeStart = System.nanoTime();
     startProfiler(settings().withSources(true, true, true, true, false));
+    long afterStart = System.nanoTime();
     nextInterval("reader-*", Kind.IO); // a fresh start for the readers' intervals
     List<java.io.Closeable> sockets = plantSlowPeers();
     try {
@@ -425,6 +431,12 @@ class JfrProfilerTest {
             .as("idle nanos of reader-* (%s)", i.threads())
             .isGreaterThan(i.threads().getWallNanos() / 2);
       }
+      long t1 = System.nanoTime();
+      long unobserved = activity.takeIoUnobservedNanos(Long.MAX_VALUE);
+      long t2 = System.nanoTime();
+      assertThat(unobserved)
+          .as("all of the time unobserved")
+          .isBetween(t1 - afterStart, t2 - beforeStart);
     } finally {
       close(sockets);
     }
