@@ -20,8 +20,9 @@ import java.util.List;
  * @param detail the class parked on ({@code jdk.ThreadPark}) or the collector name ({@code
  *     jdk.GarbageCollection}); null otherwise
  * @param amount bytes ({@code jdk.ObjectAllocationSample} weight), nanoseconds paused ({@code
- *     jdk.GarbageCollection} sum of pauses) or the started thread's {@link Thread#getId()} ({@code
- *     jdk.ThreadStart}, -1 when unknown); 0 otherwise
+ *     jdk.GarbageCollection} sum of pauses), the started thread's {@link Thread#getId()} ({@code
+ *     jdk.ThreadStart}, -1 when unknown) or the OS thread id of the thread (socket and file events,
+ *     -1 when unknown or a virtual thread); 0 otherwise
  */
 public record JfrEvent(
     String type,

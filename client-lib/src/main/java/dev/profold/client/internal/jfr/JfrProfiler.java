@@ -71,7 +71,11 @@ public final class JfrProfiler implements AutoCloseable {
     this.ioGate =
         settings.io()
             ? new IoEventGate(
-                settings.ioQuiet().toNanos(), this::switchIoEvents, threadsInIo, clock.getAsLong())
+                settings.ioQuiet().toNanos(),
+                this::switchIoEvents,
+                threadsInIo,
+                RunQueueWait::nanos,
+                clock.getAsLong())
             : null;
     this.sink = new JfrSink(recorder);
     this.activity = new ActivityFeed(activity);
@@ -233,7 +237,7 @@ public final class JfrProfiler implements AutoCloseable {
       }
       Observation o = mapper.map(event);
       if (o != null && ioGate != null && EventMapper.IO_EVENTS.contains(event.type())) {
-        ioGate.eventSeen(clock.getAsLong());
+        ioGate.eventSeen(clock.getAsLong(), event.amount(), event.durationNanos());
       }
       if (o != null) {
         sink.record(o);

@@ -112,6 +112,11 @@ final class RecordedEvents {
         RecordedThread started = e.getThread("thread");
         amount = started == null ? -1 : started.getJavaThreadId();
       }
+      case EventMapper.SOCKET_READ,
+          EventMapper.SOCKET_WRITE,
+          EventMapper.FILE_READ,
+          EventMapper.FILE_WRITE ->
+          amount = thread == null || isVirtual(thread) ? -1 : thread.getOSThreadId();
       default -> {}
     }
     return new JfrEvent(

@@ -9,7 +9,10 @@ import org.junit.jupiter.api.Test;
 class IoEventGateTest {
   private static final long Q = 30_000_000_000L; // the quiet time, 30 s
 
+  private static final long MS = 1_000_000L;
+
   private final List<String> switched = new ArrayList<>();
+  private final java.util.Map<Long, Long> runQueue = new java.util.HashMap<>(); // tid: waited
   private boolean threadsInIo; // what the gate's look at the threads finds
   private int looks;
   private long now = 1_000; // any origin: the gate only takes differences
@@ -23,6 +26,32 @@ class IoEventGateTest {
           return threadsInIo;
         },
         now);
+  }
+
+  /** A gate that reads the threads' run-queue wait from {@link #runQueue} (-1 when absent). */
+  private IoEventGate judgingGate() {
+    return new IoEventGate(
+        Q,
+        on -> switched.add((on ? "on@" : "off@") + (now / 1_000_000_000L)),
+        () -> {
+          looks++;
+          return threadsInIo;
+        },
+        tid -> runQueue.getOrDefault(tid, -1L),
+        now);
+  }
+
+  /**
+   * Ticks once a second for {@code seconds}; each second thread {@code tid} reports {@code io} of
+   * I/O in one event and waits {@code queued} for a CPU.
+   */
+  private void runWithIo(IoEventGate g, long seconds, long tid, long io, long queued) {
+    for (long s = 0; s < seconds; s++) {
+      now += 1_000_000_000L;
+      runQueue.merge(tid, queued, Long::sum);
+      g.eventSeen(now, tid, io);
+      g.tick(now);
+    }
   }
 
   /** Ticks once a second for {@code seconds}, as JFR's batches come. */
@@ -101,6 +130,84 @@ class IoEventGateTest {
     assertThat(g.isOn()).isFalse();
     run(g, 1);
     assertThat(g.isOn()).isTrue();
+  }
+
+  @Test
+  void ioOfAThreadThatWaitedLongerForACpuDoesNotKeepThemOn() {
+    IoEventGate g = judgingGate();
+    runQueue.put(7L, 0L);
+    // A saturated event loop: a 12 ms non-blocking write a second, preempted, while the thread
+    // waits 500 ms a second for a CPU.
+    runWithIo(g, 29, 7, 12 * MS, 500 * MS);
+    assertThat(g.isOn()).isTrue();
+    runWithIo(g, 1, 7, 12 * MS, 500 * MS);
+    assertThat(switched).containsExactly("off@30");
+  }
+
+  @Test
+  void ioOfAThreadThatWaitedLessForACpuKeepsThemOn() {
+    IoEventGate g = judgingGate();
+    runQueue.put(7L, 0L);
+    runWithIo(g, 100, 7, 12 * MS, 11 * MS); // real I/O waits, a little CPU contention
+    assertThat(g.isOn()).isTrue();
+    assertThat(switched).isEmpty();
+    runWithIo(g, 30, 7, 12 * MS, 12 * MS); // as much waiting for a CPU as I/O: not I/O
+    assertThat(switched).containsExactly("off@130");
+  }
+
+  @Test
+  void aThreadFirstSeenIsJudgedOverTheNextBatchAndHoldsTheSwitchOffTillThen() {
+    IoEventGate g = judgingGate();
+    runQueue.put(7L, 0L);
+    run(g, 29);
+    now += 1_000_000_000L;
+    g.eventSeen(now, 7, 12 * MS); // at 30 s: its first event, no reading yet
+    g.tick(now);
+    assertThat(g.isOn()).as("not switched off while an event waits for its judgement").isTrue();
+    runQueue.put(7L, 900 * MS); // waited 900 ms for a CPU in the next second
+    run(g, 1);
+    assertThat(switched).as("judged as preemption: off").containsExactly("off@31");
+
+    switched.clear();
+    IoEventGate h = judgingGate();
+    runQueue.put(8L, 0L);
+    now += 1_000_000_000L;
+    h.eventSeen(now, 8, 12 * MS);
+    h.tick(now);
+    long seen = now / 1_000_000_000L;
+    run(h, 30); // judged at the next tick, with no run-queue wait: found then
+    assertThat(h.isOn()).as("found a tick after it arrived").isTrue();
+    run(h, 1);
+    assertThat(switched).containsExactly("off@" + (seen + 31));
+  }
+
+  @Test
+  void aThreadWhoseRunQueueCannotBeReadCountsAsBefore() {
+    IoEventGate g = judgingGate(); // thread 9 has no reading: -1
+    for (int k = 0; k < 10; k++) {
+      run(g, 20);
+      g.eventSeen(now, 9, 12 * MS);
+    }
+    run(g, 29);
+    assertThat(g.isOn()).isTrue();
+    assertThat(switched).isEmpty();
+  }
+
+  @Test
+  void aReadingOlderThanAFewSecondsIsNotUsed() {
+    IoEventGate g = judgingGate();
+    runQueue.put(7L, 0L);
+    runWithIo(g, 2, 7, 12 * MS, 0); // found: 12 ms of I/O, no wait for a CPU
+    runQueue.put(7L, 10_000 * MS); // 10 s of waiting for a CPU, all long before the next event
+    run(g, 10);
+    now += 1_000_000_000L;
+    g.eventSeen(now, 7, 12 * MS);
+    g.tick(now); // the reading is 11 s old: a fresh window starts, judged at the next tick
+    run(g, 1); // no wait for a CPU in that window: found at 14 s
+    run(g, 29);
+    assertThat(g.isOn()).isTrue();
+    run(g, 1);
+    assertThat(switched).containsExactly("off@44");
   }
 
   @Test

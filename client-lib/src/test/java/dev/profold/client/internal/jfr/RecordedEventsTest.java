@@ -36,6 +36,42 @@ class RecordedEventsTest {
     spinA(nanos / 2);
   }
 
+  /** The OS thread id of the calling thread (Linux). */
+  static long osThreadId() throws java.io.IOException {
+    return Long.parseLong(Path.of("/proc/thread-self").toRealPath().getFileName().toString());
+  }
+
+  @Test
+  void fileAndSocketEventsCarryTheirThreadsOsThreadId() throws Exception {
+    org.junit.jupiter.api.Assumptions.assumeTrue(
+        Files.exists(Path.of("/proc/thread-self")), "OS thread ids are read from Linux's /proc");
+    Path file = Files.createTempFile("profold-recorded-events", ".jfr");
+    Path written = Files.createTempFile("profold-written", ".bin");
+    try {
+      try (Recording r = new Recording()) {
+        r.enable(EventMapper.FILE_WRITE).withThreshold(Duration.ZERO);
+        r.start();
+        try (java.io.FileOutputStream out = new java.io.FileOutputStream(written.toFile())) {
+          out.write(new byte[] {1, 2, 3});
+        }
+        r.stop();
+        r.dump(file);
+      }
+      RecordedEvents reader = new RecordedEvents(64);
+      List<Long> tids = new ArrayList<>();
+      for (RecordedEvent e : RecordingFile.readAllEvents(file)) {
+        if (e.getThread() != null
+            && e.getThread().getJavaThreadId() == Thread.currentThread().getId()) {
+          tids.add(reader.read(e).amount());
+        }
+      }
+      assertThat(tids).as("the test thread's file writes").isNotEmpty().containsOnly(osThreadId());
+    } finally {
+      Files.deleteIfExists(file);
+      Files.deleteIfExists(written);
+    }
+  }
+
   @Test
   void cachedFrameNamesAreTheNamesOfEachFrame() throws Exception {
     Path file = Files.createTempFile("profold-recorded-events", ".jfr");
