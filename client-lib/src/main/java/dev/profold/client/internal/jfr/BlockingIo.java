@@ -3,7 +3,13 @@ package dev.profold.client.internal.jfr;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongFunction;
 import java.util.function.Predicate;
 
 /**
@@ -14,6 +20,12 @@ import java.util.function.Predicate;
  * <p>One look is one thread dump of depth 1 (a safepoint), taken at most once per quiet time.
  * Waiting for a connection ({@code accept}) or for a selector ({@code epoll}) is not I/O here, as
  * JFR records neither.
+ *
+ * <p>A read or write frame on top does not mean a wait: a non-blocking read or write (a Netty event
+ * loop's) runs in the same native frames, and on a saturated server the event loops are caught in
+ * them at almost every look. So where the thread's OS thread id is known and the OS says whether it
+ * is runnable ({@link OsThreads#runnable}), a thread found running or waiting for a CPU in the
+ * moments after the dump is passed over: a thread waiting for I/O sleeps.
  */
 final class BlockingIo {
   /** The innermost frames ({@code Class.method}) of a thread blocked in a read or write. */
@@ -54,11 +66,58 @@ final class BlockingIo {
     return FRAMES.contains(frame);
   }
 
+  /** How many times, 1 ms apart, the OS is asked after the dump whether a thread is runnable. */
+  static final int LOOKS_AT_STATE = 5;
+
   /**
    * True when a live thread whose name {@code threads} accepts sits in a blocking read or write;
    * false also when the threads cannot be looked at.
    */
   static boolean anyThreadIn(Predicate<String> threads) {
+    return !inIoFrames(threads).isEmpty();
+  }
+
+  /**
+   * As {@link #anyThreadIn(Predicate)}, passing over the threads the OS finds running or waiting
+   * for a CPU ({@code runnable}, by OS thread id: true, false, or null when it cannot say) at one
+   * of {@value #LOOKS_AT_STATE} looks 1 ms apart after the dump: a thread waiting for I/O sleeps
+   * through them all. {@code osTids} maps Java thread ids ({@link Thread#getId()}) to OS thread
+   * ids; a thread not in it, or of which the OS cannot say, counts as waiting.
+   */
+  static boolean anyThreadIn(
+      Predicate<String> threads, Map<Long, Long> osTids, LongFunction<Boolean> runnable) {
+    Set<Long> found = inIoFrames(threads);
+    Map<Long, Long> left = new HashMap<>();
+    for (long id : found) {
+      Long tid = osTids.get(id);
+      if (tid == null) {
+        return true;
+      }
+      left.put(id, tid);
+    }
+    for (int k = 0; k < LOOKS_AT_STATE && !left.isEmpty(); k++) {
+      if (k > 0) {
+        LockSupport.parkNanos(1_000_000);
+      }
+      Iterator<Long> it = left.values().iterator();
+      while (it.hasNext()) {
+        Boolean r = runnable.apply(it.next());
+        if (r == null) {
+          return true;
+        }
+        if (r) {
+          it.remove(); // running or about to: a call in progress, not a wait
+        }
+      }
+    }
+    return !left.isEmpty();
+  }
+
+  /**
+   * The Java ids of the live threads {@code threads} accepts whose top frame is a read or write.
+   */
+  private static Set<Long> inIoFrames(Predicate<String> threads) {
+    Set<Long> found = new HashSet<>();
     try {
       ThreadMXBean mx = ManagementFactory.getThreadMXBean();
       for (ThreadInfo t : mx.getThreadInfo(mx.getAllThreadIds(), 1)) {
@@ -67,17 +126,18 @@ final class BlockingIo {
         }
         StackTraceElement[] top = t.getStackTrace();
         if (top.length > 0 && isBlockingIo(top[0].getClassName() + "." + top[0].getMethodName())) {
-          return true;
+          found.add(t.getThreadId());
         }
       }
-      return false;
     } catch (RuntimeException | LinkageError e) {
-      return false; // no management here: the gate goes by the events alone
+      found.clear(); // no management here: the gate goes by the events alone
     }
+    return found;
   }
 
-  /** The application's threads: all but the agent's own. */
-  static boolean anyApplicationThread() {
-    return anyThreadIn(name -> !name.startsWith(EventMapper.OWN_THREAD_PREFIX));
+  /** The application's threads: all but the agent's own; see {@link #anyThreadIn}. */
+  static boolean anyApplicationThread(Map<Long, Long> osTids) {
+    return anyThreadIn(
+        name -> !name.startsWith(EventMapper.OWN_THREAD_PREFIX), osTids, OsThreads::runnable);
   }
 }

@@ -6,6 +6,8 @@ import dev.profold.client.internal.record.Recorder;
 import java.lang.System.Logger.Level;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -48,6 +50,20 @@ public final class JfrProfiler implements AutoCloseable {
   private final IoEventGate ioGate; // null when I/O events are off
   private final long startedAt; // by clock
   private final ThreadActivity threadActivity;
+
+  /**
+   * OS thread ids of the threads that had I/O events, by Java thread id (the most recent {@value
+   * #MAX_OS_TIDS}), for the gate's look at the threads; the consumer thread's only.
+   */
+  private final Map<Long, Long> osTids =
+      new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Long, Long> eldest) {
+          return size() > MAX_OS_TIDS;
+        }
+      };
+
+  private static final int MAX_OS_TIDS = 256;
   private final AtomicBoolean ioOffLogged = new AtomicBoolean();
   private volatile boolean closed;
 
@@ -73,8 +89,8 @@ public final class JfrProfiler implements AutoCloseable {
             ? new IoEventGate(
                 settings.ioQuiet().toNanos(),
                 this::switchIoEvents,
-                threadsInIo,
-                RunQueueWait::nanos,
+                threadsInIo != null ? threadsInIo : () -> BlockingIo.anyApplicationThread(osTids),
+                OsThreads::runQueueNanos,
                 clock.getAsLong())
             : null;
     this.sink = new JfrSink(recorder);
@@ -114,13 +130,12 @@ public final class JfrProfiler implements AutoCloseable {
    */
   public static JfrProfiler start(
       Recorder recorder, ThreadActivity activity, JfrSettings settings, ThreadStarts starts) {
-    return start(
-        recorder, activity, settings, starts, System::nanoTime, BlockingIo::anyApplicationThread);
+    return start(recorder, activity, settings, starts, System::nanoTime, null);
   }
 
   /**
    * As above, with the time the I/O event gate ({@link IoEventGate}) goes by and its look at the
-   * threads (for tests).
+   * threads (for tests; null: the application's threads, {@link BlockingIo#anyApplicationThread}).
    */
   static JfrProfiler start(
       Recorder recorder,
@@ -206,12 +221,13 @@ public final class JfrProfiler implements AutoCloseable {
     if (!on && ioOffLogged.compareAndSet(false, true)) {
       LOG.log(
           Level.INFO,
-          "Profold agent: no socket or file read or write took "
+          "Profold agent: no socket or file read or write waited "
               + settings.ioThreshold().toMillis()
-              + "ms or more for "
+              + "ms or more for I/O in "
               + millisOrSeconds(settings.ioQuiet())
-              + "; JFR's I/O events are turned off, which spares every such call their cost, and"
-              + " turned on again from time to time to look (io.quiet; docs/agent.md)");
+              + " (calls that took as long only by waiting for a CPU do not count); JFR's I/O"
+              + " events are turned off, which spares every such call their cost, and turned on"
+              + " again from time to time to look (io.quiet; docs/agent.md)");
     }
   }
 
@@ -238,6 +254,9 @@ public final class JfrProfiler implements AutoCloseable {
       Observation o = mapper.map(event);
       if (o != null && ioGate != null && EventMapper.IO_EVENTS.contains(event.type())) {
         ioGate.eventSeen(clock.getAsLong(), event.amount(), event.durationNanos());
+        if (event.amount() > 0 && event.threadId() >= 0) {
+          osTids.put(event.threadId(), event.amount());
+        }
       }
       if (o != null) {
         sink.record(o);

@@ -77,6 +77,77 @@ class BlockingIoTest {
   }
 
   @Test
+  void aThreadInAReadFrameCountsUnlessTheOsFindsItRunnable() throws Exception {
+    org.junit.jupiter.api.Assumptions.assumeTrue(
+        java.nio.file.Files.exists(java.nio.file.Path.of("/proc/thread-self/stat")),
+        "OS thread ids and states are read from Linux's /proc");
+    try (ServerSocket server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        Socket client = new Socket(InetAddress.getLoopbackAddress(), server.getLocalPort());
+        Socket accepted = server.accept()) {
+      long[] tid = {0};
+      java.util.concurrent.CountDownLatch known = new java.util.concurrent.CountDownLatch(1);
+      Thread reader =
+          daemon(
+              "os-blocked-reader",
+              () -> {
+                try {
+                  tid[0] = RecordedEventsTest.osThreadId();
+                  known.countDown();
+                  int unused = client.getInputStream().read(); // nothing comes until closed
+                } catch (IOException e) {
+                  // closed at the end of the test
+                }
+              });
+      assertThat(known.await(30, TimeUnit.SECONDS)).isTrue();
+      assertThat(lookUntil("os-blocked-reader", true)).as("in a blocking socket read").isTrue();
+      java.util.Map<Long, Long> ids = java.util.Map.of(reader.getId(), tid[0]);
+      java.util.function.Predicate<String> it = "os-blocked-reader"::equals;
+
+      assertThat(OsThreads.runnable(tid[0])).as("the OS has it sleeping").isFalse();
+      assertThat(BlockingIo.anyThreadIn(it, ids, OsThreads::runnable)).as("waiting").isTrue();
+      int[] asked = {0};
+      assertThat(
+              BlockingIo.anyThreadIn(
+                  it,
+                  ids,
+                  t -> {
+                    asked[0]++;
+                    return asked[0] == 3; // runnable at the third look: a call in progress
+                  }))
+          .as("found runnable")
+          .isFalse();
+      assertThat(asked[0]).isEqualTo(3);
+      asked[0] = 0;
+      assertThat(BlockingIo.anyThreadIn(it, ids, t -> ++asked[0] < 0)).isTrue();
+      assertThat(asked[0]).as("asked at every look").isEqualTo(BlockingIo.LOOKS_AT_STATE);
+      assertThat(BlockingIo.anyThreadIn(it, ids, t -> null)).as("the OS cannot say").isTrue();
+      assertThat(BlockingIo.anyThreadIn(it, java.util.Map.of(), t -> true))
+          .as("its OS thread id not known")
+          .isTrue();
+      assertThat(BlockingIo.anyThreadIn(n -> false, ids, t -> false))
+          .as("no thread looked at")
+          .isFalse();
+      accepted.close();
+      client.close();
+      reader.join(10_000);
+    }
+  }
+
+  @Test
+  void theOsHasASpinningThreadRunnable() throws Exception {
+    org.junit.jupiter.api.Assumptions.assumeTrue(
+        java.nio.file.Files.exists(java.nio.file.Path.of("/proc/thread-self/stat")),
+        "OS thread states are read from Linux's /proc");
+    long tid = RecordedEventsTest.osThreadId();
+    long until = System.nanoTime() + 1_000_000;
+    while (System.nanoTime() < until) {
+      Thread.onSpinWait();
+    }
+    assertThat(OsThreads.runnable(tid)).as("a thread reading its own state runs").isTrue();
+    assertThat(OsThreads.runnable(Integer.MAX_VALUE)).as("no such thread").isNull();
+  }
+
+  @Test
   void framesOfBlockingReadsAndWritesAreIoAndSelectorsAndAcceptsAreNot() {
     assertThat(BlockingIo.isBlockingIo("sun.nio.ch.SocketDispatcher.read0")).isTrue();
     assertThat(BlockingIo.isBlockingIo("sun.nio.ch.Net.poll")).isTrue();

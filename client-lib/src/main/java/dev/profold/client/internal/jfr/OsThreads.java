@@ -1,0 +1,73 @@
+package dev.profold.client.internal.jfr;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * What the operating system says of this process's threads, by OS thread id: how long each has run
+ * and waited for a CPU (Linux's per-thread scheduler statistics, {@code
+ * /proc/self/task/<tid>/schedstat}: time on a CPU, time runnable on a run queue), and whether it is
+ * runnable now. The I/O event gate uses them to tell a read or write that waits for I/O (the thread
+ * sleeps) from one in progress or preempted (the thread runs or waits for a CPU). Stateless and
+ * thread-safe.
+ */
+final class OsThreads {
+  private OsThreads() {}
+
+  /**
+   * Nanoseconds OS thread {@code tid} of this process has spent on a CPU and waiting on a run queue
+   * since it started, as {@code {running, queued}}, or null when that cannot be read (not Linux, a
+   * kernel without scheduler statistics, a thread that ended, a thread id of 0 or less).
+   */
+  static long[] schedstat(long tid) {
+    if (tid <= 0) {
+      return null;
+    }
+    try {
+      String s =
+          new String(
+              Files.readAllBytes(Path.of("/proc/self/task/" + tid + "/schedstat")),
+              StandardCharsets.US_ASCII);
+      int first = s.indexOf(' ');
+      int second = s.indexOf(' ', first + 1);
+      if (first <= 0 || second < 0) {
+        return null;
+      }
+      return new long[] {Long.parseLong(s, 0, first, 10), Long.parseLong(s, first + 1, second, 10)};
+    } catch (IOException | RuntimeException e) { // no such file, or not the format expected
+      return null;
+    }
+  }
+
+  /**
+   * Whether OS thread {@code tid} of this process is running or waiting for a CPU now (state {@code
+   * R} in {@code /proc/self/task/<tid>/stat}), rather than sleeping or stopped; null when that
+   * cannot be read.
+   */
+  static Boolean runnable(long tid) {
+    if (tid <= 0) {
+      return null;
+    }
+    try {
+      String s =
+          new String(
+              Files.readAllBytes(Path.of("/proc/self/task/" + tid + "/stat")),
+              StandardCharsets.US_ASCII);
+      int name = s.lastIndexOf(')'); // the name, in parentheses, may hold spaces and parentheses
+      if (name < 0 || name + 2 >= s.length()) {
+        return null;
+      }
+      return s.charAt(name + 2) == 'R';
+    } catch (IOException | RuntimeException e) {
+      return null;
+    }
+  }
+
+  /** The run-queue wait of {@link #schedstat}, or -1 when it cannot be read. */
+  static long runQueueNanos(long tid) {
+    long[] s = schedstat(tid);
+    return s == null ? -1 : s[1];
+  }
+}

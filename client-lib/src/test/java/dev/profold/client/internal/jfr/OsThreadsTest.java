@@ -1,0 +1,38 @@
+package dev.profold.client.internal.jfr;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+
+class OsThreadsTest {
+  @Test
+  void aLiveThreadsWaitIsReadAndNeverDecreases() throws Exception {
+    assumeTrue(
+        Files.exists(Path.of("/proc/thread-self/schedstat")),
+        "the run-queue wait is read from Linux's per-thread scheduler statistics");
+    long tid = RecordedEventsTest.osThreadId();
+    long[] first = OsThreads.schedstat(tid);
+    assertThat(first).hasSize(2);
+    assertThat(first[0]).as("ran").isPositive();
+    assertThat(first[1]).as("queued").isNotNegative();
+    long until = System.nanoTime() + 50_000_000;
+    while (System.nanoTime() < until) {
+      Thread.onSpinWait(); // 50 ms on (or waiting for) a CPU
+    }
+    long[] then = OsThreads.schedstat(tid);
+    assertThat(then[0] + then[1] - first[0] - first[1])
+        .as("ran or queued through the 50 ms (the kernel updates it at ticks)")
+        .isGreaterThanOrEqualTo(30_000_000);
+    assertThat(OsThreads.runQueueNanos(tid)).isGreaterThanOrEqualTo(first[1]);
+  }
+
+  @Test
+  void anUnknownThreadReadsAsUnknown() {
+    assertThat(OsThreads.runQueueNanos(0)).isEqualTo(-1);
+    assertThat(OsThreads.schedstat(-5)).isNull();
+    assertThat(OsThreads.runQueueNanos(Integer.MAX_VALUE)).as("no such thread").isEqualTo(-1);
+  }
+}
