@@ -28,14 +28,14 @@ import java.util.function.LongUnaryOperator;
  *
  * <p>A call that does not wait for I/O can still take longer than the threshold: a non-blocking
  * read or write on a saturated CPU, preempted in the middle and run again only after other threads
- * had their turn, is timed by JFR as I/O (on the overhead benchmark's saturated server, 130 of 133
- * such events were neither covered by a safepoint nor sampled on CPU; docs/benchmarks.md). So where
- * the run-queue wait of a thread can be read ({@code runQueue}, Linux), its I/O events count as
- * found only when their time exceeds the time the thread waited for a CPU over the same window
- * (about one batch): I/O time smaller than that is within the noise of the CPU contention. A thread
- * whose wait cannot be read counts as before. What it costs: under CPU contention, I/O waits
- * shorter in total than the thread's run-queue wait no longer keep the events on; the look at the
- * threads still does.
+ * had their turn, is timed by JFR as I/O (on the overhead benchmark's saturated server, safepoints
+ * explained 3 of 133 such events and CPU samples 1; docs/benchmarks.md). So where the run-queue
+ * wait of a thread can be read ({@code runQueue}, Linux), its I/O events count as found only when
+ * their time exceeds the time the thread waited for a CPU over the same window (about one batch):
+ * I/O time smaller than that is within the noise of the CPU contention. A thread whose wait cannot
+ * be read counts as before. What it costs: under CPU contention, I/O waits shorter in total than
+ * the thread's run-queue wait no longer keep the events on; the look at the threads still does,
+ * unless the OS finds the thread runnable ({@link BlockingIo}).
  *
  * <p>The gate also keeps how long the events have been off in all ({@link #offNanos}), which the
  * agent reports with every delta so that an {@code io} share measured while they were off is read

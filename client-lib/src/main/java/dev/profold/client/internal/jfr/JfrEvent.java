@@ -20,9 +20,10 @@ import java.util.List;
  * @param detail the class parked on ({@code jdk.ThreadPark}) or the collector name ({@code
  *     jdk.GarbageCollection}); null otherwise
  * @param amount bytes ({@code jdk.ObjectAllocationSample} weight), nanoseconds paused ({@code
- *     jdk.GarbageCollection} sum of pauses), the started thread's {@link Thread#getId()} ({@code
- *     jdk.ThreadStart}, -1 when unknown) or the OS thread id of the thread (socket and file events,
- *     -1 when unknown or a virtual thread); 0 otherwise
+ *     jdk.GarbageCollection} sum of pauses) or the started thread's {@link Thread#getId()} ({@code
+ *     jdk.ThreadStart}, -1 when unknown); 0 otherwise
+ * @param osThreadId the OS thread id of the thread {@code threadId} names, or -1 when unknown (no
+ *     thread, a virtual thread)
  */
 public record JfrEvent(
     String type,
@@ -33,8 +34,33 @@ public record JfrEvent(
     boolean truncated,
     long durationNanos,
     String detail,
-    long amount) {
+    long amount,
+    long osThreadId) {
   public JfrEvent {
     frames = List.copyOf(frames);
+  }
+
+  /** An event whose thread's OS thread id is not known. */
+  public JfrEvent(
+      String type,
+      long threadId,
+      String threadName,
+      boolean initialThread,
+      List<String> frames,
+      boolean truncated,
+      long durationNanos,
+      String detail,
+      long amount) {
+    this(
+        type,
+        threadId,
+        threadName,
+        initialThread,
+        frames,
+        truncated,
+        durationNanos,
+        detail,
+        amount,
+        -1);
   }
 }

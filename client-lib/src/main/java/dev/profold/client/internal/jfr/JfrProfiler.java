@@ -6,7 +6,7 @@ import dev.profold.client.internal.record.Recorder;
 import java.lang.System.Logger.Level;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
-import java.util.LinkedHashMap;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Queue;
 import java.util.Set;
@@ -52,18 +52,13 @@ public final class JfrProfiler implements AutoCloseable {
   private final ThreadActivity threadActivity;
 
   /**
-   * OS thread ids of the threads that had I/O events, by Java thread id (the most recent {@value
-   * #MAX_OS_TIDS}), for the gate's look at the threads; the consumer thread's only.
+   * OS thread ids by Java thread id, of the threads JFR's events were about (at most {@value
+   * #MAX_OS_TIDS}; ended threads removed), for the gate's look at the threads; the consumer
+   * thread's only.
    */
-  private final Map<Long, Long> osTids =
-      new LinkedHashMap<>(16, 0.75f, true) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<Long, Long> eldest) {
-          return size() > MAX_OS_TIDS;
-        }
-      };
+  private final Map<Long, Long> osTids = new HashMap<>();
 
-  private static final int MAX_OS_TIDS = 256;
+  private static final int MAX_OS_TIDS = 4096;
   private final AtomicBoolean ioOffLogged = new AtomicBoolean();
   private volatile boolean closed;
 
@@ -218,6 +213,7 @@ public final class JfrProfiler implements AutoCloseable {
         stream.disable(io);
       }
     }
+    LOG.log(Level.DEBUG, () -> "Profold agent: JFR's I/O events turned " + (on ? "on" : "off"));
     if (!on && ioOffLogged.compareAndSet(false, true)) {
       LOG.log(
           Level.INFO,
@@ -253,10 +249,7 @@ public final class JfrProfiler implements AutoCloseable {
       }
       Observation o = mapper.map(event);
       if (o != null && ioGate != null && EventMapper.IO_EVENTS.contains(event.type())) {
-        ioGate.eventSeen(clock.getAsLong(), event.amount(), event.durationNanos());
-        if (event.amount() > 0 && event.threadId() >= 0) {
-          osTids.put(event.threadId(), event.amount());
-        }
+        ioGate.eventSeen(clock.getAsLong(), event.osThreadId(), event.durationNanos());
       }
       if (o != null) {
         sink.record(o);
@@ -265,6 +258,12 @@ public final class JfrProfiler implements AutoCloseable {
       }
       if (EventMapper.THREAD_END.equals(event.type()) && event.threadId() >= 0) {
         sink.threadEnded(event.threadId());
+        osTids.remove(event.threadId());
+      } else if (ioGate != null && event.osThreadId() > 0 && event.threadId() >= 0) {
+        if (osTids.size() >= MAX_OS_TIDS && !osTids.containsKey(event.threadId())) {
+          osTids.clear(); // threads whose ends were missed: start again with the live ones
+        }
+        osTids.put(event.threadId(), event.osThreadId());
       }
     } catch (RuntimeException ex) {
       recorder.eventsLost(1); // reported with the next delta as an event dropped

@@ -112,11 +112,6 @@ final class RecordedEvents {
         RecordedThread started = e.getThread("thread");
         amount = started == null ? -1 : started.getJavaThreadId();
       }
-      case EventMapper.SOCKET_READ,
-          EventMapper.SOCKET_WRITE,
-          EventMapper.FILE_READ,
-          EventMapper.FILE_WRITE ->
-          amount = thread == null || isVirtual(thread) ? -1 : thread.getOSThreadId();
       default -> {}
     }
     return new JfrEvent(
@@ -128,7 +123,8 @@ final class RecordedEvents {
         truncated,
         e.getDuration().toNanos(),
         detail,
-        amount);
+        amount,
+        thread == null || isVirtual(thread) ? -1 : thread.getOSThreadId());
   }
 
   /** The frame name of {@code m} ({@link EventMapper#frameName}), cached. */

@@ -42,7 +42,7 @@ class RecordedEventsTest {
   }
 
   @Test
-  void fileAndSocketEventsCarryTheirThreadsOsThreadId() throws Exception {
+  void eventsCarryTheirThreadsOsThreadId() throws Exception {
     org.junit.jupiter.api.Assumptions.assumeTrue(
         Files.exists(Path.of("/proc/thread-self")), "OS thread ids are read from Linux's /proc");
     Path file = Files.createTempFile("profold-recorded-events", ".jfr");
@@ -62,7 +62,7 @@ class RecordedEventsTest {
       for (RecordedEvent e : RecordingFile.readAllEvents(file)) {
         if (e.getThread() != null
             && e.getThread().getJavaThreadId() == Thread.currentThread().getId()) {
-          tids.add(reader.read(e).amount());
+          tids.add(reader.read(e).osThreadId());
         }
       }
       assertThat(tids).as("the test thread's file writes").isNotEmpty().containsOnly(osThreadId());
