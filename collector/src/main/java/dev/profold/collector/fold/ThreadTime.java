@@ -35,7 +35,7 @@ final class ThreadTime {
 
   private final Map<String, Row> rows = new LinkedHashMap<>();
   private long latest;
-  private long ioUnobserved;
+  private long ioUnobserved = -1; // -1: never reported
 
   /**
    * Adds a delta's thread activity (nothing when it has none).
@@ -75,12 +75,17 @@ final class ThreadTime {
     return over;
   }
 
-  /** Adds a delta's time during which the source did not observe I/O waits. */
+  /** Adds a delta's time during which the source did not observe I/O waits (-1: not said). */
   void ioUnobserved(long nanos) {
-    ioUnobserved = FoldEngine.saturatedAdd(ioUnobserved, nanos);
+    if (nanos >= 0) {
+      ioUnobserved = FoldEngine.saturatedAdd(Math.max(0, ioUnobserved), nanos);
+    }
   }
 
-  /** The time the source did not observe I/O waits, since the incarnation started. */
+  /**
+   * The time the source did not observe I/O waits, since the incarnation started; -1 when none of
+   * its deltas said.
+   */
   long ioUnobservedNanos() {
     return ioUnobserved;
   }
@@ -89,7 +94,7 @@ final class ThreadTime {
   void reset() {
     rows.clear();
     latest = 0;
-    ioUnobserved = 0;
+    ioUnobserved = -1;
   }
 
   /** The groups, current ones by wall time (largest first), then the others by name. */

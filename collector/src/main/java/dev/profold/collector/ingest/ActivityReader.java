@@ -45,16 +45,20 @@ final class ActivityReader {
   }
 
   /**
-   * The delta's {@code io_unobserved_nanos}, checked: at most the interval's length.
+   * The delta's {@code io_observation.unobserved_nanos}, checked: at most the interval's length; -1
+   * when {@code io_observation} is not set.
    *
    * @throws InvalidDeltaException naming the field, what is wrong and what to send instead
    */
   static long ioUnobserved(Delta delta) throws InvalidDeltaException {
-    long n = delta.getIoUnobservedNanos();
+    if (!delta.hasIoObservation()) {
+      return -1;
+    }
+    long n = delta.getIoObservation().getUnobservedNanos();
     long length = delta.getIntervalEndUnixNanos() - delta.getIntervalStartUnixNanos();
     if (n < 0 || n > length) {
       throw new InvalidDeltaException(
-          "io_unobserved_nanos",
+          "io_observation.unobserved_nanos",
           Long.toUnsignedString(n)
               + " ns is longer than the interval ("
               + length

@@ -54,7 +54,7 @@ public final class DecodedDelta {
 
   public final java.util.List<GroupActivity> threadActivity;
 
-  /** Of the interval, the time the client did not observe I/O waits (0: observed, or not said). */
+  /** Of the interval, the time the client did not observe I/O waits; -1 when it does not say. */
   public final long ioUnobservedNanos;
 
   public final int serializedBytes;
@@ -195,7 +195,7 @@ public final class DecodedDelta {
         dev.profold.sinks.snapshot.ClientExport.NONE;
     java.util.Map<String, Long> clientMisuse = java.util.Map.of();
     java.util.List<GroupActivity> threadActivity = java.util.List.of();
-    long ioUnobservedNanos;
+    long ioUnobservedNanos = -1;
     int serializedBytes;
 
     void size(int entryCount, int keyValues, int measurementCount, int buckets) {

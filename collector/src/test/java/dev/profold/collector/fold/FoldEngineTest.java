@@ -1064,10 +1064,15 @@ class FoldEngineTest {
     void theTimeIoWentUnobservedAddsUpCountsOnceAndStartsAfreshWithAnIncarnation() {
       Deltas.Builder first =
           checkout("i-1").seq(1).entry(1, 1.0).threads("pool-*", 2, busy, 0, 0, 0);
-      apply(first.copy().ioUnobserved(4 * SECOND));
-      apply(first.copy().ioUnobserved(4 * SECOND)); // a duplicate
-      apply(checkout("i-1").seq(2).entry(1, 1.0).ioUnobserved(10 * SECOND));
-      apply(checkout("i-1").seq(3).entry(1, 1.0)); // observed throughout
+      apply(first.copy());
+      assertThat(source("i-1").ioUnobservedNanos()).as("not said").isEqualTo(-1);
+      apply(checkout("i-1").seq(2).entry(1, 1.0).ioUnobserved(0)); // observed throughout
+      assertThat(source("i-1").ioUnobservedNanos()).isZero();
+      Deltas.Builder third = checkout("i-1").seq(3).entry(1, 1.0).ioUnobserved(4 * SECOND);
+      apply(third);
+      apply(third.copy()); // a duplicate
+      apply(checkout("i-1").seq(4).entry(1, 1.0).ioUnobserved(10 * SECOND));
+      apply(checkout("i-1").seq(5).entry(1, 1.0)); // not said this time
       assertThat(source("i-1").ioUnobservedNanos()).isEqualTo(14 * SECOND);
 
       apply(
@@ -1076,7 +1081,7 @@ class FoldEngineTest {
               .processStart(Deltas.DEFAULT_PROCESS_START + SECOND)
               .seq(1)
               .entry(1, 1.0));
-      assertThat(source("i-1").ioUnobservedNanos()).isZero();
+      assertThat(source("i-1").ioUnobservedNanos()).isEqualTo(-1);
     }
 
     @Test

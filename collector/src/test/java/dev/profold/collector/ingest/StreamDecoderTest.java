@@ -1413,18 +1413,28 @@ class StreamDecoderTest {
       assertInvalid(with(pool().setIoNanos(-1)), "thread_activity[0]", "below 2^63");
     }
 
+    private dev.profold.proto.v1.IoObservation io(long unobservedNanos) {
+      return dev.profold.proto.v1.IoObservation.newBuilder()
+          .setUnobservedNanos(unobservedNanos)
+          .build();
+    }
+
     @Test
     void theTimeIoWentUnobservedIsDecodedAndAtMostTheIntervalsLength() throws Exception {
-      Delta ok = with(pool()).toBuilder().setIoUnobservedNanos(10 * S).build();
+      Delta ok = with(pool()).toBuilder().setIoObservation(io(10 * S)).build();
       assertThat(decode(decoder, ok).ioUnobservedNanos).isEqualTo(10 * S);
-      assertThat(decode(new StreamDecoder(dictionary), with(pool())).ioUnobservedNanos).isZero();
+      assertThat(decode(new StreamDecoder(dictionary), with(pool())).ioUnobservedNanos)
+          .as("not set: the client does not say")
+          .isEqualTo(-1);
+      Delta zero = with(pool()).toBuilder().setIoObservation(io(0)).build();
+      assertThat(decode(new StreamDecoder(dictionary), zero).ioUnobservedNanos).isZero();
       assertInvalid(
-          with(pool()).toBuilder().setIoUnobservedNanos(10 * S + 1).build(),
-          "io_unobserved_nanos",
+          with(pool()).toBuilder().setIoObservation(io(10 * S + 1)).build(),
+          "io_observation.unobserved_nanos",
           "10000000001 ns is longer than the interval (10000000000 ns)");
       assertInvalid(
-          with(pool()).toBuilder().setIoUnobservedNanos(-1).build(),
-          "io_unobserved_nanos",
+          with(pool()).toBuilder().setIoObservation(io(-1)).build(),
+          "io_observation.unobserved_nanos",
           "18446744073709551615 ns is longer than the interval");
     }
 

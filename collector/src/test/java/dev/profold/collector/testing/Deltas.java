@@ -177,7 +177,7 @@ public final class Deltas {
     private final List<Entry> entries = new ArrayList<>();
     private ClientOverhead overhead;
     private final List<ThreadGroupActivity> activity = new ArrayList<>();
-    private long ioUnobserved;
+    private long ioUnobserved = -1; // -1: not set
 
     private Builder(SourceIdentity.Builder source) {
       this.source = source;
@@ -456,7 +456,10 @@ public final class Deltas {
         d.setOverhead(overhead);
       }
       d.addAllThreadActivity(activity);
-      d.setIoUnobservedNanos(ioUnobserved);
+      if (ioUnobserved >= 0) {
+        d.setIoObservation(
+            dev.profold.proto.v1.IoObservation.newBuilder().setUnobservedNanos(ioUnobserved));
+      }
       return d.build();
     }
 

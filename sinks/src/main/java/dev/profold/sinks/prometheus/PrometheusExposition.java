@@ -119,7 +119,7 @@ public final class PrometheusExposition implements MultiCollector {
    * Per source and thread group: {@code profold_thread_seconds_total{class}} (cumulative), and for
    * groups in the source's last delta {@code profold_thread_class_ratio{class}}, {@code
    * profold_threads}, {@code profold_thread_cpu_seconds{stat=min|avg|max}} and {@code
-   * profold_thread_cpu_imbalance_ratio} of that interval; per source with thread activity, {@code
+   * profold_thread_cpu_imbalance_ratio} of that interval; per source that reports it, {@code
    * profold_thread_io_unobserved_seconds_total}.
    */
   private static void addThreadActivity(List<SourceSnapshot> sources, List<MetricSnapshot> out) {
@@ -158,8 +158,10 @@ public final class PrometheusExposition implements MultiCollector {
                     + " the other classes (its agent's I/O events were off), cumulative; I/O waits"
                     + " in that time count as idle.");
     boolean any = false;
+    boolean anyIo = false;
     for (SourceSnapshot s : sources) {
-      if (!s.threadActivity().isEmpty()) {
+      if (s.ioUnobservedNanos() >= 0) {
+        anyIo = true;
         ioUnobserved.dataPoint(
             CounterDataPointSnapshot.builder()
                 .labels(Labels.of("service", s.service(), "instance", s.instance()))
@@ -193,6 +195,8 @@ public final class PrometheusExposition implements MultiCollector {
       out.add(threads.build());
       out.add(cpu.build());
       out.add(imbalance.build());
+    }
+    if (anyIo) {
       out.add(ioUnobserved.build());
     }
   }

@@ -29,7 +29,7 @@ import java.util.Map;
  * @param threadActivity where its thread groups spent their time, largest first; empty when the
  *     client does not report it
  * @param ioUnobservedNanos time during which the client did not observe I/O waits while it observed
- *     the other classes (its I/O events off), cumulative; 0 when it does not report it
+ *     the other classes (its I/O events off), cumulative; -1 when it does not report it
  */
 public record SourceSnapshot(
     String service,

@@ -139,7 +139,7 @@ class PrometheusExpositionTest {
             java.util.Map.of("contexts_full", 7L, "closed_twice", 1L),
             new ClientExport(3, 12, 65_536, 16_777_216),
             List.of(),
-            0);
+            -1);
     String text = render(new CollectorSnapshot(List.of(), List.of(src)));
     String l = "{instance=\"i-1\",service=\"svc\"}";
     assertThat(text)
@@ -165,7 +165,7 @@ class PrometheusExpositionTest {
         .contains(
             "profold_source_info{host=\"h\",instance=\"i-1\",runtime_version=\"Java 17\","
                 + "sdk_version=\"sdk/1\",service=\"svc\"} 1.0\n")
-        .doesNotContain("profold_thread_io_unobserved_seconds"); // no thread activity reported
+        .doesNotContain("profold_thread_io_unobserved_seconds"); // not reported by this source
   }
 
   @Test
@@ -297,7 +297,9 @@ class PrometheusExpositionTest {
         .contains("profold_region_groups 3.0\n")
         .doesNotContain("profold_region_groups_sum")
         .contains("profold_thread_seconds_total{class=\"compute\"")
-        .doesNotContain("profold_thread_seconds_sum");
+        .doesNotContain("profold_thread_seconds_sum")
+        .contains(
+            "profold_thread_io_unobserved_seconds_total{instance=\"i-1\",service=\"svc\"} 0.0\n");
   }
 
   @Test

@@ -82,8 +82,10 @@ public final class ThreadActivity {
   private final Map<Long, Long> lastCpu = new HashMap<>();
   private long pauses;
   private boolean first = true;
-  private LongSupplier ioUnobserved; // cumulative; null: not reported
-  private long ioUnobservedTaken; // what of it earlier takes returned
+  private LongSupplier ioUnobserved; // cumulative; null: nothing observes
+  private long ioUnobservedTaken; // what of the current source's total was accounted
+  private long ioUnobservedKept; // accounted, not yet returned by a take
+  private boolean ioReported; // an observer was set once: takes report, 0 included
 
   public ThreadActivity(LiveThreads threads) {
     this.threads = threads;
@@ -134,33 +136,60 @@ public final class ThreadActivity {
   /**
    * Sets where the time I/O waits went unobserved comes from ({@link #takeIoUnobservedNanos}):
    * {@code unobservedNanos} gives it since the observer started, in nanoseconds, and never
-   * decreases; {@code null} when nothing reports it any more.
+   * decreases; {@code null} when nothing observes any more. What the previous source had not yet
+   * given is kept for the next takes (an observer closed before the last interval was flushed).
    */
-  public synchronized void observeIo(LongSupplier unobservedNanos) {
-    ioUnobserved = unobservedNanos;
-    ioUnobservedTaken = 0;
+  public void observeIo(LongSupplier unobservedNanos) {
+    LongSupplier old;
+    synchronized (this) {
+      old = ioUnobserved;
+    }
+    long total = old == null ? 0 : old.getAsLong(); // outside the lock: the source takes its own
+    synchronized (this) {
+      if (old != null && old == ioUnobserved) {
+        account(total);
+      }
+      ioUnobserved = unobservedNanos;
+      ioUnobservedTaken = 0;
+      ioReported |= unobservedNanos != null;
+    }
   }
 
   /**
-   * The time I/O waits went unobserved since the last call (or since {@link #observeIo}), at most
-   * {@code maxNanos} (the interval's length: the rest is dropped); 0 when nothing reports it.
+   * The time I/O waits went unobserved that was not taken yet, at most {@code maxNanos} (the
+   * interval's length: the rest is kept for the next takes); -1 when nothing ever reported it.
    */
   public long takeIoUnobservedNanos(long maxNanos) {
     LongSupplier source;
     synchronized (this) {
       source = ioUnobserved;
     }
-    if (source == null) {
-      return 0;
-    }
-    long total = source.getAsLong(); // outside the lock: the source may take its own
+    long total = source == null ? 0 : source.getAsLong(); // outside the lock, as above
     synchronized (this) {
-      if (source != ioUnobserved || total < ioUnobservedTaken) {
-        return 0; // replaced meanwhile
+      if (!ioReported) {
+        return -1;
       }
-      long n = total - ioUnobservedTaken;
+      if (source != null && source == ioUnobserved) {
+        account(total);
+      }
+      long n = Math.max(0, Math.min(ioUnobservedKept, maxNanos));
+      ioUnobservedKept -= n;
+      return n;
+    }
+  }
+
+  /** Gives back what a take returned, for a flush that failed before its delta was submitted. */
+  public synchronized void giveBackIoUnobserved(long nanos) {
+    if (nanos > 0) {
+      ioUnobservedKept += nanos;
+    }
+  }
+
+  /** Adds what the current source gave since the last look; under the lock. */
+  private void account(long total) {
+    if (total > ioUnobservedTaken) {
+      ioUnobservedKept += total - ioUnobservedTaken;
       ioUnobservedTaken = total;
-      return Math.max(0, Math.min(n, maxNanos));
     }
   }
 

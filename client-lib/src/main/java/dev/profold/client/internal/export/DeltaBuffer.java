@@ -4,6 +4,7 @@ import dev.profold.proto.v1.AttributeValue;
 import dev.profold.proto.v1.ClientOverhead;
 import dev.profold.proto.v1.Delta;
 import dev.profold.proto.v1.Entry;
+import dev.profold.proto.v1.IoObservation;
 import dev.profold.proto.v1.Measurement;
 import dev.profold.proto.v1.MetricState;
 import dev.profold.proto.v1.ThreadGroupActivity;
@@ -273,7 +274,13 @@ final class DeltaBuffer {
       out.setOverhead(overhead);
     }
     out.addAllThreadActivity(mergeActivity(older, newer));
-    out.setIoUnobservedNanos(older.getIoUnobservedNanos() + newer.getIoUnobservedNanos());
+    if (older.hasIoObservation() || newer.hasIoObservation()) {
+      out.setIoObservation(
+          IoObservation.newBuilder()
+              .setUnobservedNanos(
+                  older.getIoObservation().getUnobservedNanos()
+                      + newer.getIoObservation().getUnobservedNanos()));
+    }
     for (Map.Entry<List<AttributeValue>, Map<Integer, Merged>> e : entries.entrySet()) {
       Entry.Builder entry = Entry.newBuilder().addAllKey(e.getKey());
       for (Map.Entry<Integer, Merged> m : e.getValue().entrySet()) {

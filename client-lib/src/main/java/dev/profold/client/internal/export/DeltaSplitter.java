@@ -13,10 +13,10 @@ import java.util.List;
  *
  * <p>The parts together carry exactly what the delta did: its entries, in order, each in one part;
  * the first part also carries the interval's counters (the client's CPU time, events dropped,
- * misuse counts) and its thread activity, which the collector adds up per delta. Every part carries
- * the interval, the thread aggregation and the gauges (bytes held, contexts and their limit), which
- * the collector takes from the latest delta. The collector puts parts of one interval in the same
- * window.
+ * misuse counts), its thread activity and its io_observation, which the collector adds up per
+ * delta. Every part carries the interval, the thread aggregation and the gauges (bytes held,
+ * contexts and their limit), which the collector takes from the latest delta. The collector puts
+ * parts of one interval in the same window.
  *
  * <p>Stateless and thread-safe.
  */

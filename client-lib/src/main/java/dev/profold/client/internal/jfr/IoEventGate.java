@@ -68,12 +68,21 @@ final class IoEventGate {
   /** Threads whose I/O is judged against their run-queue wait: at most this many at a time. */
   static final int MAX_JUDGED_THREADS = 64;
 
-  /** A thread's run-queue reading older than this is not used: a fresh window starts. */
-  static final long STALE_NANOS = 3_000_000_000L;
-
   private final LongUnaryOperator runQueue;
-  private final Map<Long, Long> pendingIo = new HashMap<>(); // tid: nanos
-  private final Map<Long, long[]> readings = new HashMap<>(); // {waited, at}
+  private final Map<Long, Judged> judged = new HashMap<>(); // by OS thread id
+  private final Map<Long, Long> batchIo = new HashMap<>(); // this batch's I/O nanos, by OS thread
+
+  /** A thread whose I/O events are judged: its run-queue wait at the last two ticks. */
+  private static final class Judged {
+    long oneAgo;
+    long twoAgo = -1; // -1: one tick old only
+    long lastIo; // when it last had an I/O event while the events were on
+
+    Judged(long waited, long now) {
+      oneAgo = waited;
+      lastIo = now;
+    }
+  }
 
   /**
    * A gate with the events on from {@code now}.
@@ -111,54 +120,65 @@ final class IoEventGate {
 
   /**
    * One socket or file event of OS thread {@code tid} (0 or less: unknown) that took {@code
-   * durationNanos} arrived: it counts as found now, or, for a thread whose run-queue wait can be
-   * read, at a later {@link #tick} if its I/O exceeds that wait.
+   * durationNanos} arrived. It counts as found now, unless the thread is one whose run-queue wait
+   * the gate follows: then at the next {@link #tick}, if the thread's I/O in the batch exceeds the
+   * time it waited for a CPU over the last two ticks. A thread's first event counts as found (there
+   * is nothing to judge it by) and the gate follows the thread from then on, while it has I/O
+   * events at least once per quiet time, at most {@value #MAX_JUDGED_THREADS} threads.
    */
   void eventSeen(long now, long tid, long durationNanos) {
     if (!on) {
       return;
     }
-    if (tid <= 0
-        || (!pendingIo.containsKey(tid) && pendingIo.size() >= MAX_JUDGED_THREADS)
-        || quietNanos <= 0) {
-      lastEvent = now;
-      found = true;
-      return;
-    }
-    pendingIo.merge(tid, Math.max(0, durationNanos), Long::sum);
-  }
-
-  /**
-   * Judges the I/O the threads reported since their last judgement against their run-queue wait
-   * over the same window. A thread without a recent reading gets one now and is judged at the next
-   * tick, over the window that starts now.
-   */
-  private void judge(long now) {
-    readings.values().removeIf(r -> now - r[1] > STALE_NANOS);
-    Iterator<Map.Entry<Long, Long>> it = pendingIo.entrySet().iterator();
-    while (it.hasNext()) {
-      Map.Entry<Long, Long> e = it.next();
-      long tid = e.getKey();
-      long waited = runQueue.applyAsLong(tid);
-      long[] r = readings.get(tid);
-      if (waited < 0) {
-        readings.remove(tid);
-      } else if (r == null || now == r[1]) {
-        readings.put(tid, new long[] {waited, now});
-        continue; // judged over the next window
-      } else {
-        long queued = waited - r[0];
-        r[0] = waited;
-        r[1] = now;
-        if (e.getValue() <= queued) {
-          it.remove(); // no more I/O than waiting for a CPU: preempted calls, not I/O waits
-          continue;
+    Judged j = tid <= 0 || quietNanos <= 0 ? null : judged.get(tid);
+    if (j == null) {
+      if (tid > 0 && quietNanos > 0 && judged.size() < MAX_JUDGED_THREADS) {
+        long waited = runQueue.applyAsLong(tid);
+        if (waited >= 0) {
+          judged.put(tid, new Judged(waited, now));
         }
       }
       lastEvent = now;
       found = true;
-      it.remove();
+      return;
     }
+    j.lastIo = now;
+    batchIo.merge(tid, Math.max(0, durationNanos), Long::sum);
+  }
+
+  /**
+   * Reads the followed threads' run-queue wait (every tick, on or off, so that each event has a
+   * baseline from before it) and judges the batch's I/O against the last two ticks' wait. Threads
+   * whose wait can no longer be read (ended) are dropped, their I/O counted as found; threads
+   * without I/O events for a quiet time while the events were on are dropped.
+   */
+  private void judge(long now) {
+    Iterator<Map.Entry<Long, Judged>> it = judged.entrySet().iterator();
+    while (it.hasNext()) {
+      Map.Entry<Long, Judged> e = it.next();
+      Judged j = e.getValue();
+      long io = batchIo.getOrDefault(e.getKey(), 0L);
+      long waited = runQueue.applyAsLong(e.getKey());
+      if (waited < 0) {
+        it.remove();
+        if (io > 0) {
+          lastEvent = now;
+          found = true;
+        }
+        continue;
+      }
+      long queued = waited - (j.twoAgo >= 0 ? j.twoAgo : j.oneAgo);
+      if (io > queued) { // more I/O than waiting for a CPU: I/O waits, not preempted calls
+        lastEvent = now;
+        found = true;
+      }
+      j.twoAgo = j.oneAgo;
+      j.oneAgo = waited;
+      if (on && now - j.lastIo >= quietNanos) {
+        it.remove();
+      }
+    }
+    batchIo.clear();
   }
 
   /** Called regularly (at each batch JFR delivers): turns the events on or off when it is time. */
@@ -166,9 +186,9 @@ final class IoEventGate {
     if (quietNanos <= 0) {
       return;
     }
+    judge(now);
     if (on) {
-      judge(now);
-      if (now - lastEvent >= quietNanos && pendingIo.isEmpty()) {
+      if (now - lastEvent >= quietNanos) {
         if (threadsInIo.getAsBoolean()) { // long waits in progress: off, they would be lost
           lastEvent = now;
           found = true;
@@ -194,8 +214,9 @@ final class IoEventGate {
 
   /** Turns the events on, {@code inUse} when a thread was seen in I/O (else a probe). */
   private void turnOn(long now, boolean inUse) {
-    readings.clear(); // from before the off period: stale
-    pendingIo.clear();
+    for (Judged j : judged.values()) {
+      j.lastIo = now; // followed through the off period: each gets a quiet time again
+    }
     switchTo(true, now);
     probing = true;
     found = inUse;

@@ -20,6 +20,7 @@ import dev.profold.client.internal.threads.ThreadSnapshot;
 import dev.profold.proto.v1.ClientOverhead;
 import dev.profold.proto.v1.Delta;
 import dev.profold.proto.v1.Entry;
+import dev.profold.proto.v1.IoObservation;
 import dev.profold.proto.v1.SourceIdentity;
 import io.grpc.ManagedChannel;
 import java.lang.System.Logger.Level;
@@ -308,6 +309,7 @@ public final class ProfoldRuntime {
     if (end <= intervalStart) {
       end = intervalStart + 1;
     }
+    long ioUnobserved = activity.takeIoUnobservedNanos(end - intervalStart); // -1: not reported
     List<ThreadSnapshot> threads = recorder.collect();
     List<Entry> encoded;
     try {
@@ -317,6 +319,7 @@ public final class ProfoldRuntime {
     } catch (RuntimeException | Error e) {
       // The tables were taken: their values are lost with this interval; say so in the next.
       lostInFailedFlushes += values(threads);
+      activity.giveBackIoUnobserved(ioUnobserved);
       throw e;
     }
     ExporterStats stats = exporter.stats();
@@ -337,7 +340,6 @@ public final class ProfoldRuntime {
               .setThreadAggregation(ThreadAggregators.toProto(config.threadAggregation()))
               .addAllEntries(encoded)
               .addAllThreadActivity(activity.close(intervalStart, end))
-              .setIoUnobservedNanos(activity.takeIoUnobservedNanos(end - intervalStart))
               .setOverhead(
                   ClientOverhead.newBuilder()
                       .setCpuNanos(ownCpuNanos())
@@ -352,6 +354,9 @@ public final class ProfoldRuntime {
                       .setExportDeltasMerged(merges)
                       .setExportBufferedBytes(export.bufferedBytes())
                       .setExportBufferLimitBytes(export.bufferLimitBytes()));
+      if (ioUnobserved >= 0) {
+        delta.setIoObservation(IoObservation.newBuilder().setUnobservedNanos(ioUnobserved));
+      }
       beforeSubmit.run();
       exporter.submit(delta);
       intervalStart = end;
@@ -360,6 +365,7 @@ public final class ProfoldRuntime {
       misuse.forEach((kind, n) -> misuseOfFailedFlushes.merge(kind, n, Long::sum));
       reconnectsOfFailedFlushes += reconnects;
       mergesOfFailedFlushes += merges;
+      activity.giveBackIoUnobserved(ioUnobserved);
       throw e;
     }
   }

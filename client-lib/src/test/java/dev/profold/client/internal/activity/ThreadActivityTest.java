@@ -365,23 +365,39 @@ class ThreadActivityTest {
   }
 
   @Test
-  void theTimeIoWentUnobservedIsTakenIntervalByIntervalAtMostTheIntervalsLength() {
-    assertThat(activity.takeIoUnobservedNanos(10 * S)).as("nothing reports it").isZero();
+  void theTimeIoWentUnobservedIsTakenIntervalByIntervalAndWhatExceedsOneIsCarried() {
+    assertThat(activity.takeIoUnobservedNanos(10 * S)).as("nothing ever reported it").isEqualTo(-1);
     long[] off = {0};
     activity.observeIo(() -> off[0]);
+    assertThat(activity.takeIoUnobservedNanos(10 * S)).as("observed throughout").isZero();
     off[0] = 4 * S;
     assertThat(activity.takeIoUnobservedNanos(10 * S)).isEqualTo(4 * S);
     assertThat(activity.takeIoUnobservedNanos(10 * S)).as("taken once").isZero();
     off[0] = 4 * S + 15 * S;
     assertThat(activity.takeIoUnobservedNanos(10 * S)).as("at most the interval").isEqualTo(10 * S);
     off[0] += 3 * S;
-    assertThat(activity.takeIoUnobservedNanos(10 * S)).isEqualTo(3 * S);
+    assertThat(activity.takeIoUnobservedNanos(10 * S))
+        .as("3 s and the 5 s carried")
+        .isEqualTo(8 * S);
+    activity.giveBackIoUnobserved(2 * S); // a flush that failed
+    assertThat(activity.takeIoUnobservedNanos(10 * S)).isEqualTo(2 * S);
+  }
+
+  @Test
+  void whatAnObserverHadNotGivenWhenItStoppedIsReportedStill() {
+    long[] off = {0};
+    activity.observeIo(() -> off[0]);
+    off[0] = 6 * S;
+    activity.observeIo(null); // the agent closed before the last interval was flushed
+    off[0] = 60 * S; // no longer looked at
+    assertThat(activity.takeIoUnobservedNanos(10 * S)).isEqualTo(6 * S);
+    assertThat(activity.takeIoUnobservedNanos(10 * S))
+        .as("observed by no one: 0, not unknown")
+        .isZero();
 
     long[] other = {S};
     activity.observeIo(() -> other[0]); // a new observer counts from its own start
     assertThat(activity.takeIoUnobservedNanos(10 * S)).isEqualTo(S);
-    activity.observeIo(null);
-    assertThat(activity.takeIoUnobservedNanos(10 * S)).as("no longer reported").isZero();
   }
 
   @Test

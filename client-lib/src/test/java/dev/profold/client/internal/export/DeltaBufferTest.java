@@ -282,11 +282,20 @@ class DeltaBufferTest {
     Delta b =
         delta(2, 1.0).toBuilder()
             .addThreadActivity(activity("pool-*", 6, 1000))
-            .setIoUnobservedNanos(700)
+            .setIoObservation(
+                dev.profold.proto.v1.IoObservation.newBuilder().setUnobservedNanos(700))
             .build();
     Delta m = DeltaBuffer.merge(a, b);
-    assertThat(m.getIoUnobservedNanos()).as("the time I/O went unobserved, added").isEqualTo(700);
-    assertThat(DeltaBuffer.merge(m, b.toBuilder().setSequence(3).build()).getIoUnobservedNanos())
+    assertThat(m.getIoObservation().getUnobservedNanos())
+        .as("the time I/O went unobserved, added")
+        .isEqualTo(700);
+    assertThat(DeltaBuffer.merge(a, a.toBuilder().setSequence(2).build()).hasIoObservation())
+        .as("not said by either: not said")
+        .isFalse();
+    assertThat(
+            DeltaBuffer.merge(m, b.toBuilder().setSequence(3).build())
+                .getIoObservation()
+                .getUnobservedNanos())
         .isEqualTo(1400);
     assertThat(m.getThreadActivityList())
         .containsExactly(

@@ -13,6 +13,7 @@ class IoEventGateTest {
 
   private final List<String> switched = new ArrayList<>();
   private final java.util.Map<Long, Long> runQueue = new java.util.HashMap<>(); // tid: waited
+  private int reads; // of the run queue
   private boolean threadsInIo; // what the gate's look at the threads finds
   private int looks;
   private long now = 1_000; // any origin: the gate only takes differences
@@ -37,7 +38,10 @@ class IoEventGateTest {
           looks++;
           return threadsInIo;
         },
-        tid -> runQueue.getOrDefault(tid, -1L),
+        tid -> {
+          reads++;
+          return runQueue.getOrDefault(tid, -1L);
+        },
         now);
   }
 
@@ -137,48 +141,78 @@ class IoEventGateTest {
     IoEventGate g = judgingGate();
     runQueue.put(7L, 0L);
     // A saturated event loop: a 12 ms non-blocking write a second, preempted, while the thread
-    // waits 500 ms a second for a CPU.
-    runWithIo(g, 29, 7, 12 * MS, 500 * MS);
+    // waits 500 ms a second for a CPU. Its first event counts (nothing to judge it by yet).
+    runWithIo(g, 30, 7, 12 * MS, 500 * MS);
     assertThat(g.isOn()).isTrue();
     runWithIo(g, 1, 7, 12 * MS, 500 * MS);
-    assertThat(switched).containsExactly("off@30");
+    assertThat(switched).containsExactly("off@31");
   }
 
   @Test
-  void ioOfAThreadThatWaitedLessForACpuKeepsThemOn() {
+  void ioOfAThreadThatWaitedLessForACpuOverTwoBatchesKeepsThemOn() {
     IoEventGate g = judgingGate();
     runQueue.put(7L, 0L);
-    runWithIo(g, 100, 7, 12 * MS, 11 * MS); // real I/O waits, a little CPU contention
+    runWithIo(g, 100, 7, 12 * MS, 5 * MS); // real I/O waits: 12 ms against 10 ms for a CPU
     assertThat(g.isOn()).isTrue();
     assertThat(switched).isEmpty();
-    runWithIo(g, 30, 7, 12 * MS, 12 * MS); // as much waiting for a CPU as I/O: not I/O
-    assertThat(switched).containsExactly("off@130");
+    runWithIo(g, 30, 7, 12 * MS, 6 * MS); // 12 ms against 12 ms for a CPU: not I/O
+    assertThat(g.isOn()).as("found at 101: 12 ms against 5 + 6 ms").isTrue();
+    runWithIo(g, 1, 7, 12 * MS, 6 * MS);
+    assertThat(switched).containsExactly("off@131");
   }
 
   @Test
-  void aThreadFirstSeenIsJudgedOverTheNextBatchAndHoldsTheSwitchOffTillThen() {
+  void manyThreadsWithRarePreemptedCallsStillLetThemGoOff() {
+    IoEventGate g = judgingGate();
+    for (long t = 1; t <= 8; t++) {
+      runQueue.put(t, 0L);
+    }
+    // Eight threads, each with one preempted 12 ms call every 8 s, all waiting 500 ms a second
+    // for a CPU: each one's first event counts, the later ones are judged.
+    for (int s = 1; s <= 120; s++) {
+      now += 1_000_000_000L;
+      for (long t = 1; t <= 8; t++) {
+        runQueue.merge(t, 500 * MS, Long::sum);
+      }
+      g.eventSeen(now, 1 + s % 8, 12 * MS);
+      g.tick(now);
+    }
+    assertThat(switched).first().isEqualTo("off@38"); // 30 s after the last first event, at 8 s
+  }
+
+  @Test
+  void followedThreadsAreReadWhileOffSoThatAProbeJudgesAtOnce() {
     IoEventGate g = judgingGate();
     runQueue.put(7L, 0L);
-    run(g, 29);
-    now += 1_000_000_000L;
-    g.eventSeen(now, 7, 12 * MS); // at 30 s: its first event, no reading yet
-    g.tick(now);
-    assertThat(g.isOn()).as("not switched off while an event waits for its judgement").isTrue();
-    runQueue.put(7L, 900 * MS); // waited 900 ms for a CPU in the next second
-    run(g, 1);
-    assertThat(switched).as("judged as preemption: off").containsExactly("off@31");
-
+    runWithIo(g, 31, 7, 12 * MS, 500 * MS); // off at 31
+    run(g, 30); // the probe at 61
+    assertThat(switched).containsExactly("off@31", "on@61");
     switched.clear();
-    IoEventGate h = judgingGate();
+    int read = reads;
+    runWithIo(g, 30, 7, 12 * MS, 500 * MS); // preempted calls during the probe: judged, not found
+    assertThat(switched).containsExactly("off@91");
+    assertThat(reads - read).as("one reading per tick").isEqualTo(30);
+  }
+
+  @Test
+  void aThreadWithoutIoForAQuietTimeIsNoLongerFollowedAndItsNextEventCounts() {
+    IoEventGate g = judgingGate();
+    runQueue.put(7L, 0L);
     runQueue.put(8L, 0L);
-    now += 1_000_000_000L;
-    h.eventSeen(now, 8, 12 * MS);
-    h.tick(now);
-    long seen = now / 1_000_000_000L;
-    run(h, 30); // judged at the next tick, with no run-queue wait: found then
-    assertThat(h.isOn()).as("found a tick after it arrived").isTrue();
-    run(h, 1);
-    assertThat(switched).containsExactly("off@" + (seen + 31));
+    runWithIo(g, 20, 7, 12 * MS, 500 * MS); // thread 7 followed from 1 s, last event at 20 s
+    for (int s = 0; s < 30; s++) { // thread 8's real I/O keeps them on; 7 waits for a CPU
+      now += 1_000_000_000L;
+      runQueue.merge(7L, 500 * MS, Long::sum);
+      g.eventSeen(now, 8, 12 * MS);
+      g.tick(now);
+    }
+    run(g, 2);
+    runQueue.merge(7L, 500 * MS, Long::sum);
+    g.eventSeen(now, 7, 12 * MS); // at 52 s: had 7 still been followed, judged as preempted
+    run(g, 29);
+    assertThat(g.isOn()).as("7 dropped at 50 s: its event at 52 s is a first one, found").isTrue();
+    run(g, 1);
+    assertThat(switched).containsExactly("off@82");
   }
 
   @Test
@@ -191,23 +225,15 @@ class IoEventGateTest {
     run(g, 29);
     assertThat(g.isOn()).isTrue();
     assertThat(switched).isEmpty();
-  }
-
-  @Test
-  void aReadingOlderThanAFewSecondsIsNotUsed() {
-    IoEventGate g = judgingGate();
-    runQueue.put(7L, 0L);
-    runWithIo(g, 2, 7, 12 * MS, 0); // found: 12 ms of I/O, no wait for a CPU
-    runQueue.put(7L, 10_000 * MS); // 10 s of waiting for a CPU, all long before the next event
-    run(g, 10);
-    now += 1_000_000_000L;
-    g.eventSeen(now, 7, 12 * MS);
-    g.tick(now); // the reading is 11 s old: a fresh window starts, judged at the next tick
-    run(g, 1); // no wait for a CPU in that window: found at 14 s
-    run(g, 29);
-    assertThat(g.isOn()).isTrue();
+    runQueue.put(5L, 0L);
+    g.eventSeen(now, 5, 12 * MS); // followed from now
+    runQueue.remove(5L); // then it ends: its wait cannot be read
+    g.eventSeen(now, 5, 12 * MS);
     run(g, 1);
-    assertThat(switched).containsExactly("off@44");
+    run(g, 29);
+    assertThat(g.isOn()).as("the ended thread's I/O counted as found at 230 s").isTrue();
+    run(g, 1);
+    assertThat(switched).containsExactly("off@260");
   }
 
   @Test
