@@ -157,7 +157,9 @@ public final class ThreadActivity {
 
   /**
    * The time I/O waits went unobserved that was not taken yet, at most {@code maxNanos} (the
-   * interval's length: the rest is kept for the next takes); -1 when nothing ever reported it.
+   * interval's length); of the rest, at most one more {@code maxNanos} is kept for the next take
+   * (time read a little after the interval's end, a flush that failed), the remainder dropped (the
+   * wall clock stepped back, so intervals shrank). -1 when nothing ever reported it.
    */
   public long takeIoUnobservedNanos(long maxNanos) {
     LongSupplier source;
@@ -173,7 +175,7 @@ public final class ThreadActivity {
         account(total);
       }
       long n = Math.max(0, Math.min(ioUnobservedKept, maxNanos));
-      ioUnobservedKept -= n;
+      ioUnobservedKept = Math.min(ioUnobservedKept - n, Math.max(0, maxNanos));
       return n;
     }
   }

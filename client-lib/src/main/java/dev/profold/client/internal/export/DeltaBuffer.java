@@ -276,10 +276,7 @@ final class DeltaBuffer {
     out.addAllThreadActivity(mergeActivity(older, newer));
     if (older.hasIoObservation() || newer.hasIoObservation()) {
       out.setIoObservation(
-          IoObservation.newBuilder()
-              .setUnobservedNanos(
-                  older.getIoObservation().getUnobservedNanos()
-                      + newer.getIoObservation().getUnobservedNanos()));
+          IoObservation.newBuilder().setUnobservedNanos(unobserved(older) + unobserved(newer)));
     }
     for (Map.Entry<List<AttributeValue>, Map<Integer, Merged>> e : entries.entrySet()) {
       Entry.Builder entry = Entry.newBuilder().addAllKey(e.getKey());
@@ -290,6 +287,16 @@ final class DeltaBuffer {
       out.addEntries(entry);
     }
     return out.build();
+  }
+
+  /**
+   * The time {@code d} did not observe I/O waits, for a merge: a delta that does not say counts as
+   * unobserved throughout (the agent started while it was buffered).
+   */
+  private static long unobserved(Delta d) {
+    return d.hasIoObservation()
+        ? d.getIoObservation().getUnobservedNanos()
+        : d.getIntervalEndUnixNanos() - d.getIntervalStartUnixNanos();
   }
 
   private static List<ThreadGroupActivity> mergeActivity(Delta older, Delta newer) {

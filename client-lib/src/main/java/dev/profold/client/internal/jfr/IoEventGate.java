@@ -31,11 +31,12 @@ import java.util.function.LongUnaryOperator;
  * had their turn, is timed by JFR as I/O (on the overhead benchmark's saturated server, safepoints
  * explained 3 of 133 such events and CPU samples 1; docs/benchmarks.md). So where the run-queue
  * wait of a thread can be read ({@code runQueue}, Linux), its I/O events count as found only when
- * their time exceeds the time the thread waited for a CPU over the same window (about one batch):
- * I/O time smaller than that is within the noise of the CPU contention. A thread whose wait cannot
- * be read counts as before. What it costs: under CPU contention, I/O waits shorter in total than
- * the thread's run-queue wait no longer keep the events on; the look at the threads still does,
- * unless the OS finds the thread runnable ({@link BlockingIo}).
+ * their time over the last two batches exceeds the time the thread waited for a CPU over the same
+ * two: I/O time smaller than that is within the noise of the CPU contention. A thread's first
+ * event, and the events of a thread whose wait cannot be read, count as before. What it costs:
+ * under CPU contention, I/O waits shorter in total than the thread's run-queue wait no longer keep
+ * the events on; the look at the threads still does, unless the OS finds the thread runnable
+ * ({@link BlockingIo}).
  *
  * <p>The gate also keeps how long the events have been off in all ({@link #offNanos}), which the
  * agent reports with every delta so that an {@code io} share measured while they were off is read
@@ -76,7 +77,8 @@ final class IoEventGate {
   private static final class Judged {
     long oneAgo;
     long twoAgo = -1; // -1: one tick old only
-    long lastIo; // when it last had an I/O event while the events were on
+    long lastIo; // when it last had an I/O event
+    long prevIo; // its I/O in the previous batch
 
     Judged(long waited, long now) {
       oneAgo = waited;
@@ -121,10 +123,11 @@ final class IoEventGate {
   /**
    * One socket or file event of OS thread {@code tid} (0 or less: unknown) that took {@code
    * durationNanos} arrived. It counts as found now, unless the thread is one whose run-queue wait
-   * the gate follows: then at the next {@link #tick}, if the thread's I/O in the batch exceeds the
-   * time it waited for a CPU over the last two ticks. A thread's first event counts as found (there
-   * is nothing to judge it by) and the gate follows the thread from then on, while it has I/O
-   * events at least once per quiet time, at most {@value #MAX_JUDGED_THREADS} threads.
+   * the gate follows: then at the next {@link #tick}, if the thread's I/O in this batch and the
+   * previous one exceeds the time it waited for a CPU over the same two batches. A thread's first
+   * event counts as found (there is nothing to judge it by) and the gate follows the thread from
+   * then on, until it ends; at most {@value #MAX_JUDGED_THREADS} threads, a new one taking the
+   * place of the one whose last I/O event is the oldest if that was a quiet time ago or more.
    */
   void eventSeen(long now, long tid, long durationNanos) {
     if (!on) {
@@ -132,7 +135,7 @@ final class IoEventGate {
     }
     Judged j = tid <= 0 || quietNanos <= 0 ? null : judged.get(tid);
     if (j == null) {
-      if (tid > 0 && quietNanos > 0 && judged.size() < MAX_JUDGED_THREADS) {
+      if (tid > 0 && quietNanos > 0 && (judged.size() < MAX_JUDGED_THREADS || evictOne(now))) {
         long waited = runQueue.applyAsLong(tid);
         if (waited >= 0) {
           judged.put(tid, new Judged(waited, now));
@@ -147,10 +150,29 @@ final class IoEventGate {
   }
 
   /**
+   * Drops the followed thread whose last I/O event is the oldest, if that was a quiet time ago or
+   * more; returns whether one was dropped.
+   */
+  private boolean evictOne(long now) {
+    Map.Entry<Long, Judged> oldest = null;
+    for (Map.Entry<Long, Judged> e : judged.entrySet()) {
+      if (oldest == null || e.getValue().lastIo - oldest.getValue().lastIo < 0) {
+        oldest = e;
+      }
+    }
+    if (oldest == null || now - oldest.getValue().lastIo < quietNanos) {
+      return false;
+    }
+    judged.remove(oldest.getKey());
+    return true;
+  }
+
+  /**
    * Reads the followed threads' run-queue wait (every tick, on or off, so that each event has a
-   * baseline from before it) and judges the batch's I/O against the last two ticks' wait. Threads
-   * whose wait can no longer be read (ended) are dropped, their I/O counted as found; threads
-   * without I/O events for a quiet time while the events were on are dropped.
+   * baseline from before it) and judges the I/O of this batch and the previous one against the wait
+   * over the same two ticks. Threads whose wait can no longer be read (ended) are dropped, their
+   * I/O counted as found; a wait that went down (the id now names another thread) starts the thread
+   * afresh, its I/O counted as found.
    */
   private void judge(long now) {
     Iterator<Map.Entry<Long, Judged>> it = judged.entrySet().iterator();
@@ -168,15 +190,23 @@ final class IoEventGate {
         continue;
       }
       long queued = waited - (j.twoAgo >= 0 ? j.twoAgo : j.oneAgo);
-      if (io > queued) { // more I/O than waiting for a CPU: I/O waits, not preempted calls
+      if (queued < 0) { // another thread under a reused id
+        j.twoAgo = -1;
+        j.oneAgo = waited;
+        j.prevIo = 0;
+        if (io > 0) {
+          lastEvent = now;
+          found = true;
+        }
+        continue;
+      }
+      if (io > 0 && io + j.prevIo > queued) { // more I/O than waiting for a CPU: I/O waits
         lastEvent = now;
         found = true;
       }
       j.twoAgo = j.oneAgo;
       j.oneAgo = waited;
-      if (on && now - j.lastIo >= quietNanos) {
-        it.remove();
-      }
+      j.prevIo = io;
     }
     batchIo.clear();
   }
@@ -214,9 +244,6 @@ final class IoEventGate {
 
   /** Turns the events on, {@code inUse} when a thread was seen in I/O (else a probe). */
   private void turnOn(long now, boolean inUse) {
-    for (Judged j : judged.values()) {
-      j.lastIo = now; // followed through the off period: each gets a quiet time again
-    }
     switchTo(true, now);
     probing = true;
     found = inUse;

@@ -310,6 +310,19 @@ public final class ProfoldRuntime {
       end = intervalStart + 1;
     }
     long ioUnobserved = activity.takeIoUnobservedNanos(end - intervalStart); // -1: not reported
+    try {
+      submitInterval(end, ioUnobserved);
+    } catch (RuntimeException | Error e) { // not submitted: the next delta reports it
+      activity.giveBackIoUnobserved(ioUnobserved);
+      throw e;
+    }
+  }
+
+  /**
+   * {@link #flushInterval} from the collection on, for the interval ending at {@code end} with
+   * {@code ioUnobserved} (-1: not reported); returns only once the delta was submitted.
+   */
+  private void submitInterval(long end, long ioUnobserved) {
     List<ThreadSnapshot> threads = recorder.collect();
     List<Entry> encoded;
     try {
@@ -319,7 +332,6 @@ public final class ProfoldRuntime {
     } catch (RuntimeException | Error e) {
       // The tables were taken: their values are lost with this interval; say so in the next.
       lostInFailedFlushes += values(threads);
-      activity.giveBackIoUnobserved(ioUnobserved);
       throw e;
     }
     ExporterStats stats = exporter.stats();
@@ -365,7 +377,6 @@ public final class ProfoldRuntime {
       misuse.forEach((kind, n) -> misuseOfFailedFlushes.merge(kind, n, Long::sum));
       reconnectsOfFailedFlushes += reconnects;
       mergesOfFailedFlushes += merges;
-      activity.giveBackIoUnobserved(ioUnobserved);
       throw e;
     }
   }

@@ -381,6 +381,10 @@ class ThreadActivityTest {
         .isEqualTo(8 * S);
     activity.giveBackIoUnobserved(2 * S); // a flush that failed
     assertThat(activity.takeIoUnobservedNanos(10 * S)).isEqualTo(2 * S);
+    off[0] += 40 * S; // the wall clock stepped back: the intervals are shorter than the time
+    assertThat(activity.takeIoUnobservedNanos(10 * S)).isEqualTo(10 * S);
+    assertThat(activity.takeIoUnobservedNanos(10 * S)).as("one interval kept").isEqualTo(10 * S);
+    assertThat(activity.takeIoUnobservedNanos(10 * S)).as("the rest dropped").isZero();
   }
 
   @Test

@@ -286,17 +286,17 @@ class DeltaBufferTest {
                 dev.profold.proto.v1.IoObservation.newBuilder().setUnobservedNanos(700))
             .build();
     Delta m = DeltaBuffer.merge(a, b);
+    long aLength = a.getIntervalEndUnixNanos() - a.getIntervalStartUnixNanos();
     assertThat(m.getIoObservation().getUnobservedNanos())
+        .as("b's 700 ns, and a, which does not say, unobserved throughout")
+        .isEqualTo(aLength + 700);
+    Delta b3 = b.toBuilder().setSequence(3).build();
+    assertThat(DeltaBuffer.merge(b, b3).getIoObservation().getUnobservedNanos())
         .as("the time I/O went unobserved, added")
-        .isEqualTo(700);
+        .isEqualTo(1400);
     assertThat(DeltaBuffer.merge(a, a.toBuilder().setSequence(2).build()).hasIoObservation())
         .as("not said by either: not said")
         .isFalse();
-    assertThat(
-            DeltaBuffer.merge(m, b.toBuilder().setSequence(3).build())
-                .getIoObservation()
-                .getUnobservedNanos())
-        .isEqualTo(1400);
     assertThat(m.getThreadActivityList())
         .containsExactly(
             activity("pool-*", 6, 1100).toBuilder()

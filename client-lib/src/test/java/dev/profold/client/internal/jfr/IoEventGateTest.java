@@ -152,12 +152,13 @@ class IoEventGateTest {
   void ioOfAThreadThatWaitedLessForACpuOverTwoBatchesKeepsThemOn() {
     IoEventGate g = judgingGate();
     runQueue.put(7L, 0L);
-    runWithIo(g, 100, 7, 12 * MS, 5 * MS); // real I/O waits: 12 ms against 10 ms for a CPU
+    // Real I/O waits: 300 ms a second against 200 ms waiting for a CPU.
+    runWithIo(g, 100, 7, 300 * MS, 200 * MS);
     assertThat(g.isOn()).isTrue();
     assertThat(switched).isEmpty();
-    runWithIo(g, 30, 7, 12 * MS, 6 * MS); // 12 ms against 12 ms for a CPU: not I/O
-    assertThat(g.isOn()).as("found at 101: 12 ms against 5 + 6 ms").isTrue();
-    runWithIo(g, 1, 7, 12 * MS, 6 * MS);
+    runWithIo(g, 30, 7, 12 * MS, 12 * MS); // 24 ms against 24 ms over two batches: not I/O
+    assertThat(g.isOn()).as("found at 101: 300 + 12 ms against 200 + 12 ms").isTrue();
+    runWithIo(g, 1, 7, 12 * MS, 12 * MS);
     assertThat(switched).containsExactly("off@131");
   }
 
@@ -195,24 +196,71 @@ class IoEventGateTest {
   }
 
   @Test
-  void aThreadWithoutIoForAQuietTimeIsNoLongerFollowedAndItsNextEventCounts() {
+  void threadsWithPreemptedCallsRarerThanTheQuietTimeStayFollowed() {
     IoEventGate g = judgingGate();
-    runQueue.put(7L, 0L);
-    runQueue.put(8L, 0L);
-    runWithIo(g, 20, 7, 12 * MS, 500 * MS); // thread 7 followed from 1 s, last event at 20 s
-    for (int s = 0; s < 30; s++) { // thread 8's real I/O keeps them on; 7 waits for a CPU
+    for (long t = 1; t <= 8; t++) {
+      runQueue.put(t, 0L);
+    }
+    // Eight threads, each with one preempted 12 ms call every 40 s (one every 5 s in all), all
+    // waiting 500 ms a second for a CPU.
+    for (int s = 1; s <= 400; s++) {
       now += 1_000_000_000L;
-      runQueue.merge(7L, 500 * MS, Long::sum);
-      g.eventSeen(now, 8, 12 * MS);
+      for (long t = 1; t <= 8; t++) {
+        runQueue.merge(t, 500 * MS, Long::sum);
+      }
+      if (s % 5 == 0) {
+        g.eventSeen(now, 1 + (s / 5) % 8, 12 * MS);
+      }
       g.tick(now);
     }
-    run(g, 2);
-    runQueue.merge(7L, 500 * MS, Long::sum);
-    g.eventSeen(now, 7, 12 * MS); // at 52 s: had 7 still been followed, judged as preempted
-    run(g, 29);
-    assertThat(g.isOn()).as("7 dropped at 50 s: its event at 52 s is a first one, found").isTrue();
+    assertThat(switched).first().isEqualTo("off@70"); // 30 s after the last first event, at 40 s
+    assertThat(switched).as("probes find nothing: off periods grow").contains("on@100", "on@190");
+  }
+
+  @Test
+  void beyondTheLimitANewThreadTakesThePlaceOfOneQuietForAQuietTime() {
+    IoEventGate g = judgingGate();
+    for (long t = 1; t <= IoEventGate.MAX_JUDGED_THREADS + 1; t++) {
+      runQueue.put(t, 0L);
+    }
+    for (long t = 1; t <= IoEventGate.MAX_JUDGED_THREADS; t++) {
+      g.eventSeen(now, t, 12 * MS); // all followed from 0 s; thread 1 is the quietest after
+    }
+    for (int s = 0; s < 20; s++) {
+      now += 1_000_000_000L;
+      for (long t = 2; t <= IoEventGate.MAX_JUDGED_THREADS; t++) {
+        runQueue.merge(t, 500 * MS, Long::sum);
+        g.eventSeen(now, t, 12 * MS);
+      }
+      g.tick(now);
+    }
+    long extra = IoEventGate.MAX_JUDGED_THREADS + 1;
+    g.eventSeen(now, extra, 12 * MS); // at 20 s: no place yet (thread 1 quiet for 20 s): found
+    run(g, 10);
+    g.eventSeen(now, extra, 12 * MS); // at 30 s: found again, and takes thread 1's place
+    runQueue.merge(extra, 500 * MS, Long::sum);
     run(g, 1);
-    assertThat(switched).containsExactly("off@82");
+    runQueue.merge(extra, 500 * MS, Long::sum);
+    g.eventSeen(now, extra, 12 * MS); // at 31 s: followed now, judged as preempted
+    run(g, 28);
+    assertThat(g.isOn()).isTrue();
+    run(g, 1);
+    assertThat(switched).as("30 s after its last event that counted").containsExactly("off@60");
+  }
+
+  @Test
+  void aProbeJudgesRealIoAgainstTheWaitOfTheLastTwoBatchesNotTheOffPeriod() {
+    IoEventGate g = judgingGate();
+    runQueue.put(7L, 0L);
+    runWithIo(g, 31, 7, 12 * MS, 500 * MS); // off at 31
+    for (int s = 0; s < 30; s++) { // off: no events, 100 ms a second waiting for a CPU
+      now += 1_000_000_000L;
+      runQueue.merge(7L, 100 * MS, Long::sum);
+      g.tick(now);
+    }
+    assertThat(switched).containsExactly("off@31", "on@61");
+    runWithIo(g, 40, 7, 300 * MS, 100 * MS); // real I/O during the probe
+    assertThat(g.isOn()).as("found, not judged against 30 s of waiting").isTrue();
   }
 
   @Test

@@ -103,6 +103,37 @@ class ProfoldRuntimeFlushTest {
     }
   }
 
+  @Test
+  void deltasSayHowLongIoWentUnobservedOnceSomethingObservesItAndAFailedFlushLosesNothing()
+      throws Exception {
+    try (AckingCollector collector = new AckingCollector()) {
+      ProfoldRuntime r = start(collector);
+      try {
+        assertThat(r.flush(Duration.ofSeconds(30))).isTrue();
+        assertThat(collector.received().get(0).hasIoObservation())
+            .as("nothing observes I/O: not said")
+            .isFalse();
+        long[] off = {300};
+        r.activity().observeIo(() -> off[0]);
+        r.beforeSubmit =
+            () -> {
+              throw new OutOfMemoryError("planted");
+            };
+        assertThatThrownBy(r::flushInterval).isInstanceOf(OutOfMemoryError.class);
+        r.beforeSubmit = () -> {};
+        off[0] = 500;
+        r.activity().observeIo(null); // the agent closed before the next flush
+        assertThat(r.flush(Duration.ofSeconds(30))).isTrue();
+        List<Delta> received = collector.received();
+        assertThat(received.get(received.size() - 1).getIoObservation().getUnobservedNanos())
+            .as("the failed flush's 300 ns and the 200 ns after, up to the close")
+            .isEqualTo(500);
+      } finally {
+        r.shutdown(Duration.ofSeconds(5));
+      }
+    }
+  }
+
   private static ProfoldRuntime start(AckingCollector collector) {
     return ProfoldRuntime.start(
         ProfoldConfig.builder()
