@@ -54,15 +54,8 @@ class AgentJarIT {
 
   @Test
   void syncTimeAtTheContendedMethodArrivesWithoutInstrumentation() throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    double sync = 0;
-    String metrics = "";
-    while (System.nanoTime() < deadline && sync < 1.0) {
-      metrics = collector.scrape();
-      Matcher m = SYNC.matcher(metrics);
-      sync = m.find() ? Double.parseDouble(m.group(1)) : 0;
-      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(250));
-    }
+    String metrics = scrapeUntil(SYNC, 1.0);
+    double sync = value(SYNC, metrics);
     assertThat(sync)
         .as(
             "SYNC seconds at PlantedContention.contended; app stderr:%n%s%nmetrics:%n%s",
@@ -78,15 +71,8 @@ class AgentJarIT {
 
   @Test
   void syncLeadsTheWorkersThreadTimeInTheOverheadClasses() throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    double share = 0;
-    String metrics = "";
-    while (System.nanoTime() < deadline && share < 0.5) {
-      metrics = collector.scrape();
-      Matcher m = SYNC_SHARE.matcher(metrics);
-      share = m.find() ? Double.parseDouble(m.group(1)) : 0;
-      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(250));
-    }
+    String metrics = scrapeUntil(SYNC_SHARE, 0.5);
+    double share = value(SYNC_SHARE, metrics);
     assertThat(share)
         .as(
             "SYNC share of planted-worker-* thread time; metrics:%n%s",
@@ -108,15 +94,8 @@ class AgentJarIT {
 
   @Test
   void theTimeTheAgentsIoEventsWereOffReachesTheCollector() throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    double unobserved = 0;
-    String metrics = "";
-    while (System.nanoTime() < deadline && unobserved < 2.0) {
-      metrics = collector.scrape();
-      Matcher m = IO_UNOBSERVED.matcher(metrics);
-      unobserved = m.find() ? Double.parseDouble(m.group(1)) : 0;
-      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(250));
-    }
+    String metrics = scrapeUntil(IO_UNOBSERVED, 2.0);
+    double unobserved = value(IO_UNOBSERVED, metrics);
     double sinceStart = (System.nanoTime() - appStarted) / 1e9;
     assertThat(unobserved)
         .as(
@@ -125,6 +104,26 @@ class AgentJarIT {
         .isGreaterThanOrEqualTo(2.0)
         .isLessThan(sinceStart - 5); // on for the first io.quiet at least
     assertThat(app.stderr()).contains("JFR's I/O events are turned off");
+  }
+
+  /**
+   * Scrapes the collector every 250 ms until the first group of {@code pattern} reaches {@code
+   * min}, for at most 60 s; returns the last scrape.
+   */
+  private String scrapeUntil(Pattern pattern, double min) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    String metrics = collector.scrape();
+    while (System.nanoTime() < deadline && value(pattern, metrics) < min) {
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(250));
+      metrics = collector.scrape();
+    }
+    return metrics;
+  }
+
+  /** The first group of {@code pattern} in {@code metrics}, 0 when it is not there. */
+  private static double value(Pattern pattern, String metrics) {
+    Matcher m = pattern.matcher(metrics);
+    return m.find() ? Double.parseDouble(m.group(1)) : 0;
   }
 
   private static String grep(String text, String needle) {

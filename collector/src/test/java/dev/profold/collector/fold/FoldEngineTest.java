@@ -57,6 +57,14 @@ class FoldEngineTest {
         new FoldConfig(INTERVAL, 5, cardinalityLimit), dictionary, clock, metrics);
   }
 
+  /** The first delta of a new incarnation of checkout's instance i-1 (started a second later). */
+  static Deltas.Builder restartedCheckout() {
+    return checkout("i-1")
+        .incarnation(8)
+        .processStart(Deltas.DEFAULT_PROCESS_START + SECOND)
+        .seq(1);
+  }
+
   /** checkout/{instance}, incarnation 7, regions main (1) and main/db.query (2), window W0. */
   static Deltas.Builder checkout(String instance) {
     return Deltas.source("checkout", instance)
@@ -643,13 +651,7 @@ class FoldEngineTest {
       apply(checkout("i-1").seq(2).entry(1, 2.0));
       apply(checkout("i-1").seq(4).entry(1, 2.0)); // a gap of 1
 
-      FoldResult r =
-          apply(
-              checkout("i-1")
-                  .incarnation(8)
-                  .processStart(Deltas.DEFAULT_PROCESS_START + SECOND)
-                  .seq(1)
-                  .entry(1, 0.5));
+      FoldResult r = apply(restartedCheckout().entry(1, 0.5));
 
       assertThat(r.outcome()).isEqualTo(FoldResult.Outcome.APPLIED);
       SchemeSnapshot s = scheme();
@@ -700,12 +702,7 @@ class FoldEngineTest {
     @Test
     void olderIncarnationIsRejected() {
       apply(checkout("i-1").seq(1).entry(1, 1.0));
-      apply(
-          checkout("i-1")
-              .incarnation(8)
-              .processStart(Deltas.DEFAULT_PROCESS_START + SECOND)
-              .seq(1)
-              .entry(1, 2.0));
+      apply(restartedCheckout().entry(1, 2.0));
       long version = engine.version();
 
       FoldResult r = apply(checkout("i-1").seq(2).entry(1, 64.0));
@@ -1051,12 +1048,7 @@ class FoldEngineTest {
       apply(first.copy());
       assertThat(group("i-1", "pool-*").total(OverheadClass.SYNC)).isEqualTo(2 * SECOND);
 
-      apply(
-          checkout("i-1")
-              .incarnation(8)
-              .processStart(Deltas.DEFAULT_PROCESS_START + SECOND)
-              .seq(1)
-              .entry(1, 1.0));
+      apply(restartedCheckout().entry(1, 1.0));
       assertThat(source("i-1").threadActivity()).isEmpty();
     }
 
@@ -1075,12 +1067,7 @@ class FoldEngineTest {
       apply(checkout("i-1").seq(5).entry(1, 1.0)); // not said this time
       assertThat(source("i-1").ioUnobservedNanos()).isEqualTo(14 * SECOND);
 
-      apply(
-          checkout("i-1")
-              .incarnation(8)
-              .processStart(Deltas.DEFAULT_PROCESS_START + SECOND)
-              .seq(1)
-              .entry(1, 1.0));
+      apply(restartedCheckout().entry(1, 1.0));
       assertThat(source("i-1").ioUnobservedNanos()).isEqualTo(-1);
     }
 

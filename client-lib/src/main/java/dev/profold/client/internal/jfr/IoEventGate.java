@@ -91,14 +91,8 @@ final class IoEventGate {
    *
    * @param quietNanos how long the events stay on without one; 0 or less: always on
    * @param threadsInIo whether some thread sits in a blocking read or write now
-   */
-  IoEventGate(long quietNanos, Switch events, BooleanSupplier threadsInIo, long now) {
-    this(quietNanos, events, threadsInIo, tid -> -1, now);
-  }
-
-  /**
-   * As above, with the events' threads' run-queue wait judged ({@code runQueue}: nanoseconds OS
-   * thread {@code tid} waited for a CPU so far, never decreasing, or -1 when it cannot be read).
+   * @param runQueue nanoseconds OS thread {@code tid} waited for a CPU so far, never decreasing, or
+   *     -1 when it cannot be read (then the thread's events are not judged)
    */
   IoEventGate(
       long quietNanos,
@@ -115,11 +109,6 @@ final class IoEventGate {
     this.offNanos = quietNanos;
   }
 
-  /** One socket or file event arrived. */
-  void eventSeen(long now) {
-    eventSeen(now, -1, 0);
-  }
-
   /**
    * One socket or file event of OS thread {@code tid} (0 or less: unknown) that took {@code
    * durationNanos} arrived. It counts as found now, unless the thread is one whose run-queue wait
@@ -133,16 +122,16 @@ final class IoEventGate {
     if (!on) {
       return;
     }
-    Judged j = tid <= 0 || quietNanos <= 0 ? null : judged.get(tid);
+    boolean judgeable = tid > 0 && quietNanos > 0;
+    Judged j = judgeable ? judged.get(tid) : null;
     if (j == null) {
-      if (tid > 0 && quietNanos > 0 && (judged.size() < MAX_JUDGED_THREADS || evictOne(now))) {
+      if (judgeable && (judged.size() < MAX_JUDGED_THREADS || evictOne(now))) {
         long waited = runQueue.applyAsLong(tid);
         if (waited >= 0) {
           judged.put(tid, new Judged(waited, now));
         }
       }
-      lastEvent = now;
-      found = true;
+      found(now);
       return;
     }
     j.lastIo = now;
@@ -181,34 +170,34 @@ final class IoEventGate {
       Judged j = e.getValue();
       long io = batchIo.getOrDefault(e.getKey(), 0L);
       long waited = runQueue.applyAsLong(e.getKey());
-      if (waited < 0) {
-        it.remove();
+      long queued = waited < 0 ? -1 : waited - (j.twoAgo >= 0 ? j.twoAgo : j.oneAgo);
+      if (queued < 0) { // ended (no reading), or another thread under a reused id: not judged
         if (io > 0) {
-          lastEvent = now;
-          found = true;
+          found(now);
         }
-        continue;
-      }
-      long queued = waited - (j.twoAgo >= 0 ? j.twoAgo : j.oneAgo);
-      if (queued < 0) { // another thread under a reused id
-        j.twoAgo = -1;
-        j.oneAgo = waited;
-        j.prevIo = 0;
-        if (io > 0) {
-          lastEvent = now;
-          found = true;
+        if (waited < 0) {
+          it.remove();
+        } else {
+          j.twoAgo = -1;
+          j.oneAgo = waited;
+          j.prevIo = 0;
         }
         continue;
       }
       if (io > 0 && io + j.prevIo > queued) { // more I/O than waiting for a CPU: I/O waits
-        lastEvent = now;
-        found = true;
+        found(now);
       }
       j.twoAgo = j.oneAgo;
       j.oneAgo = waited;
       j.prevIo = io;
     }
     batchIo.clear();
+  }
+
+  /** The events found something at {@code now}: they stay on for another quiet time. */
+  private void found(long now) {
+    lastEvent = now;
+    found = true;
   }
 
   /** Called regularly (at each batch JFR delivers): turns the events on or off when it is time. */
@@ -220,8 +209,7 @@ final class IoEventGate {
     if (on) {
       if (now - lastEvent >= quietNanos) {
         if (threadsInIo.getAsBoolean()) { // long waits in progress: off, they would be lost
-          lastEvent = now;
-          found = true;
+          found(now);
           return;
         }
         if (found) {

@@ -39,28 +39,4 @@ public record JfrEvent(
   public JfrEvent {
     frames = List.copyOf(frames);
   }
-
-  /** An event whose thread's OS thread id is not known. */
-  public JfrEvent(
-      String type,
-      long threadId,
-      String threadName,
-      boolean initialThread,
-      List<String> frames,
-      boolean truncated,
-      long durationNanos,
-      String detail,
-      long amount) {
-    this(
-        type,
-        threadId,
-        threadName,
-        initialThread,
-        frames,
-        truncated,
-        durationNanos,
-        detail,
-        amount,
-        -1);
-  }
 }

@@ -22,21 +22,15 @@ final class OsThreads {
    * kernel without scheduler statistics, a thread that ended, a thread id of 0 or less).
    */
   static long[] schedstat(long tid) {
-    if (tid <= 0) {
+    String s = read(tid, "schedstat");
+    int first = s == null ? -1 : s.indexOf(' ');
+    int second = first <= 0 ? -1 : s.indexOf(' ', first + 1);
+    if (second < 0) {
       return null;
     }
     try {
-      String s =
-          new String(
-              Files.readAllBytes(Path.of("/proc/self/task/" + tid + "/schedstat")),
-              StandardCharsets.US_ASCII);
-      int first = s.indexOf(' ');
-      int second = s.indexOf(' ', first + 1);
-      if (first <= 0 || second < 0) {
-        return null;
-      }
       return new long[] {Long.parseLong(s, 0, first, 10), Long.parseLong(s, first + 1, second, 10)};
-    } catch (IOException | RuntimeException e) { // no such file, or not the format expected
+    } catch (NumberFormatException e) { // not the format expected
       return null;
     }
   }
@@ -47,20 +41,24 @@ final class OsThreads {
    * cannot be read.
    */
   static Boolean runnable(long tid) {
+    String s = read(tid, "stat");
+    int name = s == null ? -1 : s.lastIndexOf(')'); // the name may hold spaces and parentheses
+    if (name < 0 || name + 2 >= s.length()) {
+      return null;
+    }
+    return s.charAt(name + 2) == 'R';
+  }
+
+  /** The file {@code /proc/self/task/<tid>/<file>}, or null when it cannot be read. */
+  private static String read(long tid, String file) {
     if (tid <= 0) {
       return null;
     }
     try {
-      String s =
-          new String(
-              Files.readAllBytes(Path.of("/proc/self/task/" + tid + "/stat")),
-              StandardCharsets.US_ASCII);
-      int name = s.lastIndexOf(')'); // the name, in parentheses, may hold spaces and parentheses
-      if (name < 0 || name + 2 >= s.length()) {
-        return null;
-      }
-      return s.charAt(name + 2) == 'R';
-    } catch (IOException | RuntimeException e) {
+      return new String(
+          Files.readAllBytes(Path.of("/proc/self/task/" + tid + "/" + file)),
+          StandardCharsets.US_ASCII);
+    } catch (IOException | RuntimeException e) { // no such file (not Linux, the thread ended)
       return null;
     }
   }

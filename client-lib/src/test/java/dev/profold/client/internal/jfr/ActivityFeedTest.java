@@ -26,7 +26,8 @@ class ActivityFeedTest {
             false,
             nanos,
             detail,
-            amount);
+            amount,
+            -1);
     feed.accept(e, mapper.map(e));
   }
 
@@ -83,7 +84,8 @@ class ActivityFeedTest {
               false,
               0,
               null,
-              0);
+              0,
+              -1);
       f.accept(e, mapper.map(e));
     }
     ThreadGroupActivity a = busy.close(0, 1000 * MS).get(0);

@@ -12,7 +12,7 @@ class EventMapperTest {
 
   private static JfrEvent event(String type, long nanos, String detail, String... innermostFirst) {
     return new JfrEvent(
-        type, 12, "http-exec-3", false, List.of(innermostFirst), false, nanos, detail, 0);
+        type, 12, "http-exec-3", false, List.of(innermostFirst), false, nanos, detail, 0, -1);
   }
 
   @Test
@@ -236,7 +236,8 @@ class EventMapperTest {
         false,
         0,
         null,
-        startedId);
+        startedId,
+        -1);
   }
 
   @Test
@@ -332,7 +333,16 @@ class EventMapperTest {
   void truncatedStacksStartWithAMarkerAndEmptyStacksGetAPlaceholder() {
     JfrEvent cut =
         new JfrEvent(
-            EventMapper.EXECUTION_SAMPLE, 1, "w", false, List.of("A.b", "A.a"), true, 0, null, 0);
+            EventMapper.EXECUTION_SAMPLE,
+            1,
+            "w",
+            false,
+            List.of("A.b", "A.a"),
+            true,
+            0,
+            null,
+            0,
+            -1);
     assertThat(mapper.map(cut).path()).containsExactly(EventMapper.TRUNCATED, "A.a", "A.b");
     assertThat(mapper.map(event(EventMapper.MONITOR_ENTER, 50_000_000, null)).path())
         .containsExactly("(no stack)");
@@ -350,7 +360,8 @@ class EventMapperTest {
             false,
             90_000_000,
             "G1New",
-            3_000_000);
+            3_000_000,
+            -1);
     Observation o = mapper.map(gc);
     assertThat(o.kind()).isEqualTo(Kind.RUNTIME);
     assertThat(o.value()).as("the sum of pauses, not the duration").isEqualTo(0.003);
@@ -382,7 +393,8 @@ class EventMapperTest {
             false,
             0,
             null,
-            4096);
+            4096,
+            -1);
     Observation o = mapper.map(a);
     assertThat(o.bytes()).isTrue();
     assertThat(o.value()).isEqualTo(4096);
@@ -407,11 +419,21 @@ class EventMapperTest {
             false,
             0,
             null,
-            0);
+            0,
+            -1);
     assertThat(mapper.map(own)).isNull();
     JfrEvent noThread =
         new JfrEvent(
-            EventMapper.MONITOR_ENTER, -1, "", false, List.of("A.m"), false, 50_000_000, null, 0);
+            EventMapper.MONITOR_ENTER,
+            -1,
+            "",
+            false,
+            List.of("A.m"),
+            false,
+            50_000_000,
+            null,
+            0,
+            -1);
     assertThat(mapper.map(noThread)).isNull();
   }
 

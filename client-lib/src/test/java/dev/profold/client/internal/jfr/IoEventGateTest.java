@@ -26,6 +26,7 @@ class IoEventGateTest {
           looks++;
           return threadsInIo;
         },
+        tid -> -1,
         now);
   }
 
@@ -84,7 +85,7 @@ class IoEventGateTest {
     IoEventGate g = gate(Q);
     for (int k = 0; k < 10; k++) {
       run(g, 20);
-      g.eventSeen(now);
+      g.eventSeen(now, -1, 0);
     }
     assertThat(switched).isEmpty();
     run(g, 29);
@@ -115,7 +116,7 @@ class IoEventGateTest {
     run(g, 30 + 30 + 30 + 60); // off, probe, off 60 s, probe on at 150
     assertThat(g.isOn()).isTrue();
     run(g, 10);
-    g.eventSeen(now); // at 160
+    g.eventSeen(now, -1, 0); // at 160
     run(g, 29);
     assertThat(g.isOn()).isTrue();
     run(g, 1); // 30 s after the event
@@ -129,7 +130,7 @@ class IoEventGateTest {
   void eventsArrivingWhileOffChangeNothing() {
     IoEventGate g = gate(Q);
     run(g, 30);
-    g.eventSeen(now); // delivered late, from before the switch
+    g.eventSeen(now, -1, 0); // delivered late, from before the switch
     run(g, 29);
     assertThat(g.isOn()).isFalse();
     run(g, 1);
