@@ -32,14 +32,20 @@ import java.util.Map;
  * time in the newest closed interval with data, for the thread group of the instance or of the
  * service, from a scheme that groups by thread_group, path and kind when there is one, else from
  * the built-in {@code region} scheme for all thread groups, marked so; see {@link RegionTimes}),
- * {@code top_instances} (service values: the instances with the largest share) and {@code
- * cpu_spread} (imbalance values: per-thread CPU min / avg / max).
+ * {@code top_instances} (service values: the instances with the largest share), {@code
+ * io_unobserved} (the {@code io} and {@code idle} values of sources that say how long their I/O
+ * events were off: that share of the interval, 0..1, in which I/O waits counted as idle; for a
+ * service, weighted by the instances' thread time) and {@code cpu_spread} (imbalance values:
+ * per-thread CPU min / avg / max).
  *
  * <p>Computed on each call from one snapshot; thread-safe as its source is.
  */
 public final class ThreadActivityValues implements DerivedValues {
   /** Paths and instances named in context. */
   static final int TOP = 3;
+
+  /** The context entry saying how much of the interval I/O waits went unobserved. */
+  static final String IO_UNOBSERVED = "io_unobserved";
 
   private final SnapshotSource source;
 
@@ -59,6 +65,11 @@ public final class ThreadActivityValues implements DerivedValues {
           continue;
         }
         for (OverheadClass c : OverheadClass.values()) {
+          Map<String, String> context = new LinkedHashMap<>();
+          context.put("top_paths", regions.top(s.service(), s.instance(), a.group(), c.label()));
+          if (blindSpotOf(c) && a.ioObservationReported()) {
+            context.put(IO_UNOBSERVED, share(a.ioUnobservedShare()));
+          }
           out.add(
               new DerivedValue(
                   "thread_class_ratio",
@@ -68,11 +79,10 @@ public final class ThreadActivityValues implements DerivedValues {
                       "thread_group", a.group(),
                       "class", c.label()),
                   a.share(c),
-                  Map.of(
-                      "top_paths", regions.top(s.service(), s.instance(), a.group(), c.label()))));
+                  context));
           services
               .computeIfAbsent(List.of(s.service(), a.group(), c.label()), k -> new ServiceShare())
-              .add(s.instance(), a.last(c), a.lastWallNanos());
+              .add(s.instance(), a, c);
         }
         out.add(
             new DerivedValue(
@@ -93,16 +103,34 @@ public final class ThreadActivityValues implements DerivedValues {
     for (Map.Entry<List<String>, ServiceShare> e : services.entrySet()) {
       String service = e.getKey().get(0);
       String cls = e.getKey().get(2);
+      ServiceShare share = e.getValue();
+      Map<String, String> context = new LinkedHashMap<>();
+      context.put("top_paths", regions.top(service, null, e.getKey().get(1), cls));
+      context.put("top_instances", share.topInstances());
+      if (share.reportingWall > 0) {
+        context.put(IO_UNOBSERVED, share(share.unobserved / share.reportingWall));
+      }
       out.add(
           new DerivedValue(
               "service_thread_class_ratio",
               Map.of("service", service, "thread_group", e.getKey().get(1), "class", cls),
-              e.getValue().share(),
-              Map.of(
-                  "top_paths", regions.top(service, null, e.getKey().get(1), cls),
-                  "top_instances", e.getValue().topInstances())));
+              share.share(),
+              context));
     }
     return List.copyOf(out);
+  }
+
+  /**
+   * Whether a share of class {@code c} is changed by I/O waits going unobserved: {@code io} loses
+   * them and {@code idle} gains them.
+   */
+  private static boolean blindSpotOf(OverheadClass c) {
+    return c == OverheadClass.IO || c == OverheadClass.IDLE;
+  }
+
+  /** A share as context text: a number templates can format ({@code | percent}). */
+  private static String share(double value) {
+    return String.format(Locale.ROOT, "%.4f", value);
   }
 
   /** One service's time in a class over its instances. */
@@ -111,10 +139,21 @@ public final class ThreadActivityValues implements DerivedValues {
     long part;
     long wall;
 
-    void add(String instance, long classNanos, long wallNanos) {
+    /** Over instances that say how long their I/O went unobserved: weighted share, and weight. */
+    double unobserved;
+
+    long reportingWall;
+
+    void add(String instance, ThreadActivitySnapshot a, OverheadClass c) {
+      long classNanos = a.last(c);
+      long wallNanos = a.lastWallNanos();
       part += classNanos;
       wall += wallNanos;
       byInstance.merge(instance, wallNanos == 0 ? 0 : (double) classNanos / wallNanos, Math::max);
+      if (blindSpotOf(c) && a.ioObservationReported()) {
+        unobserved += a.ioUnobservedShare() * wallNanos;
+        reportingWall += wallNanos;
+      }
     }
 
     double share() {

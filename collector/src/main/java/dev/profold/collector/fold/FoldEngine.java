@@ -264,8 +264,9 @@ public final class FoldEngine {
         inst.clientMisuse.merge(m.getKey(), m.getValue(), FoldEngine::saturatedAdd);
       }
     }
-    int evicted = inst.threads.add(d.sequence, d.endUnixNanos - d.startUnixNanos, d.threadActivity);
-    inst.threads.ioUnobserved(d.ioUnobservedNanos);
+    int evicted =
+        inst.threads.add(
+            d.sequence, d.endUnixNanos - d.startUnixNanos, d.threadActivity, d.ioUnobservedNanos);
     if (evicted > 0) {
       metrics.threadGroupsEvicted(evicted);
     }

@@ -30,6 +30,7 @@ final class ThreadTime {
     final long[] totals = new long[CLASSES.length];
     GroupActivity last;
     long lastIntervalNanos;
+    long lastIoUnobserved;
     long sequence;
   }
 
@@ -38,13 +39,18 @@ final class ThreadTime {
   private long ioUnobserved = -1; // -1: never reported
 
   /**
-   * Adds a delta's thread activity (nothing when it has none).
+   * Adds a delta's thread activity (nothing when it has none) and its time during which the source
+   * did not observe I/O waits.
    *
    * @param sequence the delta's sequence number (increasing)
    * @param intervalNanos the delta's interval length
+   * @param ioUnobservedNanos the delta's time without I/O observed, -1 when it did not say
    * @return groups forgotten to stay within {@link #MAX_GROUPS}
    */
-  int add(long sequence, long intervalNanos, List<GroupActivity> groups) {
+  int add(long sequence, long intervalNanos, List<GroupActivity> groups, long ioUnobservedNanos) {
+    if (ioUnobservedNanos >= 0) {
+      ioUnobserved = FoldEngine.saturatedAdd(Math.max(0, ioUnobserved), ioUnobservedNanos);
+    }
     if (groups.isEmpty()) {
       return 0;
     }
@@ -57,6 +63,7 @@ final class ThreadTime {
       }
       r.last = g;
       r.lastIntervalNanos = intervalNanos;
+      r.lastIoUnobserved = ioUnobservedNanos;
       r.sequence = sequence;
     }
     return evict();
@@ -73,13 +80,6 @@ final class ThreadTime {
       rows.remove(oldest.get(i).getKey());
     }
     return over;
-  }
-
-  /** Adds a delta's time during which the source did not observe I/O waits (-1: not said). */
-  void ioUnobserved(long nanos) {
-    if (nanos >= 0) {
-      ioUnobserved = FoldEngine.saturatedAdd(Math.max(0, ioUnobserved), nanos);
-    }
   }
 
   /**
@@ -115,7 +115,8 @@ final class ThreadTime {
               g.wallNanos(),
               g.cpuMinNanos(),
               g.cpuSumNanos(),
-              g.cpuMaxNanos()));
+              g.cpuMaxNanos(),
+              r.lastIoUnobserved));
     }
     out.sort(
         Comparator.comparing((ThreadActivitySnapshot s) -> !s.current())

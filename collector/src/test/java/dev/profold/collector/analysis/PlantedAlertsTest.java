@@ -15,6 +15,9 @@ import dev.profold.collector.testing.ThreadSeconds;
 import java.io.StringReader;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.ArrayList;
@@ -79,6 +82,12 @@ class PlantedAlertsTest {
             for: 2
             annotations:
               paths: "{{ $context.top_paths }}"
+          - name: SlowBackend
+            expr: service_thread_class_ratio{class="io"} > 0.5
+            for: 2
+            annotations:
+              paths: "{{ $context.top_paths }}"
+              unobserved: "{{ $context.io_unobserved | percent }}"
       """;
 
   private final AtomicBoolean stop = new AtomicBoolean();
@@ -259,6 +268,95 @@ class PlantedAlertsTest {
     assertThat(estimate)
         .as("estimated share of thread time blocked (measured: %.3f); %s", truth, a)
         .isBetween(truth * 0.8, truth * 1.2);
+  }
+
+  /**
+   * One request of a {@code fetch-*} thread: half a millisecond of its own work, then a request
+   * byte to a backend that answers 5 ms later, read back with a blocking socket read.
+   */
+  private void fetch(Socket backend, AtomicLong blocked) {
+    spin(500_000);
+    try {
+      backend.getOutputStream().write(1);
+      long before = System.nanoTime();
+      int answer = backend.getInputStream().read(); // the planted problem: a slow backend
+      blocked.addAndGet(System.nanoTime() - before);
+      if (answer < 0) {
+        throw new java.io.EOFException("the backend closed the connection");
+      }
+    } catch (java.io.IOException e) {
+      if (!stop.get()) {
+        throw new java.io.UncheckedIOException(e);
+      }
+    }
+  }
+
+  /** The backend side of one connection: each request byte answered after 5 ms. */
+  private void serveSlowly(Socket accepted) {
+    try {
+      if (accepted.getInputStream().read() < 0) {
+        stop.set(true);
+        return;
+      }
+      LockSupport.parkNanos(5_000_000);
+      accepted.getOutputStream().write(1);
+    } catch (java.io.IOException e) {
+      stop.set(true);
+    }
+  }
+
+  @Test
+  void aSlowBackendFiresAsIoNamingThePoolAndTheReadingMethod() throws Exception {
+    profile("frontend");
+    AtomicLong blocked = new AtomicLong();
+    List<Socket> sockets = new ArrayList<>();
+    try (ServerSocket backend = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+      for (int i = 0; i < 3; i++) {
+        Socket client = new Socket(InetAddress.getLoopbackAddress(), backend.getLocalPort());
+        Socket accepted = backend.accept();
+        sockets.add(client);
+        sockets.add(accepted);
+        spawn("backend-" + i, () -> serveSlowly(accepted));
+        spawn("fetch-" + i, () -> fetch(client, blocked));
+      }
+      Map<String, String> labels = Map.of("thread_group", "fetch-*");
+      Alert a = awaitFiring("SlowBackend", labels);
+      assertThat(a.labels()).containsEntry("service", "frontend").containsEntry("class", "io");
+      assertThat(a.annotations().get("paths"))
+          .as("the top call paths")
+          .contains(PlantedAlertsTest.class.getName() + ".fetch");
+      assertThat(a.annotations().get("unobserved"))
+          .as("the I/O events were on throughout (the gate finds I/O waits), and the alert says so")
+          .isEqualTo("0%");
+      // The estimate over the next three intervals against the truth over the same time, from
+      // the counters (see the thread management test).
+      long[] at = new long[2]; // wall, nanoseconds blocked
+      Map<String, Double> before = new HashMap<>();
+      valuesAfterBoundary(
+          "SlowBackend",
+          labels,
+          3,
+          () -> {
+            at[0] = System.nanoTime();
+            at[1] = blocked.get();
+            before.putAll(classSeconds("frontend", "fetch-*"));
+          });
+      double truth = (blocked.get() - at[1]) / (3.0 * (System.nanoTime() - at[0]));
+      double estimate = ThreadSeconds.share(before, classSeconds("frontend", "fetch-*"), "io");
+      System.out.printf(
+          java.util.Locale.ROOT,
+          "planted slow backend: fetch-*'s io share %.3f, measured blocked in reads %.3f%n",
+          estimate,
+          truth);
+      assertThat(estimate)
+          .as("io share of fetch-*'s time (measured blocked: %.3f); %s", truth, a)
+          .isBetween(truth * 0.8, truth * 1.2);
+    } finally {
+      stop.set(true);
+      for (Socket s : sockets) {
+        s.close();
+      }
+    }
   }
 
   static void imbalancedRound(int k, CyclicBarrier round) {

@@ -39,24 +39,22 @@ class ThreadActivityValuesTest {
 
   /** An instance whose pool spends {@code syncSeconds} of 20 thread-seconds in SYNC. */
   private void instance(String name, long syncSeconds, double lockRegionSeconds) {
-    engine.apply(
-        Deltas.source("checkout", name)
-            .incarnation(7)
-            .seq(1)
-            .interval(T0, T0 + INTERVAL)
-            .region(1, "handle", REGION_KIND_COMPUTE)
-            .region(2, 1, "Cache.lock", REGION_KIND_SYNC)
-            .region(3, 1, "Stats.lock", REGION_KIND_SYNC)
-            .entry(2, lockRegionSeconds)
-            .entry(3, lockRegionSeconds / 4)
-            .threads(
-                "pool-*",
-                2,
-                new long[] {2 * S, syncSeconds * S, 0, 0, 0, 0},
-                S / 2,
-                2 * S,
-                3 * S / 2)
-            .decode(dictionary));
+    engine.apply(instanceDelta(name, syncSeconds, lockRegionSeconds).decode(dictionary));
+  }
+
+  private static Deltas.Builder instanceDelta(
+      String name, long syncSeconds, double lockRegionSeconds) {
+    return Deltas.source("checkout", name)
+        .incarnation(7)
+        .seq(1)
+        .interval(T0, T0 + INTERVAL)
+        .region(1, "handle", REGION_KIND_COMPUTE)
+        .region(2, 1, "Cache.lock", REGION_KIND_SYNC)
+        .region(3, 1, "Stats.lock", REGION_KIND_SYNC)
+        .entry(2, lockRegionSeconds)
+        .entry(3, lockRegionSeconds / 4)
+        .threads(
+            "pool-*", 2, new long[] {2 * S, syncSeconds * S, 0, 0, 0, 0}, S / 2, 2 * S, 3 * S / 2);
   }
 
   private static DerivedValue find(List<DerivedValue> all, String name, Map<String, String> l) {
@@ -114,6 +112,39 @@ class ThreadActivityValuesTest {
     assertThat(all.stream().filter(v -> v.name().equals("thread_class_ratio")))
         .as("7 classes x 2 instances")
         .hasSize(14);
+  }
+
+  @Test
+  void ioAndIdleSharesSayHowMuchOfTheIntervalIoWentUnobserved() {
+    engine.apply(instanceDelta("i-1", 2, 1.0).ioUnobserved(4 * S).decode(dictionary));
+    engine.apply(instanceDelta("i-2", 2, 1.0).ioUnobserved(INTERVAL).decode(dictionary));
+    engine.apply(instanceDelta("i-3", 2, 1.0).decode(dictionary)); // does not say
+    List<DerivedValue> all = values.current();
+
+    for (String cls : List.of("io", "idle")) {
+      assertThat(ratio(all, "i-1", cls).context()).containsEntry("io_unobserved", "0.4000");
+      assertThat(ratio(all, "i-2", cls).context()).containsEntry("io_unobserved", "1.0000");
+      assertThat(ratio(all, "i-3", cls).context()).doesNotContainKey("io_unobserved");
+      DerivedValue service =
+          find(
+              all,
+              "service_thread_class_ratio",
+              Map.of("service", "checkout", "thread_group", "pool-*", "class", cls));
+      assertThat(service.context())
+          .as("weighted by thread time over the instances that say (20 s each), i-3 left out")
+          .containsEntry("io_unobserved", "0.7000");
+    }
+    assertThat(ratio(all, "i-1", "sync").context())
+        .as("a class the blind spot does not change")
+        .doesNotContainKey("io_unobserved");
+  }
+
+  private static DerivedValue ratio(List<DerivedValue> all, String instance, String cls) {
+    return find(
+        all,
+        "thread_class_ratio",
+        Map.of(
+            "service", "checkout", "instance", instance, "thread_group", "pool-*", "class", cls));
   }
 
   @Test

@@ -1072,6 +1072,29 @@ class FoldEngineTest {
     }
 
     @Test
+    void aGroupKeepsTheTimeIoWentUnobservedInTheDeltaThatLastReportedIt() {
+      apply(checkout("i-1").seq(1).entry(1, 1.0).threads("pool-*", 2, busy, 0, 0, 0));
+      assertThat(group("i-1", "pool-*").lastIoUnobservedNanos()).as("not said").isEqualTo(-1);
+      assertThat(group("i-1", "pool-*").ioObservationReported()).isFalse();
+      assertThat(group("i-1", "pool-*").ioUnobservedShare()).isZero();
+
+      apply(
+          checkout("i-1")
+              .seq(2)
+              .entry(1, 1.0)
+              .threads("pool-*", 2, busy, 0, 0, 0)
+              .ioUnobserved(4 * SECOND));
+      assertThat(group("i-1", "pool-*").lastIoUnobservedNanos()).isEqualTo(4 * SECOND);
+      assertThat(group("i-1", "pool-*").ioUnobservedShare()).isEqualTo(0.4);
+
+      apply(checkout("i-1").seq(3).entry(1, 1.0).ioUnobserved(10 * SECOND)); // no activity
+      assertThat(group("i-1", "pool-*").lastIoUnobservedNanos())
+          .as("the group's interval is still the second delta's")
+          .isEqualTo(4 * SECOND);
+      assertThat(source("i-1").ioUnobservedNanos()).isEqualTo(14 * SECOND);
+    }
+
+    @Test
     void beyond512GroupsTheLeastRecentlyReportedAreForgottenAndCounted() {
       for (int d = 0; d < 3; d++) {
         Deltas.Builder b = checkout("i-1").seq(d + 1).entry(1, 1.0);

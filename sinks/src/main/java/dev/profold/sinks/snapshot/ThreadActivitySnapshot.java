@@ -16,6 +16,9 @@ package dev.profold.sinks.snapshot;
  * @param cpuMinNanos least CPU time of one thread in the last interval
  * @param cpuSumNanos CPU time of all threads in the last interval
  * @param cpuMaxNanos most CPU time of one thread in the last interval
+ * @param lastIoUnobservedNanos of the last interval, the time during which the source did not
+ *     observe I/O waits (its I/O events off; such waits count as idle); -1 when its delta did not
+ *     say
  */
 public record ThreadActivitySnapshot(
     String group,
@@ -27,7 +30,8 @@ public record ThreadActivitySnapshot(
     long lastWallNanos,
     long cpuMinNanos,
     long cpuSumNanos,
-    long cpuMaxNanos) {
+    long cpuMaxNanos,
+    long lastIoUnobservedNanos) {
 
   /** Time in class {@code c}, cumulative. */
   public long total(OverheadClass c) {
@@ -42,6 +46,23 @@ public record ThreadActivitySnapshot(
   /** The share of the last interval's thread time in class {@code c} (0 without time). */
   public double share(OverheadClass c) {
     return lastWallNanos == 0 ? 0 : (double) last(c) / lastWallNanos;
+  }
+
+  /** Whether the source said how long it did not observe I/O waits in the last interval. */
+  public boolean ioObservationReported() {
+    return lastIoUnobservedNanos >= 0;
+  }
+
+  /**
+   * The share (0..1) of the last interval during which the source did not observe I/O waits, so
+   * that an {@code io} share of 0 there means "not looked at"; 0 when it did not say (as before the
+   * field existed: a client that reports no I/O gate is taken to observe what it reports).
+   */
+  public double ioUnobservedShare() {
+    if (lastIoUnobservedNanos <= 0 || intervalNanos <= 0) {
+      return 0;
+    }
+    return Math.min(1.0, (double) lastIoUnobservedNanos / intervalNanos);
   }
 
   /** Average CPU time per thread in the last interval, nanoseconds. */

@@ -182,7 +182,8 @@ class PrometheusExpositionTest {
             40 * s,
             2 * s,
             20 * s,
-            8 * s);
+            8 * s,
+            -1);
     ThreadActivitySnapshot gone =
         new ThreadActivitySnapshot(
             "old-*",
@@ -194,7 +195,8 @@ class PrometheusExpositionTest {
             0,
             0,
             0,
-            0);
+            0,
+            -1);
     SourceSnapshot src =
         new SourceSnapshot(
             "svc",
@@ -279,7 +281,7 @@ class PrometheusExpositionTest {
             ClientExport.NONE,
             List.of(
                 new ThreadActivitySnapshot(
-                    "pool", ClassTimes.zero(), true, 1, 1, ClassTimes.zero(), 0, 0, 0, 0)),
+                    "pool", ClassTimes.zero(), true, 1, 1, ClassTimes.zero(), 0, 0, 0, 0, -1)),
             0);
     String text =
         scrape(
