@@ -224,6 +224,19 @@ class PlantedAlertsTest {
     return steadyValue(rule, labels, n + 1, true);
   }
 
+  /** Prints an alert's estimate next to the truth measured over the same time; within 20%. */
+  private static void assertNearTruth(String what, double estimate, double truth, Alert a) {
+    System.out.printf(
+        java.util.Locale.ROOT,
+        "planted %s: estimated %.3f, measured %.3f%n",
+        what,
+        estimate,
+        truth);
+    assertThat(estimate)
+        .as("%s: estimated, against %.3f measured; %s", what, truth, a)
+        .isBetween(truth * 0.8, truth * 1.2);
+  }
+
   private static void spin(long nanos) {
     long until = System.nanoTime() + nanos;
     while (System.nanoTime() < until) {
@@ -253,11 +266,6 @@ class PlantedAlertsTest {
     long blockedFrom = blocked.get();
     double estimate = steadyValue("LockContention", Map.of("service", "inventory"), 3);
     double truth = (blocked.get() - blockedFrom) / (4.0 * (System.nanoTime() - from));
-    System.out.printf(
-        java.util.Locale.ROOT,
-        "planted lock contention: estimated blocked share %.3f, measured %.3f%n",
-        estimate,
-        truth);
 
     assertThat(a.labels())
         .containsEntry("thread_group", "reserve-*")
@@ -265,9 +273,7 @@ class PlantedAlertsTest {
     assertThat(a.annotations().get("paths"))
         .as("the top call path")
         .contains(PlantedAlertsTest.class.getName() + ".reserve");
-    assertThat(estimate)
-        .as("estimated share of thread time blocked (measured: %.3f); %s", truth, a)
-        .isBetween(truth * 0.8, truth * 1.2);
+    assertNearTruth("lock contention: blocked share", estimate, truth, a);
   }
 
   /**
@@ -343,14 +349,8 @@ class PlantedAlertsTest {
           });
       double truth = (blocked.get() - at[1]) / (3.0 * (System.nanoTime() - at[0]));
       double estimate = ThreadSeconds.share(before, classSeconds("frontend", "fetch-*"), "io");
-      System.out.printf(
-          java.util.Locale.ROOT,
-          "planted slow backend: fetch-*'s io share %.3f, measured blocked in reads %.3f%n",
-          estimate,
-          truth);
-      assertThat(estimate)
-          .as("io share of fetch-*'s time (measured blocked: %.3f); %s", truth, a)
-          .isBetween(truth * 0.8, truth * 1.2);
+      assertNearTruth(
+          "slow backend: fetch-*'s io share against its time blocked", estimate, truth, a);
     } finally {
       stop.set(true);
       for (Socket s : sockets) {
@@ -502,16 +502,15 @@ class PlantedAlertsTest {
       double truth = (MX.getThreadCpuTime(submitter.getId()) - at[1]) / (double) wall;
       double estimate =
           ThreadSeconds.share(before, classSeconds("ingest", "submitter"), "thread_mgmt");
-      System.out.printf(
-          java.util.Locale.ROOT,
-          "planted thread management: submitter's thread_mgmt share %.3f (alert values %.3f),"
-              + " its CPU share %.3f%n",
+      assertNearTruth(
+          String.format(
+              java.util.Locale.ROOT,
+              "thread management: submitter's thread_mgmt share (alert values %.3f) against its"
+                  + " CPU share",
+              alertMean),
           estimate,
-          alertMean,
-          truth);
-      assertThat(estimate)
-          .as("thread_mgmt share of the submitter's time (its CPU share: %.3f); %s", truth, a)
-          .isBetween(truth * 0.8, truth * 1.2);
+          truth,
+          a);
     } finally {
       stop.set(true);
       pool.shutdownNow();
