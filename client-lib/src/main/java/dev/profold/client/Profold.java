@@ -1,6 +1,7 @@
 package dev.profold.client;
 
 import dev.profold.client.internal.runtime.ProfoldRuntime;
+import dev.profold.client.internal.runtime.StartFailure;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 
@@ -53,7 +54,7 @@ public final class Profold {
     try {
       started = ProfoldRuntime.start(config);
     } catch (RuntimeException | LinkageError e) { // LinkageError: a dependency missing, say
-      LOG.log(Level.WARNING, "Profold could not start; the application runs on without it", e);
+      StartFailure.log(LOG, "Profold", e);
       return false;
     }
     try {

@@ -44,8 +44,15 @@ import java.util.regex.Pattern;
  * <p>System properties win over environment variables.
  */
 public final class ProfoldConfig {
-  private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m)");
+  private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h)");
   private static final Pattern LABEL = Pattern.compile("[a-zA-Z_][a-zA-Z0-9_]*");
+
+  /** host:port; the host a name, an IPv4 address or a bracketed IPv6 address. */
+  private static final Pattern ENDPOINT =
+      Pattern.compile(
+          "([A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?|\\[[0-9A-Fa-f:.]+(?:%[A-Za-z0-9_.-]+)?\\])"
+              + ":([0-9]+)");
+
   private static final Duration MAX_INTERVAL = Duration.ofNanos(Long.MAX_VALUE);
 
   /** The exporter's first wait after a failed attempt, and so the least {@link #maxBackoff()}. */
@@ -103,34 +110,31 @@ public final class ProfoldConfig {
   }
 
   /**
-   * Settings from the given environment and system properties (properties win).
+   * Settings from the given environment and system properties (properties win). Values are trimmed.
    *
-   * @throws IllegalArgumentException naming the variable, the bad value and what is expected
+   * @throws IllegalArgumentException naming the variable or property, the bad value and what is
+   *     expected
    */
   public static ProfoldConfig fromEnvironment(Map<String, String> env, Properties props) {
     Builder b = builder();
-    String v;
+    Given v;
     if ((v = setting(env, props, "PROFOLD_ENDPOINT", "profold.endpoint")) != null) {
-      b.endpoint(v);
+      v.apply(b::endpoint);
     }
     if ((v = setting(env, props, "PROFOLD_SERVICE", "profold.service")) != null) {
-      b.service(v);
+      v.apply(b::service);
     }
     if ((v = setting(env, props, "PROFOLD_INSTANCE", "profold.instance")) != null) {
-      b.instance(v);
+      v.apply(b::instance);
     }
     if ((v = setting(env, props, "PROFOLD_INTERVAL", "profold.interval")) != null) {
-      b.interval(parseDuration("PROFOLD_INTERVAL", v));
+      Duration interval = parseDuration(v);
+      v.apply(x -> b.interval(interval));
     }
     if ((v = setting(env, props, "PROFOLD_THREAD_AGGREGATION", "profold.thread.aggregation"))
         != null) {
-      try {
-        b.threadAggregation(ThreadAggregation.valueOf(v.trim().toUpperCase(Locale.ROOT)));
-      } catch (IllegalArgumentException e) {
-        throw new IllegalArgumentException(
-            "PROFOLD_THREAD_AGGREGATION: '" + v + "' is not one of NONE, SUM, SET, KEY, CALLTREE",
-            e);
-      }
+      ThreadAggregation mode = mode(v, v.value());
+      b.threadAggregation(mode);
     }
     if ((v =
             setting(
@@ -139,101 +143,132 @@ public final class ProfoldConfig {
                 "PROFOLD_THREAD_AGGREGATION_GROUPS",
                 "profold.thread.aggregation.groups"))
         != null) {
-      for (String pair : v.split(",", -1)) {
+      for (String pair : v.value().split(",", -1)) {
         if (pair.isBlank()) {
           continue;
         }
         int eq = pair.lastIndexOf('=');
         if (eq <= 0) {
-          throw new IllegalArgumentException(
-              "PROFOLD_THREAD_AGGREGATION_GROUPS: '"
-                  + pair
-                  + "' is not group=MODE (e.g. http-exec-*=KEY,worker-*=CALLTREE)");
+          throw v.refused(
+              "'" + pair + "' is not group=MODE (e.g. http-exec-*=KEY,worker-*=CALLTREE)", null);
         }
-        String mode = pair.substring(eq + 1).trim();
-        ThreadAggregation parsed;
-        try {
-          parsed = ThreadAggregation.valueOf(mode.toUpperCase(Locale.ROOT));
-        } catch (IllegalArgumentException e) {
-          throw new IllegalArgumentException(
-              "PROFOLD_THREAD_AGGREGATION_GROUPS: '"
-                  + mode
-                  + "' is not one of NONE, SUM, SET, KEY, CALLTREE",
-              e);
-        }
-        try {
-          b.threadAggregation(pair.substring(0, eq).trim(), parsed);
-        } catch (IllegalArgumentException e) {
-          throw new IllegalArgumentException(
-              "PROFOLD_THREAD_AGGREGATION_GROUPS: " + e.getMessage(), e);
-        }
+        ThreadAggregation parsed = mode(v, pair.substring(eq + 1).trim());
+        String group = pair.substring(0, eq).trim();
+        v.apply(x -> b.threadAggregation(group, parsed));
       }
     }
     if ((v = setting(env, props, "PROFOLD_LABELS", "profold.labels")) != null) {
-      for (String pair : v.split(",", -1)) {
+      for (String pair : v.value().split(",", -1)) {
         if (pair.isBlank()) {
           continue;
         }
         int eq = pair.indexOf('=');
         if (eq <= 0) {
-          throw new IllegalArgumentException(
-              "PROFOLD_LABELS: '" + pair + "' is not key=value (e.g. region=eu-west,zone=b)");
+          throw v.refused("'" + pair + "' is not key=value (e.g. region=eu-west,zone=b)", null);
         }
-        b.label(pair.substring(0, eq).trim(), pair.substring(eq + 1).trim());
+        String key = pair.substring(0, eq).trim();
+        String value = pair.substring(eq + 1).trim();
+        v.apply(x -> b.label(key, value));
       }
     }
     if ((v = setting(env, props, "PROFOLD_ENABLED", "profold.enabled")) != null) {
-      String t = v.trim().toLowerCase(Locale.ROOT);
+      String t = v.value().toLowerCase(Locale.ROOT);
       if (!t.equals("true") && !t.equals("false")) {
-        throw new IllegalArgumentException("PROFOLD_ENABLED: '" + v + "' is not true or false");
+        throw v.refused("'" + v.raw() + "' is not true or false", null);
       }
       b.enabled(t.equals("true"));
     }
     if ((v = setting(env, props, "PROFOLD_MAX_BUFFER_BYTES", "profold.max.buffer.bytes")) != null) {
-      b.maxBufferBytes(wholeNumber("PROFOLD_MAX_BUFFER_BYTES", v, " of bytes", Long.MAX_VALUE));
+      long bytes = wholeNumber(v, " of bytes", Long.MAX_VALUE);
+      v.apply(x -> b.maxBufferBytes(bytes));
     }
     if ((v = setting(env, props, "PROFOLD_MAX_CONTEXTS", "profold.max.contexts")) != null) {
-      b.maxContexts((int) wholeNumber("PROFOLD_MAX_CONTEXTS", v, "", Integer.MAX_VALUE));
+      int contexts = (int) wholeNumber(v, "", Integer.MAX_VALUE);
+      v.apply(x -> b.maxContexts(contexts));
     }
     if ((v = setting(env, props, "PROFOLD_MAX_BACKOFF", "profold.max.backoff")) != null) {
-      Duration wait = parseDuration("PROFOLD_MAX_BACKOFF", v);
-      try {
-        b.maxBackoff(wait);
-      } catch (IllegalArgumentException e) {
-        throw new IllegalArgumentException(
-            "PROFOLD_MAX_BACKOFF: '" + v + "' is out of range; " + e.getMessage(), e);
-      }
+      Duration wait = parseDuration(v);
+      v.apply(x -> b.maxBackoff(wait));
     }
     if ((v = setting(env, props, "PROFOLD_MAX_MESSAGE_BYTES", "profold.max.message.bytes"))
         != null) {
-      b.maxMessageBytes(wholeNumber("PROFOLD_MAX_MESSAGE_BYTES", v, " of bytes", Long.MAX_VALUE));
+      long bytes = wholeNumber(v, " of bytes", Long.MAX_VALUE);
+      v.apply(x -> b.maxMessageBytes(bytes));
     }
     return b.build();
   }
 
-  /** {@code v} as a whole number of at most {@code max}, or an error naming {@code name}. */
-  private static long wholeNumber(String name, String v, String unit, long max) {
-    try {
-      long n = Long.parseLong(v.trim());
-      if (n > max) {
-        throw new NumberFormatException("over " + max);
+  /**
+   * A setting as given: the name of the variable or property it came from, its value as written and
+   * trimmed.
+   */
+  private record Given(String name, String raw) {
+    String value() {
+      return raw.trim();
+    }
+
+    /** An error naming the setting: {@code NAME: problem}. */
+    IllegalArgumentException refused(String problem, Throwable cause) {
+      return new IllegalArgumentException(name + ": " + problem, cause);
+    }
+
+    /**
+     * Gives the trimmed value to a builder setter; what it refuses is refused naming the setting.
+     */
+    void apply(java.util.function.Consumer<String> setter) {
+      try {
+        setter.accept(value());
+      } catch (Refused e) {
+        String was =
+            e.was == null || e.was.equals(value()) || e.was.equals("'" + value() + "'")
+                ? ""
+                : ", was " + e.was;
+        throw refused("'" + raw + "' is refused: it must " + e.rule + was, e);
       }
-      return n;
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(name + ": '" + v + "' is not a whole number" + unit, e);
     }
   }
 
-  private static String setting(Map<String, String> env, Properties props, String e, String p) {
-    String v = props.getProperty(p);
-    return v != null ? v : env.get(e);
+  private static ThreadAggregation mode(Given v, String mode) {
+    try {
+      return ThreadAggregation.valueOf(mode.toUpperCase(Locale.ROOT));
+    } catch (IllegalArgumentException e) {
+      throw v.refused("'" + mode + "' is not one of NONE, SUM, SET, KEY, CALLTREE", e);
+    }
   }
 
-  private static Duration parseDuration(String name, String v) {
-    Matcher m = DURATION.matcher(v.trim());
+  /** {@code v} as a whole number of at most {@code max}, or an error naming its setting. */
+  private static long wholeNumber(Given v, String unit, long max) {
+    long n;
+    try {
+      n = Long.parseLong(v.value());
+    } catch (NumberFormatException e) {
+      throw v.refused(
+          "'"
+              + v.raw()
+              + "' is not a whole number"
+              + unit
+              + (v.value().matches("[0-9]+") ? " that fits in 64 bits" : " (digits only)"),
+          e);
+    }
+    if (n > max) {
+      throw v.refused("'" + v.raw() + "' is out of range: at most " + max, null);
+    }
+    return n;
+  }
+
+  private static Given setting(Map<String, String> env, Properties props, String e, String p) {
+    String v = props.getProperty(p);
+    if (v != null) {
+      return new Given(p, v);
+    }
+    v = env.get(e);
+    return v == null ? null : new Given(e, v);
+  }
+
+  private static Duration parseDuration(Given v) {
+    Matcher m = DURATION.matcher(v.value());
     if (!m.matches()) {
-      throw new IllegalArgumentException(
-          name + ": '" + v + "' is not a duration such as 500ms, 10s or 1m");
+      throw v.refused("'" + v.raw() + "' is not a duration such as 500ms, 10s, 5m or 1h", null);
     }
     try { // in milliseconds, with overflow checked, in nanoseconds too
       long n = Long.parseLong(m.group(1));
@@ -241,13 +276,49 @@ public final class ProfoldConfig {
           switch (m.group(2)) {
             case "ms" -> n;
             case "s" -> Math.multiplyExact(n, 1_000L);
-            default -> Math.multiplyExact(n, 60_000L);
+            case "m" -> Math.multiplyExact(n, 60_000L);
+            default -> Math.multiplyExact(n, 3_600_000L);
           };
       Math.multiplyExact(millis, 1_000_000L); // the runtime schedules in nanoseconds
       return Duration.ofMillis(millis);
     } catch (ArithmeticException | NumberFormatException e) {
-      throw new IllegalArgumentException(
-          name + ": '" + v + "' is out of range; give a duration such as 500ms, 10s or 1m", e);
+      throw v.refused(
+          "'" + v.raw() + "' is out of range; give a duration such as 500ms, 10s, 5m or 1h", e);
+    }
+  }
+
+  /** {@code d} as a duration setting is written: {@code 500ms}, {@code 10s}, {@code 1h}. */
+  static String written(Duration d) {
+    if (d == null) {
+      return "null";
+    }
+    if (d.isNegative() || d.getNano() % 1_000_000 != 0 || d.getSeconds() > 1L << 40) {
+      return d.toString();
+    }
+    long ms = d.toMillis();
+    if (ms != 0 && ms % 3_600_000 == 0) {
+      return ms / 3_600_000 + "h";
+    }
+    if (ms != 0 && ms % 60_000 == 0) {
+      return ms / 60_000 + "m";
+    }
+    return ms % 1000 == 0 ? ms / 1000 + "s" : ms + "ms";
+  }
+
+  /**
+   * What a builder setter refuses: an {@link IllegalArgumentException} saying {@code setter: must
+   * <rule>, was <was>}; the parts are kept for errors that name a variable instead.
+   */
+  private static final class Refused extends IllegalArgumentException {
+    private static final long serialVersionUID = 1L;
+
+    final String rule;
+    final String was; // null: not worth repeating
+
+    Refused(String setter, String rule, String was) {
+      super(setter + ": must " + rule + (was == null ? "" : ", was " + was));
+      this.rule = rule;
+      this.was = was;
     }
   }
 
@@ -361,25 +432,34 @@ public final class ProfoldConfig {
 
     private Builder() {}
 
-    /** Collector address as {@code host:port}. */
+    /**
+     * Collector address as {@code host:port}: a host name (letters, digits, {@code .}, {@code -},
+     * {@code _}), an IPv4 address or a bracketed IPv6 one ({@code [::1]:7763}), and a port from 1
+     * to 65535; no scheme.
+     */
     public Builder endpoint(String hostPort) {
-      Objects.requireNonNull(hostPort, "endpoint");
-      int colon = hostPort.lastIndexOf(':');
-      boolean ok = colon > 0 && colon < hostPort.length() - 1;
-      if (ok) {
-        try {
-          int port = Integer.parseInt(hostPort.substring(colon + 1));
-          ok = port > 0 && port < 65536;
-        } catch (NumberFormatException e) {
-          ok = false;
-        }
+      String was = hostPort == null ? "null" : "'" + hostPort + "'";
+      if (hostPort != null && hostPort.contains("://")) {
+        throw new Refused(
+            "endpoint",
+            "be host:port without a scheme (e.g. collector:7763, not http://collector:7763)",
+            was);
       }
-      if (!ok) {
-        throw new IllegalArgumentException(
-            "endpoint: '" + hostPort + "' is not host:port (e.g. 127.0.0.1:7763)");
+      Matcher m = hostPort == null ? null : ENDPOINT.matcher(hostPort);
+      if (m == null || !m.matches() || !validPort(m.group(2))) {
+        throw new Refused(
+            "endpoint",
+            "be host:port with a host name or address and a port from 1 to 65535 (e.g."
+                + " 127.0.0.1:7763, collector:7763 or [::1]:7763)",
+            was);
       }
       this.endpoint = hostPort;
       return this;
+    }
+
+    private static boolean validPort(String digits) {
+      int port = digits.length() > 5 ? 0 : Integer.parseInt(digits);
+      return port > 0 && port < 65536;
     }
 
     public Builder service(String service) {
@@ -395,11 +475,13 @@ public final class ProfoldConfig {
     /** At least 100 ms, and at most what a long count of nanoseconds holds (about 292 years). */
     public Builder interval(Duration interval) {
       if (interval == null || interval.compareTo(Duration.ofMillis(100)) < 0) {
-        throw new IllegalArgumentException("interval: must be at least 100ms, was " + interval);
+        throw new Refused("interval", "be at least 100ms", written(interval));
       }
       if (interval.compareTo(MAX_INTERVAL) > 0) {
-        throw new IllegalArgumentException(
-            "interval: must be at most " + MAX_INTERVAL + " (in nanoseconds), was " + interval);
+        throw new Refused(
+            "interval",
+            "be at most " + MAX_INTERVAL.toDays() + " days (a count of nanoseconds)",
+            written(interval));
       }
       this.interval = interval;
       return this;
@@ -420,14 +502,16 @@ public final class ProfoldConfig {
      */
     public Builder threadAggregation(String group, ThreadAggregation mode) {
       if (group == null || group.isBlank()) {
-        throw new IllegalArgumentException("threadAggregation: the thread group must not be empty");
+        throw new Refused(
+            "threadAggregation", "name a thread group", group == null ? "null" : "''");
       }
       Objects.requireNonNull(mode, "mode");
       String normalised = ThreadGroups.normalise(group);
       ThreadAggregation before = threadAggregationByGroup.putIfAbsent(normalised, mode);
       if (before != null && before != mode) {
-        throw new IllegalArgumentException(
-            "threadAggregation: thread group '"
+        throw new Refused(
+            "threadAggregation",
+            "give a thread group one mode: thread group '"
                 + normalised
                 + "' (from '"
                 + group
@@ -435,7 +519,8 @@ public final class ProfoldConfig {
                 + mode
                 + " but was given "
                 + before
-                + " already");
+                + " already",
+            null);
       }
       return this;
     }
@@ -443,13 +528,16 @@ public final class ProfoldConfig {
     /** A source label; keys match {@code [a-zA-Z_][a-zA-Z0-9_]*}, at most 32 labels. */
     public Builder label(String key, String value) {
       if (key == null || !LABEL.matcher(key).matches()) {
-        throw new IllegalArgumentException(
-            "label: '" + key + "' is not a label name ([a-zA-Z_][a-zA-Z0-9_]*)");
+        throw new Refused(
+            "label", "have a label name matching [a-zA-Z_][a-zA-Z0-9_]*", "'" + key + "'");
       }
       if (labels.size() >= 32 && !labels.containsKey(key)) {
-        throw new IllegalArgumentException("labels: at most 32");
+        throw new Refused("label", "stay within 32 labels", "a 33rd, '" + key + "'");
       }
-      labels.put(key, Objects.requireNonNull(value, "label value"));
+      if (value == null) {
+        throw new Refused("label", "have a value", "null for '" + key + "'");
+      }
+      labels.put(key, value);
       return this;
     }
 
@@ -464,10 +552,10 @@ public final class ProfoldConfig {
      */
     public Builder maxBackoff(Duration wait) {
       if (wait == null || wait.compareTo(MIN_BACKOFF) < 0 || wait.compareTo(MAX_BACKOFF) > 0) {
-        throw new IllegalArgumentException(
-            "maxBackoff: must be from 500ms to 1h (the wait after the first failed attempt is"
-                + " 500ms), was "
-                + wait);
+        throw new Refused(
+            "maxBackoff",
+            "be from 500ms to 1h (the wait after the first failed attempt is 500ms)",
+            written(wait));
       }
       this.maxBackoff = wait;
       return this;
@@ -476,7 +564,7 @@ public final class ProfoldConfig {
     /** At least 64 KiB. */
     public Builder maxBufferBytes(long bytes) {
       if (bytes < 64 * 1024) {
-        throw new IllegalArgumentException("maxBufferBytes: must be at least 65536, was " + bytes);
+        throw new Refused("maxBufferBytes", "be at least 65536 (bytes)", String.valueOf(bytes));
       }
       this.maxBufferBytes = bytes;
       return this;
@@ -485,7 +573,7 @@ public final class ProfoldConfig {
     /** At least 16. */
     public Builder maxCellsPerThread(int cells) {
       if (cells < 16) {
-        throw new IllegalArgumentException("maxCellsPerThread: must be at least 16, was " + cells);
+        throw new Refused("maxCellsPerThread", "be at least 16", String.valueOf(cells));
       }
       this.maxCellsPerThread = cells;
       return this;
@@ -494,7 +582,7 @@ public final class ProfoldConfig {
     /** At least 64. */
     public Builder maxContexts(int contexts) {
       if (contexts < 64) {
-        throw new IllegalArgumentException("maxContexts: must be at least 64, was " + contexts);
+        throw new Refused("maxContexts", "be at least 64", String.valueOf(contexts));
       }
       this.maxContexts = contexts;
       return this;
@@ -503,10 +591,10 @@ public final class ProfoldConfig {
     /** At least 64 KiB; set it to the collector's {@code limits.max_message_bytes}. */
     public Builder maxMessageBytes(long bytes) {
       if (bytes < 64 * 1024) {
-        throw new IllegalArgumentException(
-            "maxMessageBytes: must be at least 65536, was "
-                + bytes
-                + " (set it to the collector's limits.max_message_bytes)");
+        throw new Refused(
+            "maxMessageBytes",
+            "be at least 65536 (bytes; set it to the collector's limits.max_message_bytes)",
+            String.valueOf(bytes));
       }
       this.maxMessageBytes = bytes;
       return this;
@@ -518,12 +606,10 @@ public final class ProfoldConfig {
 
     private static String nonEmpty(String what, String v, int max) {
       if (v == null || v.isBlank() || v.length() > max) {
-        throw new IllegalArgumentException(
-            what
-                + ": must be 1.."
-                + max
-                + " characters, was "
-                + (v == null ? "null" : "'" + v + "'"));
+        throw new Refused(
+            what,
+            "be 1.." + max + " characters, not all blank",
+            v == null ? "null" : v.length() > max ? v.length() + " characters" : "'" + v + "'");
       }
       return v;
     }

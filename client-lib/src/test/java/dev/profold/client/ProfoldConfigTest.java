@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import org.junit.jupiter.api.Test;
@@ -34,10 +35,16 @@ class ProfoldConfigTest {
         .isEqualTo(ProfoldConfig.MIN_BACKOFF);
     assertThatThrownBy(() -> env(Map.of("PROFOLD_MAX_BACKOFF", "100ms")))
         .hasMessage(
-            "PROFOLD_MAX_BACKOFF: '100ms' is out of range; maxBackoff: must be from 500ms to 1h"
-                + " (the wait after the first failed attempt is 500ms), was PT0.1S");
+            "PROFOLD_MAX_BACKOFF: '100ms' is refused: it must be from 500ms to 1h (the wait after"
+                + " the first failed attempt is 500ms)");
     assertThatThrownBy(() -> env(Map.of("PROFOLD_MAX_BACKOFF", "2h")))
-        .hasMessage("PROFOLD_MAX_BACKOFF: '2h' is not a duration such as 500ms, 10s or 1m");
+        .hasMessage(
+            "PROFOLD_MAX_BACKOFF: '2h' is refused: it must be from 500ms to 1h (the wait after the"
+                + " first failed attempt is 500ms)");
+    assertThatThrownBy(() -> ProfoldConfig.builder().maxBackoff(Duration.ofMillis(100)))
+        .hasMessage(
+            "maxBackoff: must be from 500ms to 1h (the wait after the first failed attempt is"
+                + " 500ms), was 100ms");
     assertThatThrownBy(() -> ProfoldConfig.builder().maxBackoff(Duration.ofMinutes(61)))
         .hasMessageContaining("must be from 500ms to 1h");
   }
@@ -107,12 +114,12 @@ class ProfoldConfigTest {
   void badSettingsNameTheVariableAndWhatIsExpected() {
     assertThatThrownBy(() -> env(Map.of("PROFOLD_INTERVAL", "10")))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("PROFOLD_INTERVAL: '10' is not a duration such as 500ms, 10s or 1m");
+        .hasMessage("PROFOLD_INTERVAL: '10' is not a duration such as 500ms, 10s, 5m or 1h");
     assertThatThrownBy(() -> env(Map.of("PROFOLD_THREAD_AGGREGATION", "ALL")))
         .hasMessage(
             "PROFOLD_THREAD_AGGREGATION: 'ALL' is not one of NONE, SUM, SET, KEY, CALLTREE");
     assertThatThrownBy(() -> env(Map.of("PROFOLD_ENDPOINT", "nohostport")))
-        .hasMessageContaining("endpoint: 'nohostport' is not host:port");
+        .hasMessageStartingWith("PROFOLD_ENDPOINT: 'nohostport' is refused: it must be host:port");
     assertThatThrownBy(() -> env(Map.of("PROFOLD_LABELS", "novalue")))
         .hasMessageContaining("PROFOLD_LABELS: 'novalue' is not key=value");
     assertThatThrownBy(() -> env(Map.of("PROFOLD_ENABLED", "yes")))
@@ -125,14 +132,14 @@ class ProfoldConfigTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage(
             "PROFOLD_INTERVAL: '9999999999999999s' is out of range; give a duration such as 500ms,"
-                + " 10s or 1m");
+                + " 10s, 5m or 1h");
     // The runtime schedules in nanoseconds: an interval they cannot hold is out of range too, not
     // an ArithmeticException from Profold.start after the runtime's threads were started.
     assertThatThrownBy(() -> env(Map.of("PROFOLD_INTERVAL", "999999999m")))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage(
             "PROFOLD_INTERVAL: '999999999m' is out of range; give a duration such as 500ms,"
-                + " 10s or 1m");
+                + " 10s, 5m or 1h");
     assertThatThrownBy(() -> ProfoldConfig.builder().interval(Duration.ofDays(365L * 300)))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("interval: must be at most");
@@ -140,9 +147,13 @@ class ProfoldConfigTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("interval: must be at most");
     assertThatThrownBy(() -> env(Map.of("PROFOLD_MAX_CONTEXTS", "lots")))
-        .hasMessage("PROFOLD_MAX_CONTEXTS: 'lots' is not a whole number");
+        .hasMessage("PROFOLD_MAX_CONTEXTS: 'lots' is not a whole number (digits only)");
     assertThatThrownBy(() -> env(Map.of("PROFOLD_MAX_CONTEXTS", "10")))
+        .hasMessage("PROFOLD_MAX_CONTEXTS: '10' is refused: it must be at least 64");
+    assertThatThrownBy(() -> ProfoldConfig.builder().maxContexts(10))
         .hasMessage("maxContexts: must be at least 64, was 10");
+    assertThatThrownBy(() -> env(Map.of("PROFOLD_MAX_CONTEXTS", "3000000000")))
+        .hasMessage("PROFOLD_MAX_CONTEXTS: '3000000000' is out of range: at most 2147483647");
     assertThat(env(Map.of("PROFOLD_MAX_CONTEXTS", " 2000 ")).maxContexts()).isEqualTo(2000);
     assertThat(env(Map.of()).maxContexts()).isEqualTo(16_384);
     assertThat(env(Map.of()).maxMessageBytes()).isEqualTo(16L << 20);
@@ -150,11 +161,78 @@ class ProfoldConfigTest {
         .isEqualTo(4L << 20);
     assertThatThrownBy(() -> env(Map.of("PROFOLD_MAX_MESSAGE_BYTES", "1000")))
         .hasMessage(
-            "maxMessageBytes: must be at least 65536, was 1000 (set it to the collector's"
-                + " limits.max_message_bytes)");
+            "PROFOLD_MAX_MESSAGE_BYTES: '1000' is refused: it must be at least 65536 (bytes; set it"
+                + " to the collector's limits.max_message_bytes)");
     assertThatThrownBy(() -> env(Map.of("PROFOLD_INTERVAL", "99999999999999999999ms")))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("is out of range");
+  }
+
+  @Test
+  void aBadSettingNamesWhereItCameFromInTheFormItIsWritten() {
+    assertThatThrownBy(() -> env(Map.of("PROFOLD_INTERVAL", "50ms")))
+        .hasMessage("PROFOLD_INTERVAL: '50ms' is refused: it must be at least 100ms");
+    assertThatThrownBy(() -> ProfoldConfig.builder().interval(Duration.ofMillis(50)))
+        .hasMessage("interval: must be at least 100ms, was 50ms");
+    Properties props = new Properties();
+    props.setProperty("profold.interval", "10");
+    assertThatThrownBy(
+            () -> ProfoldConfig.fromEnvironment(Map.of("PROFOLD_INTERVAL", "10s"), props))
+        .as("the property wins, so it is the property that is named")
+        .hasMessage("profold.interval: '10' is not a duration such as 500ms, 10s, 5m or 1h");
+    assertThatThrownBy(() -> env(Map.of("PROFOLD_LABELS", "zone=b,k-1=v")))
+        .hasMessage(
+            "PROFOLD_LABELS: 'zone=b,k-1=v' is refused: it must have a label name matching"
+                + " [a-zA-Z_][a-zA-Z0-9_]*, was 'k-1'");
+    assertThatThrownBy(() -> env(Map.of("PROFOLD_SERVICE", "  ")))
+        .hasMessage(
+            "PROFOLD_SERVICE: '  ' is refused: it must be 1..128 characters, not all blank");
+  }
+
+  @Test
+  void durationsTakeHoursAndValuesAreTrimmed() {
+    assertThat(env(Map.of("PROFOLD_MAX_BACKOFF", "1h")).maxBackoff())
+        .isEqualTo(Duration.ofHours(1));
+    assertThat(env(Map.of("PROFOLD_INTERVAL", " 1m ")).interval()).isEqualTo(Duration.ofMinutes(1));
+    ProfoldConfig c =
+        env(
+            Map.of(
+                "PROFOLD_SERVICE", " checkout ",
+                "PROFOLD_INSTANCE", " i-1\t",
+                "PROFOLD_ENDPOINT", "collector:7763 "));
+    assertThat(c.service()).isEqualTo("checkout");
+    assertThat(c.instance()).isEqualTo("i-1");
+    assertThat(c.endpoint()).isEqualTo("collector:7763");
+  }
+
+  @Test
+  void anEndpointIsHostAndPortWithoutScheme() {
+    for (String ok :
+        List.of(
+            "127.0.0.1:7763", "collector:1", "profold_collector:65535", "[::1]:7763", "a.b-c:80")) {
+      assertThat(ProfoldConfig.builder().endpoint(ok).build().endpoint()).isEqualTo(ok);
+    }
+    assertThatThrownBy(() -> env(Map.of("PROFOLD_ENDPOINT", "http://collector:7763")))
+        .hasMessage(
+            "PROFOLD_ENDPOINT: 'http://collector:7763' is refused: it must be host:port without a"
+                + " scheme (e.g. collector:7763, not http://collector:7763)");
+    for (String bad :
+        List.of(
+            "dns:///collector:7763",
+            "a b:7763",
+            "collector:+7763",
+            "collector:0",
+            "collector:65536",
+            "collector:99999999999",
+            "::1:7763",
+            ":7763",
+            "collector:",
+            "-collector:7763")) {
+      assertThatThrownBy(() -> ProfoldConfig.builder().endpoint(bad))
+          .as(bad)
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageStartingWith("endpoint: must be host:port");
+    }
   }
 
   @Test

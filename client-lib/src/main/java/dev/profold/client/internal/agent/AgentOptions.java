@@ -27,7 +27,7 @@ import java.util.regex.Pattern;
  */
 public record AgentOptions(
     ProfoldConfig config, JfrSettings jfr, boolean jfrEnabled, boolean timeThreadStarts) {
-  private static final Pattern DURATION = Pattern.compile("(\\d+)(us|ms|s)?");
+  private static final Pattern DURATION = Pattern.compile("(\\d+)(us|ms|s|m|h)?");
 
   /** Agent option → system property, for the client library's settings. */
   private static final Map<String, String> CLIENT = new LinkedHashMap<>();
@@ -80,7 +80,7 @@ public record AgentOptions(
       merged.setProperty(name, props.getProperty(name));
     }
     options(agentArgs).forEach((k, v) -> merged.setProperty(property(k), v));
-    ProfoldConfig config = ProfoldConfig.fromEnvironment(env, merged);
+    ProfoldConfig config = clientConfig(env, merged);
     JfrSettings d = JfrSettings.defaults();
     JfrSettings jfr =
         new JfrSettings(
@@ -97,6 +97,25 @@ public record AgentOptions(
             duration(env, merged, "io.quiet", d.ioQuiet()));
     return new AgentOptions(
         config, jfr, bool(env, merged, "jfr", true), bool(env, merged, "threads.timing", true));
+  }
+
+  /**
+   * The client library's settings; an error about one names it as the JFR settings' errors do,
+   * {@code option (property)}, since agent options arrive as properties.
+   */
+  private static ProfoldConfig clientConfig(Map<String, String> env, Properties props) {
+    try {
+      return ProfoldConfig.fromEnvironment(env, props);
+    } catch (IllegalArgumentException e) {
+      String message = String.valueOf(e.getMessage());
+      for (Map.Entry<String, String> c : CLIENT.entrySet()) {
+        if (message.startsWith(c.getValue() + ": ")) {
+          throw new IllegalArgumentException(
+              c.getKey() + " (" + c.getValue() + ")" + message.substring(c.getValue().length()), e);
+        }
+      }
+      throw e;
+    }
   }
 
   /** The options string as option → value, in order. */
@@ -189,7 +208,7 @@ public record AgentOptions(
     Matcher m = DURATION.matcher(s[0].trim());
     if (!m.matches() || (m.group(2) == null && !m.group(1).equals("0"))) {
       throw new IllegalArgumentException(
-          s[1] + ": '" + s[0] + "' is not a duration such as 0, 500us, 20ms or 1s");
+          s[1] + ": '" + s[0] + "' is not a duration such as 0, 500us, 20ms, 1s or 5m");
     }
     String unit = m.group(2) == null ? "ms" : m.group(2);
     try {
@@ -198,13 +217,16 @@ public record AgentOptions(
           switch (unit) {
             case "us" -> Duration.ofNanos(Math.multiplyExact(n, 1000L));
             case "ms" -> Duration.ofMillis(n);
-            default -> Duration.ofSeconds(n);
+            case "s" -> Duration.ofSeconds(n);
+            case "m" -> Duration.ofMinutes(n);
+            default -> Duration.ofHours(n);
           };
       long unused = d.toNanos(); // JFR takes nanoseconds: refuse what does not fit
       return d;
     } catch (NumberFormatException | ArithmeticException e) {
       throw new IllegalArgumentException(
-          s[1] + ": '" + s[0] + "' is out of range; give a duration such as 500us, 20ms or 1s", e);
+          s[1] + ": '" + s[0] + "' is out of range; give a duration such as 500us, 20ms, 1s or 5m",
+          e);
     }
   }
 

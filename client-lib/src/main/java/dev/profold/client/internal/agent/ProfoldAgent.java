@@ -4,6 +4,7 @@ import dev.profold.client.Profold;
 import dev.profold.client.internal.jfr.JfrProfiler;
 import dev.profold.client.internal.jfr.ThreadStarts;
 import dev.profold.client.internal.runtime.ProfoldRuntime;
+import dev.profold.client.internal.runtime.StartFailure;
 import java.lang.System.Logger.Level;
 import java.lang.instrument.Instrumentation;
 import java.util.concurrent.atomic.AtomicReference;
@@ -60,8 +61,7 @@ public final class ProfoldAgent {
       t.setDaemon(true);
       t.start();
     } catch (Throwable e) { // never into the JVM's agent loading
-      Log.LOG.log(
-          Level.WARNING, "Profold agent could not start; the application runs on without it", e);
+      StartFailure.log(Log.LOG, "Profold agent", e);
     }
   }
 
@@ -148,8 +148,7 @@ public final class ProfoldAgent {
           opts.jfr().maxDepth());
       return p;
     } catch (RuntimeException | LinkageError e) {
-      Log.LOG.log(
-          Level.WARNING, "Profold agent could not start; the application runs on without it", e);
+      StartFailure.log(Log.LOG, "Profold agent", e);
       return null;
     }
   }

@@ -138,7 +138,25 @@ class AgentOptionsTest {
     assertThatThrownBy(() -> AgentOptions.parse("cpu=yes", Map.of(), p))
         .hasMessageContaining("not true or false");
     assertThatThrownBy(() -> AgentOptions.parse("interval=10", Map.of(), p))
-        .hasMessageContaining("'10'");
+        .hasMessage(
+            "interval (profold.interval): '10' is not a duration such as 500ms, 10s, 5m or 1h");
+    assertThatThrownBy(() -> AgentOptions.parse("endpoint=http://c:7763", Map.of(), p))
+        .hasMessageStartingWith(
+            "endpoint (profold.endpoint): 'http://c:7763' is refused: it must be host:port"
+                + " without a scheme");
+    assertThatThrownBy(
+            () -> AgentOptions.parse(null, Map.of("PROFOLD_SERVICE", " "), new Properties()))
+        .as("from the environment, the variable is named")
+        .hasMessageStartingWith("PROFOLD_SERVICE: ' ' is refused");
+  }
+
+  @Test
+  void durationsTakeMinutesAndHoursAsTheClientLibrarysDo() {
+    AgentOptions o =
+        AgentOptions.parse("io.quiet=5m,threshold.io=0,max.backoff=1h", Map.of(), new Properties());
+    assertThat(o.jfr().ioQuiet()).isEqualTo(Duration.ofMinutes(5));
+    assertThat(o.jfr().ioThreshold()).isEqualTo(Duration.ZERO);
+    assertThat(o.config().maxBackoff()).isEqualTo(Duration.ofHours(1));
   }
 
   @Test
