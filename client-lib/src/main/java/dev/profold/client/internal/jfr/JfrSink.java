@@ -38,7 +38,7 @@ final class JfrSink {
   static final String EVENT_ATTRIBUTE = "event";
 
   /** The measurement allocation samples record, in bytes. */
-  static final String ALLOCATION_MEASUREMENT = "allocation";
+  static final String ALLOCATION_MEASUREMENT = Recorder.ALLOCATION;
 
   /** Intervals a table may go unwritten, and an ended thread is remembered. */
   static final int IDLE_INTERVALS = 6;

@@ -116,7 +116,7 @@ public final class Recorder {
                         + " values (no ids in region names or attributes), or raise"
                         + " PROFOLD_MAX_CONTEXTS"));
     this.maxCellsPerThread = maxCellsPerThread;
-    this.timeMetric = encoder.measurement("time", ValueType.VALUE_TYPE_DOUBLE, "seconds");
+    this.timeMetric = encoder.measurement(TIME, ValueType.VALUE_TYPE_DOUBLE, "seconds");
     for (Misuse m : Misuse.values()) {
       misuse.put(m, new LongAdder());
       logged.put(m, new AtomicBoolean());
@@ -334,7 +334,7 @@ public final class Recorder {
    * cannot crowd it out. {@code name} must be a valid name.
    */
   public int ownMetric(String name, String unit) {
-    String key = metricKey(name, unit);
+    String key = "\u0001" + metricKey(name, unit); // apart from the application's names
     synchronized (metricsLock) {
       Integer id = metrics.get(key);
       if (id == null) {
@@ -346,12 +346,29 @@ public final class Recorder {
   }
 
   /**
-   * {@code name} made valid, and not one ending in {@link EntryEncoder#PER_THREAD_SUFFIX}: that is
-   * the companion measurement SET adds for each measurement, which the user's values would be
-   * merged into.
+   * {@code name} made valid, not one of Profold's own measurements ({@link #TIME}, {@link
+   * #ALLOCATION}), and not one ending in {@link EntryEncoder#PER_THREAD_SUFFIX}: that is the
+   * companion measurement SET adds for each measurement. The user's values would be merged into
+   * those; such names get an underscore appended, counted as misuse.
    */
   private String measurementName(String name) {
     String valid = validName(name);
+    if (valid.equals(TIME) || valid.equals(ALLOCATION)) {
+      String renamed = valid + "_";
+      misuse(
+          Misuse.BAD_ARGUMENT,
+          "\""
+              + valid
+              + "\" names a measurement of Profold's own ("
+              + TIME
+              + ": the regions' durations; "
+              + ALLOCATION
+              + ": the agent's allocated bytes), which the values would be merged into; it was"
+              + " recorded as \""
+              + renamed
+              + "\"");
+      return renamed;
+    }
     if (valid.endsWith(EntryEncoder.PER_THREAD_SUFFIX)) {
       // cut first if need be: a name may have 128 characters at most
       String renamed = valid.substring(0, Math.min(valid.length(), 127)) + "_";
@@ -369,6 +386,12 @@ public final class Recorder {
     }
     return valid;
   }
+
+  /** The measurement of every region's duration, in seconds. */
+  public static final String TIME = "time";
+
+  /** The agent's measurement of allocated bytes. */
+  public static final String ALLOCATION = "allocation";
 
   private static String metricKey(String name, String unit) {
     return unit.isEmpty() ? name : name + "\u0000" + unit;

@@ -528,6 +528,26 @@ class RecorderTest {
     assertThat(Recorder.isValidName(sent)).isTrue();
   }
 
+  /**
+   * A measurement named like one of Profold's own (the regions' {@code time}, the agent's {@code
+   * allocation}) would be merged into it, whatever its unit (the same unit merges in the client,
+   * another one clashes in the collector's exposition), so it is renamed, counted as misuse.
+   */
+  @Test
+  void aMeasurementNamedLikeProfoldsOwnIsRenamed() {
+    int time = recorder.metric("time", "seconds");
+    int unitless = recorder.metric("time", "");
+    int allocation = recorder.metric("allocation", "bytes");
+    assertThat(time).isNotEqualTo(recorder.timeMetric());
+    assertThat(encoder.attribute(time).getName()).isEqualTo("time_");
+    assertThat(encoder.attribute(unitless).getName()).isEqualTo("time_");
+    assertThat(encoder.attribute(allocation).getName()).isEqualTo("allocation_");
+    assertThat(recorder.ownMetric("allocation", "bytes")).isNotEqualTo(allocation);
+    assertThat(recorder.misuseCounts()).containsEntry("bad_argument", 3L);
+    assertThat(encoder.attribute(recorder.metric("timeout", "seconds")).getName())
+        .isEqualTo("timeout");
+  }
+
   @Test
   void equalNamesFromDifferentStringInstancesAndParentsMeanTheSameAndDifferentRegions() {
     String built = new StringBuilder("ha").append("ndle").toString();
