@@ -1,5 +1,6 @@
 package dev.profold.client;
 
+import dev.profold.client.internal.export.Durations;
 import dev.profold.client.internal.record.ThreadGroups;
 import java.net.InetAddress;
 import java.time.Duration;
@@ -287,24 +288,6 @@ public final class ProfoldConfig {
     }
   }
 
-  /** {@code d} as a duration setting is written: {@code 500ms}, {@code 10s}, {@code 1h}. */
-  static String written(Duration d) {
-    if (d == null) {
-      return "null";
-    }
-    if (d.isNegative() || d.getNano() % 1_000_000 != 0 || d.getSeconds() > 1L << 40) {
-      return d.toString();
-    }
-    long ms = d.toMillis();
-    if (ms != 0 && ms % 3_600_000 == 0) {
-      return ms / 3_600_000 + "h";
-    }
-    if (ms != 0 && ms % 60_000 == 0) {
-      return ms / 60_000 + "m";
-    }
-    return ms % 1000 == 0 ? ms / 1000 + "s" : ms + "ms";
-  }
-
   /**
    * What a builder setter refuses: an {@link IllegalArgumentException} saying {@code setter: must
    * <rule>, was <was>}; the parts are kept for errors that name a variable instead.
@@ -404,7 +387,7 @@ public final class ProfoldConfig {
         + ", instance="
         + instance
         + ", interval="
-        + interval
+        + Durations.written(interval)
         + ", threadAggregation="
         + threadAggregation
         + ", labels="
@@ -475,13 +458,13 @@ public final class ProfoldConfig {
     /** At least 100 ms, and at most what a long count of nanoseconds holds (about 292 years). */
     public Builder interval(Duration interval) {
       if (interval == null || interval.compareTo(Duration.ofMillis(100)) < 0) {
-        throw new Refused("interval", "be at least 100ms", written(interval));
+        throw new Refused("interval", "be at least 100ms", Durations.written(interval));
       }
       if (interval.compareTo(MAX_INTERVAL) > 0) {
         throw new Refused(
             "interval",
             "be at most " + MAX_INTERVAL.toDays() + " days (a count of nanoseconds)",
-            written(interval));
+            Durations.written(interval));
       }
       this.interval = interval;
       return this;
@@ -555,7 +538,7 @@ public final class ProfoldConfig {
         throw new Refused(
             "maxBackoff",
             "be from 500ms to 1h (the wait after the first failed attempt is 500ms)",
-            written(wait));
+            Durations.written(wait));
       }
       this.maxBackoff = wait;
       return this;

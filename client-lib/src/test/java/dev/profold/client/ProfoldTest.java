@@ -83,6 +83,40 @@ class ProfoldTest {
     assertThat(out).contains("first=true").contains("started=false").doesNotContain("thrown=");
   }
 
+  @Test
+  void whatTheShutdownHookCouldNotSendIsSaidWithTheJdksDefaultLogging() throws Exception {
+    String out =
+        runMain(
+            "LostAtExit",
+            "dev.profold.client.Profold.start(",
+            "    dev.profold.client.ProfoldConfig.builder().endpoint(\"127.0.0.1:9\").build());",
+            "try (dev.profold.client.Region r =",
+            "    dev.profold.client.Profold.region(\"work\", dev.profold.client.Kind.COMPUTE)) {}");
+    // Before the fix nothing: java.util.logging's own shutdown hook had removed its handlers.
+    assertThat(out)
+        .contains(
+            "deltas (an interval each, or part of one) were not acknowledged when the shutdown")
+        .contains("bound: 5000 ms");
+  }
+
+  @Test
+  void aShutdownWithNoTimeSaysTheLastIntervalWasNotSent() throws Exception {
+    String out =
+        runMain(
+            "NoTime",
+            "dev.profold.client.Profold.start(",
+            "    dev.profold.client.ProfoldConfig.builder().endpoint(\"127.0.0.1:9\").build());",
+            "try (dev.profold.client.Region r =",
+            "    dev.profold.client.Profold.region(\"work\", dev.profold.client.Kind.COMPUTE)) {}",
+            "dev.profold.client.Profold.shutdown(java.time.Duration.ZERO);",
+            "System.out.println(\"after shutdown\");");
+    // Before the fix: "0 deltas ... were not acknowledged", though the interval was never sent.
+    assertThat(out)
+        .contains("the last interval was not sent: the shutdown's bound of 0 ms ran out")
+        .doesNotContain("0 deltas")
+        .doesNotContain("submitted after close");
+  }
+
   /** Runs a class {@code name} whose main method is {@code body}, returning what it printed. */
   private static String runMain(String name, String... body) throws Exception {
     return ChildJvm.run(ChildJvm.current(), name, 50, body);

@@ -20,4 +20,22 @@ public final class Durations {
       return Long.MAX_VALUE;
     }
   }
+
+  /** {@code d} as a duration setting is written: {@code 500ms}, {@code 10s}, {@code 1h}. */
+  public static String written(Duration d) {
+    if (d == null) {
+      return "null";
+    }
+    if (d.isNegative() || d.getNano() % 1_000_000 != 0 || d.getSeconds() > 1L << 40) {
+      return d.toString();
+    }
+    long ms = d.toMillis();
+    if (ms != 0 && ms % 3_600_000 == 0) {
+      return ms / 3_600_000 + "h";
+    }
+    if (ms != 0 && ms % 60_000 == 0) {
+      return ms / 60_000 + "m";
+    }
+    return ms % 1000 == 0 ? ms / 1000 + "s" : ms + "ms";
+  }
 }

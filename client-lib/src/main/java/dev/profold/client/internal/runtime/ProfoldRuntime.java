@@ -170,11 +170,11 @@ public final class ProfoldRuntime {
     r.scheduleNextFlush(false);
     LOG.log(
         Level.INFO,
-        "Profold started: service={0} instance={1} collector={2} interval={3}s aggregation={4}",
+        "Profold started: service={0} instance={1} collector={2} interval={3} aggregation={4}",
         config.service(),
         config.instance(),
         config.endpoint(),
-        config.interval().toSeconds(),
+        Durations.written(config.interval()),
         config.threadAggregation());
     FirstConnection.watch(
         r.channel,
@@ -447,7 +447,7 @@ public final class ProfoldRuntime {
   public boolean flush(Duration timeout) {
     try {
       long lostBefore = deltasLost();
-      return sendLastAndAwait(Deadline.after(timeout, nanoClock), false)
+      return sendLastAndAwait(Deadline.after(timeout, nanoClock), false) == Outcome.DONE
           && deltasLost() == lostBefore;
     } catch (RejectedExecutionException e) {
       return false; // shut down
@@ -460,27 +460,66 @@ public final class ProfoldRuntime {
     }
   }
 
+  /** How {@link #sendLastAndAwait} ended. */
+  private enum Outcome {
+    /** Every delta was acknowledged. */
+    DONE,
+    /** The time ran out before the last interval was made a delta: it was not sent. */
+    INTERVAL_LATE,
+    /** The last interval was sent, but not every delta was acknowledged in time. */
+    ACKS_LATE
+  }
+
   /**
    * On the flush thread, runs the shutdown tasks if {@code shutdownTasks}, then flushes the
    * interval; waits for both and then for every delta's ack, each wait getting what the earlier
-   * ones left of {@code deadline}.
+   * ones left of {@code deadline}. An interval not flushed in time is cancelled if it has not
+   * started, so that it is not sent after the caller gave up on it.
    *
-   * @return true when everything was acknowledged in time
    * @throws RejectedExecutionException once the flush thread is shut down
    */
-  private boolean sendLastAndAwait(Deadline deadline, boolean shutdownTasks) {
+  private Outcome sendLastAndAwait(Deadline deadline, boolean shutdownTasks) {
     Future<?> tasks = shutdownTasks ? flusher.submit(this::runShutdownTasks) : null;
     Future<?> interval = flusher.submit(this::flushInterval);
-    if (tasks != null && !await("shutdown tasks", tasks, deadline)) {
-      return false;
-    }
-    if (!await("interval", interval, deadline)) {
-      return false;
+    if ((tasks != null && !await("shutdown tasks", tasks, deadline))
+        || !await("interval", interval, deadline)) {
+      interval.cancel(false);
+      return Outcome.INTERVAL_LATE;
     }
     Duration budget = deadline.remaining();
     waits.waiting("acks", budget);
     // At shutdown an unreachable collector is tried once more, and then not waited for.
-    return shutdownTasks ? exporter.flushLast(budget) : exporter.flush(budget);
+    boolean acked = shutdownTasks ? exporter.flushLast(budget) : exporter.flush(budget);
+    return acked ? Outcome.DONE : Outcome.ACKS_LATE;
+  }
+
+  /** What a shutdown that did not end with every delta acknowledged lost, and why. */
+  private String shutdownLoss(Outcome outcome, long tookNanos, Duration timeout) {
+    long bound = TimeUnit.NANOSECONDS.toMillis(Durations.saturatedNanos(timeout));
+    long took = TimeUnit.NANOSECONDS.toMillis(Math.max(0, tookNanos));
+    long unacknowledged = exporter.unacknowledged();
+    String why = exporter.stats().lastError().map(e -> "; the last export error: " + e).orElse("");
+    if (outcome == Outcome.INTERVAL_LATE) {
+      return "Profold: the last interval was not sent: the shutdown's bound of "
+          + bound
+          + " ms ran out before it was ready; what it recorded is lost"
+          + (unacknowledged == 0
+              ? ""
+              : ", and so are "
+                  + unacknowledged
+                  + " earlier deltas not acknowledged (the collector may have applied those"
+                  + " already sent)"
+                  + why);
+    }
+    return "Profold: "
+        + unacknowledged
+        + " deltas (an interval each, or part of one) were not acknowledged when the shutdown"
+        + " ended, "
+        + took
+        + " ms after it began (bound: "
+        + bound
+        + " ms); they are lost (the collector may have applied those already sent)"
+        + why;
   }
 
   /** Deltas the exporter counted dropped or the collector refused, so far. */
@@ -586,14 +625,10 @@ public final class ProfoldRuntime {
           schedule.cancel(false);
         }
       }
-      if (!sendLastAndAwait(Deadline.after(timeout, nanoClock), true)) {
-        LOG.log(
-            Level.WARNING,
-            "Profold: {0} deltas (an interval each, or part of one) were not acknowledged within"
-                + " {1} ms of the shutdown; they are lost (the collector may have applied those"
-                + " already sent)",
-            exporter.unacknowledged(),
-            TimeUnit.NANOSECONDS.toMillis(Durations.saturatedNanos(timeout)));
+      long began = nanoClock.getAsLong();
+      Outcome outcome = sendLastAndAwait(Deadline.after(timeout, nanoClock), true);
+      if (outcome != Outcome.DONE) {
+        ShutdownLog.warn(LOG, shutdownLoss(outcome, nanoClock.getAsLong() - began, timeout));
       }
     } catch (RejectedExecutionException e) {
       // shut down already
