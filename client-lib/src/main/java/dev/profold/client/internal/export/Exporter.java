@@ -121,6 +121,9 @@ public final class Exporter implements AutoCloseable {
   private final Set<String> loggedOnce = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
 
+  /** Set by {@link #expectLateSubmit}: a delta submitted after close is lost without a warning. */
+  private volatile boolean lateSubmitExpected;
+
   /**
    * The {@link #flushLast} waiting now (its number, from {@link #lastChances}), or 0: the wait
    * before a shutdown. The exporter then tries the collector at once instead of waiting out its
@@ -216,7 +219,9 @@ public final class Exporter implements AutoCloseable {
       unresolved.incrementAndGet();
       if (closed) {
         lose(d);
-        logOnce("closed", Level.WARNING, "profold: a delta was submitted after close; dropped");
+        if (!lateSubmitExpected) {
+          logOnce("closed", Level.WARNING, "profold: a delta was submitted after close; dropped");
+        }
         return;
       }
       int size = d.getSerializedSize();
@@ -330,6 +335,15 @@ public final class Exporter implements AutoCloseable {
    */
   public long unacknowledged() {
     return unresolved.get();
+  }
+
+  /**
+   * Says that a delta may still be submitted after {@link #close}, its loss reported already by the
+   * caller (a shutdown that gave up on its last interval while it was being built): it is counted
+   * dropped, as any late delta, but not logged.
+   */
+  public void expectLateSubmit() {
+    lateSubmitExpected = true;
   }
 
   /**

@@ -627,6 +627,9 @@ public final class ProfoldRuntime {
       }
       long began = nanoClock.getAsLong();
       Outcome outcome = sendLastAndAwait(Deadline.after(timeout, nanoClock), true);
+      if (outcome == Outcome.INTERVAL_LATE) {
+        exporter.expectLateSubmit(); // the interval may be in the making: its loss is said here
+      }
       if (outcome != Outcome.DONE) {
         ShutdownLog.warn(LOG, shutdownLoss(outcome, nanoClock.getAsLong() - began, timeout));
       }
