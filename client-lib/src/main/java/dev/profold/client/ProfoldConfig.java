@@ -56,6 +56,9 @@ public final class ProfoldConfig {
 
   private static final Duration MAX_INTERVAL = Duration.ofNanos(Long.MAX_VALUE);
 
+  /** The service of a process that does not name one (shared by every such process). */
+  public static final String DEFAULT_SERVICE = "unknown_service";
+
   /** The exporter's first wait after a failed attempt, and so the least {@link #maxBackoff()}. */
   public static final Duration MIN_BACKOFF = Duration.ofMillis(500);
 
@@ -400,7 +403,7 @@ public final class ProfoldConfig {
   /** Builds a {@link ProfoldConfig}; every setter checks its argument. */
   public static final class Builder {
     private String endpoint = "127.0.0.1:7763";
-    private String service = "unknown_service";
+    private String service = DEFAULT_SERVICE;
     private String instance;
     private Duration interval = Duration.ofSeconds(10);
     private ThreadAggregation threadAggregation = ThreadAggregation.SUM;

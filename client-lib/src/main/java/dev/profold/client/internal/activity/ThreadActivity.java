@@ -241,8 +241,11 @@ public final class ThreadActivity {
         cpu = t.cpuNanos() - before;
       } else {
         // New since the last close: its whole CPU time is in this interval, unless this is the
-        // first close, when threads are older than the interval and their past CPU is unknown.
-        cpu = first ? Math.min(t.cpuNanos(), length) : t.cpuNanos();
+        // first close, when threads are older than the interval and their past CPU is unknown;
+        // or unless its clock holds more than the interval, which a thread started in it cannot
+        // have spent: an OS thread the JVM took on again under a new thread (the launcher's
+        // DestroyJavaVM after main returns), whose clock carries its earlier life.
+        cpu = first ? Math.min(t.cpuNanos(), length) : t.cpuNanos() > length ? 0 : t.cpuNanos();
       }
       long[] classes = split(length, Math.max(0, cpu), t.id());
       groups

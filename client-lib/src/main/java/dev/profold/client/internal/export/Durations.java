@@ -21,13 +21,23 @@ public final class Durations {
     }
   }
 
-  /** {@code d} as a duration setting is written: {@code 500ms}, {@code 10s}, {@code 1h}. */
+  /**
+   * {@code d} as a duration setting is written: {@code 500us}, {@code 500ms}, {@code 10s}, {@code
+   * 1h}; ISO-8601 ({@code PT-1S}) for what no setting takes (negative, or too long).
+   */
   public static String written(Duration d) {
     if (d == null) {
       return "null";
     }
-    if (d.isNegative() || d.getNano() % 1_000_000 != 0 || d.getSeconds() > 1L << 40) {
+    if (d.isNegative() || d.toSeconds() > 1L << 40) {
       return d.toString();
+    }
+    if (d.toNanosPart() % 1_000_000 != 0) {
+      if (d.toSeconds() > 1_000_000) {
+        return d.toString();
+      }
+      long nanos = d.toNanos();
+      return nanos % 1000 == 0 ? nanos / 1000 + "us" : nanos + "ns";
     }
     long ms = d.toMillis();
     if (ms != 0 && ms % 3_600_000 == 0) {

@@ -825,7 +825,11 @@ public final class Exporter implements AutoCloseable {
         lowerMessageLimit(s, status.getDescription());
       }
     }
-    logOnce("stream", Level.INFO, "profold: " + lastError.get() + "; reconnecting");
+    if (s.ready) { // it worked: a collector restarting, say
+      logOnce("stream", Level.INFO, "profold: " + lastError.get() + "; reconnecting");
+    } else {
+      logOnce("stream-unready", Level.WARNING, "profold: " + lastError.get() + "; reconnecting");
+    }
     unreachableAtLastChance(s);
     detach(s);
     scheduleReconnect(delay);
@@ -904,11 +908,14 @@ public final class Exporter implements AutoCloseable {
       return;
     }
     s.timer = null;
+    String within = Durations.written(config.ackTimeout());
     lastError.set(
         s.ready
-            ? "no ack within " + config.ackTimeout()
-            : "stream not ready within " + config.ackTimeout());
-    logOnce("timeout", Level.INFO, "profold: " + lastError.get() + "; reconnecting");
+            ? "no ack within " + within
+            : "the collector accepted the connection but its gRPC stream did not open within "
+                + within
+                + " (is the endpoint a Profold collector's gRPC port? its default is 7763)");
+    logOnce("timeout", Level.WARNING, "profold: " + lastError.get() + "; reconnecting");
     unreachableAtLastChance(s);
     restart(s, backoff(), "timeout");
   }
@@ -1157,6 +1164,11 @@ public final class Exporter implements AutoCloseable {
         text.append(" (").append(c.getMessage()).append(')');
         break;
       }
+    }
+    if (text.indexOf("First received frame was not SETTINGS") >= 0) {
+      text.append(
+          " (the endpoint does not speak gRPC's HTTP/2: is it the collector's HTTP port, for"
+              + " /metrics, rather than its gRPC port?)");
     }
     return text.toString().replace('\n', ' ');
   }

@@ -122,6 +122,8 @@ public final class EventMapper {
   private final ThreadStarts starts;
   private final double sampleSeconds;
 
+  private static final String JFR_HANDLER = "jdk.jfr.internal.handlers.EventHandler";
+
   public EventMapper(JfrSettings settings) {
     this(settings, ThreadStarts.NONE);
   }
@@ -137,10 +139,15 @@ public final class EventMapper {
    * The region name of a frame: {@code Class.method} with the class's binary name. Hidden classes
    * lose their address (JFR writes {@code Foo$$Lambda+0x00007f97c0001c18.149928006}, the JVM {@code
    * Foo$$Lambda$14/0x0000000800c0b000}) and lambda classes their number: both become {@code
-   * Foo$$Lambda}, so paths stay the same from run to run.
+   * Foo$$Lambda}, so paths stay the same from run to run. JFR's generated event handlers ({@code
+   * jdk.jfr.internal.handlers.EventHandler3282_1795695442739-9682}: an id, a time stamp and the
+   * process id, different in every process) become {@code jdk.jfr.internal.handlers.EventHandler}.
    */
   public static String frameName(String className, String method) {
     String c = className;
+    if (c.startsWith(JFR_HANDLER)) {
+      return JFR_HANDLER + "." + method;
+    }
     if (c.indexOf('/') >= 0 || c.indexOf('+') >= 0) {
       c = HIDDEN_SUFFIX.matcher(c).replaceFirst("");
     }

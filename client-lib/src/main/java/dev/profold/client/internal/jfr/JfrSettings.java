@@ -1,5 +1,6 @@
 package dev.profold.client.internal.jfr;
 
+import dev.profold.client.internal.export.Durations;
 import java.time.Duration;
 
 /**
@@ -39,7 +40,8 @@ public record JfrSettings(
   /** Checks the values. */
   public JfrSettings {
     if (samplePeriod.toMillis() < 1) {
-      throw new IllegalArgumentException("sample period: at least 1ms, was " + samplePeriod);
+      throw new IllegalArgumentException(
+          "sample.period: at least 1ms, was " + Durations.written(samplePeriod));
     }
     if (maxDepth < 1 || maxDepth > 2048) {
       throw new IllegalArgumentException("depth: 1..2048 frames, was " + maxDepth);
@@ -48,11 +50,13 @@ public record JfrSettings(
       throw new IllegalArgumentException(
           "io.quiet: 0 (I/O events always on) or at least 5s (JFR delivers about one batch a second),"
               + " was "
-              + ioQuiet);
+              + Durations.written(ioQuiet));
     }
     for (Duration d : new Duration[] {lockThreshold, waitThreshold, ioThreshold}) {
       if (d.isNegative()) {
-        throw new IllegalArgumentException("thresholds must not be negative, was " + d);
+        throw new IllegalArgumentException(
+            "threshold.lock, threshold.wait, threshold.io: not negative, was "
+                + Durations.written(d));
       }
     }
   }

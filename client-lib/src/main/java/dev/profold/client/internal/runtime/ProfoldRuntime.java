@@ -176,6 +176,14 @@ public final class ProfoldRuntime {
         config.endpoint(),
         Durations.written(config.interval()),
         config.threadAggregation());
+    if (config.service().equals(ProfoldConfig.DEFAULT_SERVICE)) {
+      LOG.log(
+          Level.WARNING,
+          "Profold: no service name is set, so this process reports as {0}, with every other"
+              + " process that sets none; set PROFOLD_SERVICE (or -Dprofold.service, or the agent's"
+              + " service= option)",
+          ProfoldConfig.DEFAULT_SERVICE);
+    }
     FirstConnection.watch(
         r.channel,
         state ->

@@ -265,6 +265,20 @@ class ThreadActivityTest {
   }
 
   @Test
+  void aNewThreadWhoseClockHoldsMoreThanTheIntervalCountsFromTheNextIntervalOn() {
+    threads.set(new LiveThread(1, "main", 5 * S));
+    activity.close(0, 10 * S);
+    // main returned; the launcher's thread, under a new id, carries main's CPU clock
+    threads.set(new LiveThread(2, "DestroyJavaVM", 12 * S));
+    ThreadGroupActivity last = group(activity.close(10 * S, 13 * S), "DestroyJavaVM");
+    assertThat(last.getComputeNanos()).as("before the fix: all 3 s of the interval").isZero();
+    assertThat(last.getIdleNanos()).isEqualTo(3 * S);
+    threads.set(new LiveThread(2, "DestroyJavaVM", 12 * S + S / 10));
+    assertThat(group(activity.close(13 * S, 23 * S), "DestroyJavaVM").getComputeNanos())
+        .isEqualTo(S / 10);
+  }
+
+  @Test
   void afterABaselineTheFirstCloseCountsOnlyTheCpuTimeSpentSinceIt() {
     threads.set(new LiveThread(1, "old", 100 * S));
     activity.baseline();

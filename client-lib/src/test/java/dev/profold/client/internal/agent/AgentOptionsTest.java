@@ -134,7 +134,10 @@ class AgentOptionsTest {
         .hasMessageContaining("depth");
     assertThatThrownBy(() -> AgentOptions.parse("io.quiet=2s", Map.of(), p))
         .hasMessageContaining("io.quiet")
-        .hasMessageContaining("at least 5s");
+        .hasMessageContaining("at least 5s")
+        .hasMessageEndingWith("was 2s");
+    assertThatThrownBy(() -> AgentOptions.parse("sample.period=500us", Map.of(), p))
+        .hasMessage("sample.period: at least 1ms, was 500us"); // was PT0.0005S
     assertThatThrownBy(() -> AgentOptions.parse("cpu=yes", Map.of(), p))
         .hasMessageContaining("not true or false");
     assertThatThrownBy(() -> AgentOptions.parse("interval=10", Map.of(), p))

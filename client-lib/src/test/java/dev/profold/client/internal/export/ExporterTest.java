@@ -312,6 +312,13 @@ class ExporterTest extends InProcessExporterTest {
     assertThat(
             Exporter.describe(Status.INTERNAL.withCause(new IllegalStateException(null, refused))))
         .isEqualTo("INTERNAL (Connection refused: /127.0.0.1:9)");
+    // An endpoint that answers HTTP/1.1 (the collector's HTTP port, say) gets a hint.
+    assertThat(
+            Exporter.describe(
+                Status.INTERNAL.withDescription(
+                    "http2 exception (First received frame was not SETTINGS. Hex dump for first"
+                        + " 5 bytes: 485454502f)")))
+        .endsWith("is it the collector's HTTP port, for /metrics, rather than its gRPC port?)");
   }
 
   @Test

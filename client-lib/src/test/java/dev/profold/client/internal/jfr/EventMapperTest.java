@@ -440,6 +440,11 @@ class EventMapperTest {
   @Test
   void frameNamesAreClassDotMethodWithoutHiddenClassAddressesOrLambdaNumbers() {
     assertThat(EventMapper.frameName("com.example.Cart", "add")).isEqualTo("com.example.Cart.add");
+    assertThat(
+            EventMapper.frameName(
+                "jdk.jfr.internal.handlers.EventHandler3282_1795695442739-9682", "write"))
+        .as("a name different in every process would make a new path in every process")
+        .isEqualTo("jdk.jfr.internal.handlers.EventHandler.write");
     assertThat(EventMapper.frameName("com.example.Cart$$Lambda$14/0x0000000800c0b000", "run"))
         .isEqualTo("com.example.Cart$$Lambda.run");
     assertThat(
