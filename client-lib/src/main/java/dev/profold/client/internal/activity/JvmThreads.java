@@ -1,6 +1,8 @@
 package dev.profold.client.internal.activity;
 
+import java.lang.management.LockInfo;
 import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
 import java.util.List;
@@ -73,11 +75,35 @@ public final class JvmThreads implements LiveThreads {
       ids[i] = kept.get(i).getId();
     }
     long[] times = cpuTimes(ids);
+    ThreadInfo[] infos = own ? new ThreadInfo[ids.length] : mx.getThreadInfo(ids, 0);
     List<LiveThread> out = new ArrayList<>(ids.length);
     for (int i = 0; i < ids.length; i++) {
-      out.add(new LiveThread(ids[i], kept.get(i).getName(), times[i]));
+      out.add(new LiveThread(ids[i], kept.get(i).getName(), times[i], block(infos[i])));
     }
     return out;
+  }
+
+  /**
+   * The lock block a thread is in, from its {@link ThreadInfo} (read without a stack, which needs
+   * no safepoint): entering a monitor another thread holds, or parked on a synchronizer another
+   * thread owns (a {@code ReentrantLock}, the write lock of a {@code ReentrantReadWriteLock}); null
+   * otherwise: running, sleeping, waiting on a condition, a queue, a latch or a semaphore (which
+   * have no owner, and are often waited on for long by design), in {@code Object.wait}, ended.
+   */
+  static LiveThread.Block block(ThreadInfo info) {
+    if (info == null || info.getLockInfo() == null || info.getLockOwnerId() == -1) {
+      return null;
+    }
+    LockInfo lock = info.getLockInfo();
+    return switch (info.getThreadState()) {
+      case BLOCKED ->
+          new LiveThread.Block(
+              true, lock.getClassName(), lock.getIdentityHashCode(), info.getBlockedCount());
+      case WAITING, TIMED_WAITING ->
+          new LiveThread.Block(
+              false, lock.getClassName(), lock.getIdentityHashCode(), info.getWaitedCount());
+      default -> null;
+    };
   }
 
   private long[] cpuTimes(long[] ids) {

@@ -9,6 +9,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.LongSupplier;
+import java.util.function.Predicate;
 
 /**
  * Where each thread group's time goes, interval by interval (the overhead classes): every live
@@ -44,10 +45,18 @@ import java.util.function.LongSupplier;
  *       anything no event describes.
  * </ul>
  *
- * A thread first seen at an interval's end counts from the interval's start (its age is not known),
- * so in its first interval its idle time is overstated by up to an interval. Threads that ended
- * during the interval are not counted (their CPU time can no longer be read); what was reported for
- * them is discarded.
+ * A block is reported when it ends, so a thread stuck on a lock (a deadlock, a lock held for
+ * minutes) would show as idle for as long as it lasts. With {@link #countStuckLocks} on, a thread
+ * found at two interval ends in the same lock block ({@link LiveThread.Block}: the same monitor or
+ * lock, held by another thread, its count of blocks unchanged, so it never left it) spent the
+ * interval between in it: its off-CPU time there is sync. What was counted so for a block is
+ * subtracted from the block's own report when it ends ({@link #offCpu}), so the block counts once;
+ * the first, partial interval of a block is counted then, from that report.
+ *
+ * <p>A thread first seen at an interval's end counts from the interval's start (its age is not
+ * known), so in its first interval its idle time is overstated by up to an interval. Threads that
+ * ended during the interval are not counted (their CPU time can no longer be read); what was
+ * reported for them is discarded.
  *
  * <p>Thread-safe: reports come from any thread, {@link #close} from the flush thread. {@link
  * #close} reads the live threads before it takes the lock that reports take, so a report (a timed
@@ -86,13 +95,38 @@ public final class ThreadActivity {
   private long ioUnobservedTaken; // what of the current source's total was accounted
   private long ioUnobservedKept; // accounted, not yet returned by a take
   private boolean ioReported; // an observer was set once: takes report, 0 included
+  private Predicate<String> lockClasses; // null: stuck locks not counted
+  private final Map<Long, LiveThread.Block> lastLockBlock = new HashMap<>(); // at the last close
+  private final Map<Long, long[]> stuckCounted = new HashMap<>(); // {sync counted, closes since}
+
+  /** Closes after a stuck block was last seen during which its ending report may still come. */
+  private static final int STUCK_REPORT_CLOSES = 3;
 
   public ThreadActivity(LiveThreads threads) {
     this.threads = threads;
   }
 
-  /** Thread {@code threadId} was blocked for {@code nanos} in a {@code kind} (not COMPUTE) way. */
+  /**
+   * Counts threads stuck on a lock as sync while they are (see the class comment); {@code
+   * lockClass} tells a lock (a monitor entered, a park's blocker) by its class name.
+   */
+  public synchronized void countStuckLocks(Predicate<String> lockClass) {
+    this.lockClasses = lockClass;
+  }
+
+  /**
+   * Thread {@code threadId} was blocked for {@code nanos} in a {@code kind} (not COMPUTE) way. A
+   * sync block at least as long as what was counted of a stuck block of the thread is that block's
+   * report: only the rest counts.
+   */
   public synchronized void offCpu(long threadId, Kind kind, long nanos) {
+    if (kind == Kind.SYNC) {
+      long[] counted = stuckCounted.get(threadId);
+      if (counted != null && nanos >= counted[0]) {
+        nanos -= counted[0];
+        stuckCounted.remove(threadId);
+      }
+    }
     if (nanos <= 0 || kind == Kind.COMPUTE) {
       return;
     }
@@ -231,6 +265,7 @@ public final class ThreadActivity {
     long length = Math.max(0, endNanos - startNanos);
     Map<String, Group> groups = new HashMap<>();
     Map<Long, Long> cpuNow = new HashMap<>(live.size() * 2);
+    Map<Long, LiveThread.Block> lockBlocks = new HashMap<>();
     for (LiveThread t : live) {
       cpuNow.put(t.id(), t.cpuNanos());
       Long before = lastCpu.get(t.id());
@@ -247,13 +282,28 @@ public final class ThreadActivity {
         // DestroyJavaVM after main returns), whose clock carries its earlier life.
         cpu = first ? Math.min(t.cpuNanos(), length) : t.cpuNanos() > length ? 0 : t.cpuNanos();
       }
-      long[] classes = split(length, Math.max(0, cpu), t.id());
+      LiveThread.Block block = lockBlock(t);
+      boolean stuck = block != null && block.equals(lastLockBlock.get(t.id()));
+      if (block != null) {
+        lockBlocks.put(t.id(), block);
+      }
+      long[] classes =
+          stuck
+              ? stuckSplit(length, Math.max(0, cpu), t.id())
+              : split(length, Math.max(0, cpu), t.id());
       groups
           .computeIfAbsent(ThreadGroups.normalise(t.name()), Group::new)
           .add(length, classes, Math.min(Math.max(0, cpu), length));
     }
     lastCpu.clear();
     lastCpu.putAll(cpuNow);
+    lastLockBlock.clear();
+    lastLockBlock.putAll(lockBlocks);
+    // What was counted of a stuck block waits for the block's report a few closes, not longer: a
+    // report that never comes (a thread that ended, events off) must not cut a later one.
+    stuckCounted
+        .entrySet()
+        .removeIf(e -> !cpuNow.containsKey(e.getKey()) || ++e.getValue()[1] > STUCK_REPORT_CLOSES);
     offCpu.clear();
     carriedIn.clear();
     for (Map.Entry<Long, long[]> e : carried.entrySet()) {
@@ -273,6 +323,31 @@ public final class ThreadActivity {
     pauses = 0;
     first = false;
     return encode(groups);
+  }
+
+  /** The lock block thread {@code t} is in, or null (none, or stuck locks not counted). */
+  private LiveThread.Block lockBlock(LiveThread t) {
+    LiveThread.Block b = t.block();
+    if (lockClasses == null || b == null) {
+      return null;
+    }
+    return b.monitor() || (b.lockClass() != null && lockClasses.test(b.lockClass())) ? b : null;
+  }
+
+  /**
+   * The classes of a thread that spent the interval in one lock block: its off-CPU time is sync,
+   * counted for the block's report to subtract. Reports and carried time of its own are from before
+   * the block (delivered late) and are dropped, as time that did not fit.
+   */
+  private long[] stuckSplit(long wall, long cpuNanos, long threadId) {
+    long[] c = new long[CLASSES];
+    long cpu = Math.min(cpuNanos, wall);
+    c[COMPUTE] = cpu;
+    c[SYNC] = wall - cpu;
+    long[] counted = stuckCounted.computeIfAbsent(threadId, k -> new long[2]);
+    counted[0] += c[SYNC];
+    counted[1] = -1; // seen stuck at this close: the closes since count from the next one
+    return c;
   }
 
   /** The classes of one thread's {@code wall} nanoseconds, given its CPU time in the interval. */

@@ -1,6 +1,7 @@
 package dev.profold.client.internal.jfr;
 
 import com.sun.management.HotSpotDiagnosticMXBean;
+import dev.profold.client.Kind;
 import dev.profold.client.internal.activity.ThreadActivity;
 import dev.profold.client.internal.record.Recorder;
 import java.lang.System.Logger.Level;
@@ -141,6 +142,8 @@ public final class JfrProfiler implements AutoCloseable {
       BooleanSupplier threadsInIo) {
     JfrProfiler p = new JfrProfiler(recorder, activity, settings, starts, clock, threadsInIo);
     activity.observeIo(p::ioUnobservedNanos);
+    // The lock events report a block when it ends; a thread stuck on a lock counts meanwhile.
+    activity.countStuckLocks(lockClass -> EventMapper.parkKind(lockClass) == Kind.SYNC);
     p.thread.start();
     if (settings.cpu() && !exactSampleAttribution()) {
       LOG.log(
@@ -353,6 +356,7 @@ public final class JfrProfiler implements AutoCloseable {
   public void close() {
     closed = true;
     threadActivity.observeIo(null); // nothing is observed from now on: no longer reported
+    threadActivity.countStuckLocks(null);
     stream.close();
     try {
       thread.join(2_000);

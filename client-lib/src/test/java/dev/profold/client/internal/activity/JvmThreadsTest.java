@@ -28,6 +28,64 @@ class JvmThreadsTest {
     }
   }
 
+  @Test
+  void aThreadEnteringAHeldMonitorOrParkedOnAHeldLockIsInTheSameBlockAtEveryLook()
+      throws Exception {
+    Object monitor = new Object();
+    java.util.concurrent.locks.ReentrantLock lock = new java.util.concurrent.locks.ReentrantLock();
+    Thread entering =
+        new Thread(
+            () -> {
+              synchronized (monitor) {
+                Thread.onSpinWait();
+              }
+            },
+            "entering");
+    Thread parked = new Thread(lock::lock, "parked");
+    CountDownLatch never = new CountDownLatch(1);
+    Thread latch = new Thread(() -> await(never), "latch");
+    lock.lock();
+    try {
+      synchronized (monitor) {
+        entering.start();
+        parked.start();
+        latch.start();
+        JvmThreads jvm = new JvmThreads();
+        LiveThread.Block first = blockOf(jvm, "entering", Thread.State.BLOCKED, entering);
+        LiveThread.Block onLock = blockOf(jvm, "parked", Thread.State.WAITING, parked);
+        assertThat(first.monitor()).isTrue();
+        assertThat(first.lockClass()).isEqualTo("java.lang.Object");
+        assertThat(first.lockIdentity()).isEqualTo(System.identityHashCode(monitor));
+        assertThat(onLock.monitor()).isFalse();
+        assertThat(onLock.lockClass())
+            .isEqualTo("java.util.concurrent.locks.ReentrantLock$NonfairSync");
+        assertThat(blockOf(jvm, "entering", Thread.State.BLOCKED, entering)).isEqualTo(first);
+        assertThat(blockOf(jvm, "parked", Thread.State.WAITING, parked)).isEqualTo(onLock);
+        assertThat(blockOf(jvm, Thread.currentThread().getName(), null, null))
+            .as("a running thread")
+            .isNull();
+        assertThat(blockOf(jvm, "latch", Thread.State.WAITING, latch))
+            .as("a latch has no owner: often awaited for long by design, not a lock held up")
+            .isNull();
+      }
+    } finally {
+      lock.unlock();
+      never.countDown();
+      latch.join();
+      entering.join();
+      parked.join();
+    }
+  }
+
+  /** The block of the thread named {@code name}, once {@code t} is in {@code state}. */
+  private static LiveThread.Block blockOf(JvmThreads jvm, String name, Thread.State state, Thread t)
+      throws InterruptedException {
+    while (t != null && t.getState() != state) {
+      Thread.sleep(1); // a poll tick: the thread is on its way into the block
+    }
+    return jvm.now().stream().filter(l -> l.name().equals(name)).findFirst().orElseThrow().block();
+  }
+
   private static void await(CountDownLatch latch) {
     try {
       latch.await();

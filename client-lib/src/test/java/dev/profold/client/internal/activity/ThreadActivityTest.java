@@ -278,6 +278,79 @@ class ThreadActivityTest {
         .isEqualTo(S / 10);
   }
 
+  /** Thread 1 ({@code stuck}) in a block: a monitor when {@code monitor}, else parked. */
+  private void blocked(boolean monitor, String lockClass, long count, long cpu) {
+    threads.set(
+        new LiveThread(1, "stuck", cpu, new LiveThread.Block(monitor, lockClass, 0x5eed, count)));
+  }
+
+  @Test
+  void aThreadStuckOnALockIsSyncWhileItLastsAndItsReportAddsOnlyWhatWasNotCounted() {
+    activity.countStuckLocks(c -> c.endsWith("Sync"));
+    threads.set(new LiveThread(1, "stuck", 0));
+    activity.close(0, 0);
+    blocked(true, "java.lang.Object", 3, 0); // from some time in the first interval on
+    ThreadGroupActivity firstSeen = group(activity.close(0, 10 * S), "stuck");
+    assertThat(firstSeen.getSyncNanos()).as("since when, is not known yet").isZero();
+    assertThat(group(activity.close(10 * S, 20 * S), "stuck").getSyncNanos()).isEqualTo(10 * S);
+    assertThat(group(activity.close(20 * S, 30 * S), "stuck").getSyncNanos()).isEqualTo(10 * S);
+    // the lock is released 3 s into the next interval; the block's event says 25 s
+    threads.set(new LiveThread(1, "stuck", S));
+    activity.offCpu(1, Kind.SYNC, 25 * S);
+    ThreadGroupActivity released = group(activity.close(30 * S, 40 * S), "stuck");
+    assertThat(released.getSyncNanos()).as("25 s, of which 20 s counted already").isEqualTo(5 * S);
+    assertThat(released.getComputeNanos()).isEqualTo(S);
+  }
+
+  @Test
+  void aLockParkCountsAsTheMonitorDoesAndOtherParksDoNot() {
+    activity.countStuckLocks(c -> c.endsWith("Sync"));
+    blocked(false, "java.util.concurrent.locks.ReentrantLock$NonfairSync", 9, 0);
+    activity.close(0, 0);
+    activity.close(0, 10 * S);
+    assertThat(group(activity.close(10 * S, 20 * S), "stuck").getSyncNanos()).isEqualTo(10 * S);
+
+    blocked(false, "java.util.concurrent.locks.AbstractQueuedSynchronizer$ConditionObject", 10, 0);
+    activity.close(20 * S, 30 * S);
+    ThreadGroupActivity waiting = group(activity.close(30 * S, 40 * S), "stuck");
+    assertThat(waiting.getSyncNanos()).as("a condition is no lock").isZero();
+    assertThat(waiting.getIdleNanos()).isEqualTo(10 * S);
+  }
+
+  @Test
+  void aThreadThatLeftTheBlockInBetweenOrWithTheCountingOffIsNotStuck() {
+    activity.countStuckLocks(c -> true);
+    blocked(true, "java.lang.Object", 3, 0);
+    activity.close(0, 0);
+    activity.close(0, 10 * S);
+    blocked(true, "java.lang.Object", 4, 0); // blocked again: it got the lock in between
+    assertThat(group(activity.close(10 * S, 20 * S), "stuck").getSyncNanos()).isZero();
+
+    activity.countStuckLocks(null);
+    assertThat(group(activity.close(20 * S, 30 * S), "stuck").getSyncNanos()).isZero();
+  }
+
+  @Test
+  void aShorterSyncReportIsAnotherBlockAndACountedBlockWhoseReportNeverComesIsForgotten() {
+    activity.countStuckLocks(c -> true);
+    blocked(true, "java.lang.Object", 3, 0);
+    activity.close(0, 0);
+    activity.close(0, 10 * S);
+    activity.close(10 * S, 20 * S); // 10 s counted
+    activity.offCpu(1, Kind.SYNC, S / 100); // an earlier block's event, delivered late
+    assertThat(group(activity.close(20 * S, 30 * S), "stuck").getSyncNanos())
+        .as("stuck all along: the interval is sync, the late report dropped")
+        .isEqualTo(10 * S);
+    threads.set(new LiveThread(1, "stuck", 0));
+    for (int i = 3; i < 8; i++) { // released; its report never comes (its event was off)
+      activity.close(i * 10 * S, (i + 1) * 10 * S);
+    }
+    activity.offCpu(1, Kind.SYNC, 25 * S); // a later block: counted whole, not less the 20 s
+    assertThat(group(activity.close(80 * S, 90 * S), "stuck").getSyncNanos())
+        .as("10 s fit (5 s if the 20 s counted before were still subtracted), the rest carried")
+        .isEqualTo(10 * S);
+  }
+
   @Test
   void afterABaselineTheFirstCloseCountsOnlyTheCpuTimeSpentSinceIt() {
     threads.set(new LiveThread(1, "old", 100 * S));

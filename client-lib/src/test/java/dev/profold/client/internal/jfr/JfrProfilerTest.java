@@ -273,6 +273,75 @@ class JfrProfilerTest {
     assertShare(steadyShare("contended-*", Kind.SYNC, 4), Kind.SYNC);
   }
 
+  /**
+   * Threads stuck on a monitor another thread holds for seconds (a deadlock would hold it for
+   * ever): JFR reports their block only when it ends, so without looking at the threads they would
+   * show as idle all along. Sync must lead while the lock is held, and the whole episode must count
+   * once: the block's report, when it comes, adds only what was not counted while it lasted. After
+   * the lock, the threads sleep (wait), so the sync counted is the blocks'.
+   */
+  @Test
+  void threadsStuckOnAHeldMonitorAreSyncWhileItIsHeldAndTheBlockCountsOnce() throws Exception {
+    Object monitor = new Object();
+    CountDownLatch held = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    Thread holder =
+        new Thread(
+            () -> {
+              synchronized (monitor) {
+                held.countDown();
+                try {
+                  release.await();
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+              }
+            },
+            "holder");
+    holder.setDaemon(true);
+    holder.start();
+    held.await();
+    AtomicLong blocked = new AtomicLong();
+    for (int k = 0; k < 2; k++) {
+      Thread t =
+          new Thread(
+              () -> {
+                long before = System.nanoTime();
+                synchronized (monitor) {
+                  blocked.addAndGet(System.nanoTime() - before);
+                }
+                while (!stop.get()) {
+                  LockSupport.parkNanos(50_000_000); // done: waits, not sync
+                }
+              },
+              "stuck-" + k);
+      t.setDaemon(true);
+      workload.add(t);
+      t.start();
+    }
+    double sync = 0;
+    try {
+      List<Double> shares = new ArrayList<>();
+      for (int k = 0; k < 4; k++) {
+        Interval i = nextInterval("stuck-*", Kind.SYNC);
+        shares.add(i.share(Kind.SYNC));
+        sync += i.threads() == null ? 0 : i.threads().getSyncNanos();
+      }
+      assertThat(shares.subList(2, 4))
+          .as("sync shares of stuck-* while the lock is held (before the fix: 0): %s", shares)
+          .allSatisfy(x -> assertThat(x).isGreaterThan(0.9));
+    } finally {
+      release.countDown();
+    }
+    for (int k = 0; k < 3; k++) { // the blocks' reports arrive, and what did not fit is carried
+      Interval i = nextInterval("stuck-*", Kind.SYNC);
+      sync += i.threads() == null ? 0 : i.threads().getSyncNanos();
+    }
+    assertThat(sync)
+        .as("sync counted for the episode against %.2f s blocked", blocked.get() / 1e9)
+        .isBetween(blocked.get() * 0.85, blocked.get() * 1.05);
+  }
+
   static void readMethod(InputStream in) {
     long before = System.nanoTime();
     try {
