@@ -33,6 +33,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
@@ -357,6 +358,47 @@ class PlantedAlertsTest {
         s.close();
       }
     }
+  }
+
+  /**
+   * One side of a transfer that takes {@code first}, then {@code second}: run with the locks the
+   * other way round on another thread, the two deadlock (interruptibly, so the test can end it).
+   */
+  static void transfer(ReentrantLock first, ReentrantLock second, CyclicBarrier bothHoldOne) {
+    try {
+      first.lockInterruptibly();
+      try {
+        bothHoldOne.await();
+        second.lockInterruptibly(); // the planted problem: never returns
+        second.unlock();
+      } finally {
+        first.unlock();
+      }
+    } catch (InterruptedException | java.util.concurrent.BrokenBarrierException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /**
+   * A deadlock reports no event while it lasts (a block is reported when it ends, and this one does
+   * not): the agent's look at the threads at each interval's end must find the two threads stuck,
+   * so that the lock alert fires during the incident rather than never.
+   */
+  @Test
+  void aDeadlockFiresAsLockContentionWhileItLasts() throws Exception {
+    profile("ledger");
+    ReentrantLock accounts = new ReentrantLock();
+    ReentrantLock journal = new ReentrantLock();
+    CyclicBarrier bothHoldOne = new CyclicBarrier(2);
+    spawn("transfer-1", () -> transfer(accounts, journal, bothHoldOne));
+    spawn("transfer-2", () -> transfer(journal, accounts, bothHoldOne));
+    Alert a = awaitFiring("LockContention", Map.of("service", "ledger"));
+    assertThat(a.labels())
+        .containsEntry("thread_group", "transfer-*")
+        .containsEntry("class", "sync");
+    assertThat(a.value())
+        .as("share of the deadlocked threads' time in sync; %s", a)
+        .isGreaterThan(0.9);
   }
 
   static void imbalancedRound(int k, CyclicBarrier round) {
