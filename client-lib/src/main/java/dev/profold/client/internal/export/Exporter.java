@@ -529,11 +529,20 @@ public final class Exporter implements AutoCloseable {
     }
     for (Delta lost : r.dropped()) {
       dropFromBuffer(lost);
-      logOnce(
-          "overflow",
-          Level.WARNING,
-          "profold: the export buffer is full even after merging; dropping the oldest deltas");
     }
+  }
+
+  /**
+   * Says, once, that the buffer lost deltas: called when one is known lost, not when an in-flight
+   * delta merely left the buffer (its ack may still say the collector applied it).
+   */
+  private void warnOverflowLoss() {
+    logOnce(
+        "overflow",
+        Level.WARNING,
+        "profold: the export buffer was full even after merging; the oldest deltas were dropped,"
+            + " counted as events dropped. Raise PROFOLD_MAX_BUFFER_BYTES to ride out longer"
+            + " outages");
   }
 
   /**
@@ -547,11 +556,15 @@ public final class Exporter implements AutoCloseable {
       s.droppedInFlight.put(d.getSequence(), loss);
     } else {
       lose(loss);
+      warnOverflowLoss();
     }
   }
 
   /** Counts the in-flight deltas of {@code s} that left the buffer as lost: {@code s} has ended. */
   private void loseDroppedInFlight(Stream s) {
+    if (!s.droppedInFlight.isEmpty()) {
+      warnOverflowLoss();
+    }
     for (Loss loss : s.droppedInFlight.values()) {
       lose(loss);
     }

@@ -241,7 +241,10 @@ public final class Recorder {
 
   /** Opens a region on the calling thread. */
   public Region region(String name, Kind kind) {
-    if (name == null || kind == null || name.length() > MAX_REGION_NAME) {
+    // One unsigned comparison checks 1..MAX_REGION_NAME: an empty name's length - 1 is huge.
+    if (name == null
+        || kind == null
+        || Integer.compareUnsigned(name.length() - 1, MAX_REGION_NAME) >= 0) {
       misuse(
           Misuse.BAD_ARGUMENT,
           "region(name, kind) needs a name of 1.."
@@ -249,8 +252,14 @@ public final class Recorder {
               + " characters and a kind; got "
               + (name == null ? "null" : name.length() + " characters")
               + " and "
-              + kind);
-      name = name == null ? "null" : name.substring(0, Math.min(name.length(), MAX_REGION_NAME));
+              + kind
+              + " (recorded as \"null\", \"empty\" or the name cut, and COMPUTE)");
+      name =
+          name == null
+              ? "null"
+              : name.isEmpty()
+                  ? "empty"
+                  : name.substring(0, Math.min(name.length(), MAX_REGION_NAME));
       kind = kind == null ? Kind.COMPUTE : kind;
     }
     return state.get().enterRegion(name, kind);

@@ -675,11 +675,51 @@ class ExporterTest extends InProcessExporterTest {
     return e;
   }
 
+  /** The WARNING messages the exporters log while {@code body} runs. */
+  private static List<String> warningsDuring(Runnable body) {
+    java.util.logging.Logger jul = java.util.logging.Logger.getLogger(Exporter.class.getName());
+    List<String> out = new java.util.concurrent.CopyOnWriteArrayList<>();
+    java.util.logging.Handler h =
+        new java.util.logging.Handler() {
+          @Override
+          public void publish(java.util.logging.LogRecord r) {
+            if (r.getLevel().intValue() >= java.util.logging.Level.WARNING.intValue()) {
+              out.add(r.getMessage());
+            }
+          }
+
+          @Override
+          public void flush() {}
+
+          @Override
+          public void close() {}
+        };
+    jul.addHandler(h);
+    try {
+      body.run();
+    } finally {
+      jul.removeHandler(h);
+    }
+    return out;
+  }
+
   @Test
   void anInFlightDeltaDroppedOnOverflowIsNotCountedLostWhenItsAckThenSaysApplied() {
-    Exporter e = inFlightDeltaDroppedOnOverflow();
-    ingest.streams.get(0).ack(1, AckResult.ACK_RESULT_APPLIED); // the collector applied it
-    scheduler.runDue();
+    Exporter[] made = new Exporter[1];
+    List<String> warnings =
+        warningsDuring(
+            () -> {
+              made[0] = inFlightDeltaDroppedOnOverflow();
+              ingest
+                  .streams
+                  .get(0)
+                  .ack(1, AckResult.ACK_RESULT_APPLIED); // the collector applied it
+              scheduler.runDue();
+            });
+    assertThat(warnings)
+        .as("nothing was lost: no warning that deltas were dropped (before the fix: one)")
+        .noneMatch(w -> w.contains("export buffer"));
+    Exporter e = made[0];
     ExporterStats s = e.stats();
     assertThat(s.acked() + s.dropped())
         .as("acked + dropped <= submitted")
@@ -692,9 +732,16 @@ class ExporterTest extends InProcessExporterTest {
 
   @Test
   void anInFlightDeltaDroppedOnOverflowIsCountedLostOnceWhenItsStreamFailsBeforeTheAck() {
-    Exporter e = inFlightDeltaDroppedOnOverflow();
-    ingest.streams.get(0).fail(Status.UNAVAILABLE.asRuntimeException());
-    scheduler.runDue();
+    Exporter[] made = new Exporter[1];
+    List<String> warnings =
+        warningsDuring(
+            () -> {
+              made[0] = inFlightDeltaDroppedOnOverflow();
+              ingest.streams.get(0).fail(Status.UNAVAILABLE.asRuntimeException());
+              scheduler.runDue();
+            });
+    assertThat(warnings).anyMatch(w -> w.contains("the oldest deltas were dropped"));
+    Exporter e = made[0];
     assertThat(e.stats().dropped()).isEqualTo(1); // it cannot be resent: lost
     assertThat(e.stats().eventsLost()).isEqualTo(2);
     scheduler.advance(INITIAL);

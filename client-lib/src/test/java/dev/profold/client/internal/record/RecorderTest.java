@@ -549,6 +549,16 @@ class RecorderTest {
   }
 
   @Test
+  void anEmptyOrNullRegionNameIsCountedAndRecordedUnderANameThatSaysSo() {
+    recorder.region("", Kind.WAIT).close();
+    recorder.region(null, Kind.WAIT).close();
+    recorder.region("x".repeat(1025), null).close();
+    assertThat(recorder.misuseCounts()).containsEntry("bad_argument", 3L);
+    Map<String, Long> counts = countsByPath(recorder.collect(), recorder.timeMetric());
+    assertThat(counts).containsKeys("empty", "null", "x".repeat(1024)).doesNotContainKey("");
+  }
+
+  @Test
   void equalNamesFromDifferentStringInstancesAndParentsMeanTheSameAndDifferentRegions() {
     String built = new StringBuilder("ha").append("ndle").toString();
     try (Region a = recorder.region("handle", Kind.COMPUTE)) {
