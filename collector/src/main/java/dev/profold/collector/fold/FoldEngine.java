@@ -378,7 +378,8 @@ public final class FoldEngine {
               java.util.Map.copyOf(i.clientMisuse),
               i.clientExport,
               i.threads.snapshot(),
-              i.threads.ioUnobservedNanos()));
+              i.threads.ioUnobservedNanos(),
+              i.info.labels()));
     }
     return new CollectorSnapshot(schemeSnapshots, sources);
   }

@@ -9,6 +9,7 @@ import static dev.profold.proto.v1.ValueType.VALUE_TYPE_INT;
 import static dev.profold.proto.v1.ValueType.VALUE_TYPE_PATH;
 import static dev.profold.proto.v1.ValueType.VALUE_TYPE_STRING;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.entry;
 
 import dev.profold.collector.dictionary.GlobalDictionary;
 import dev.profold.collector.telemetry.CollectorMetrics;
@@ -1069,6 +1070,12 @@ class FoldEngineTest {
 
       apply(restartedCheckout().entry(1, 1.0));
       assertThat(source("i-1").ioUnobservedNanos()).isEqualTo(-1);
+    }
+
+    @Test
+    void aSourcesOwnLabelsReachItsSnapshot() {
+      apply(checkout("i-1").seq(1).entry(1, 1.0).label("zone", "b").label("version", "1.2"));
+      assertThat(source("i-1").labels()).containsOnly(entry("zone", "b"), entry("version", "1.2"));
     }
 
     @Test

@@ -201,6 +201,21 @@ public final class PrometheusExposition implements MultiCollector {
     }
   }
 
+  /**
+   * The labels a source gave itself, each name prefixed with {@code label_}, so that none can
+   * collide with the labels Profold sets ({@code service}, {@code host}, ...).
+   */
+  static Labels sourceLabels(Map<String, String> labels) {
+    Labels out = Labels.EMPTY;
+    for (Map.Entry<String, String> e : new java.util.TreeMap<>(labels).entrySet()) {
+      out = out.add(SOURCE_LABEL_PREFIX + e.getKey(), e.getValue());
+    }
+    return out;
+  }
+
+  /** What the names of a source's own labels start with on {@code profold_source_info}. */
+  public static final String SOURCE_LABEL_PREFIX = "label_";
+
   private static GaugeDataPointSnapshot point(Labels labels, double value) {
     return GaugeDataPointSnapshot.builder().labels(labels).value(value).build();
   }
@@ -289,10 +304,11 @@ public final class PrometheusExposition implements MultiCollector {
           GaugeDataPointSnapshot.builder()
               .labels(
                   id.merge(
-                      Labels.of(
-                          "host", s.host(),
-                          "runtime_version", s.runtimeVersion(),
-                          "sdk_version", s.sdkVersion())))
+                          Labels.of(
+                              "host", s.host(),
+                              "runtime_version", s.runtimeVersion(),
+                              "sdk_version", s.sdkVersion()))
+                      .merge(sourceLabels(s.labels())))
               .value(1)
               .build());
       start.dataPoint(

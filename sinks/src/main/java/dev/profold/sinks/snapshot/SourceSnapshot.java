@@ -30,6 +30,7 @@ import java.util.Map;
  *     client does not report it
  * @param ioUnobservedNanos time during which the client did not observe I/O waits while it observed
  *     the other classes (its I/O events off), cumulative; -1 when it does not report it
+ * @param labels the labels the source gave itself ({@code PROFOLD_LABELS}), by name
  */
 public record SourceSnapshot(
     String service,
@@ -50,9 +51,11 @@ public record SourceSnapshot(
     Map<String, Long> clientMisuse,
     ClientExport clientExport,
     List<ThreadActivitySnapshot> threadActivity,
-    long ioUnobservedNanos) {
+    long ioUnobservedNanos,
+    Map<String, String> labels) {
   public SourceSnapshot {
     clientMisuse = Map.copyOf(clientMisuse);
+    labels = Map.copyOf(labels);
     threadActivity = List.copyOf(threadActivity);
   }
 }

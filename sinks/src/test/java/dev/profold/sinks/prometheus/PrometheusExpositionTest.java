@@ -139,7 +139,8 @@ class PrometheusExpositionTest {
             java.util.Map.of("contexts_full", 7L, "closed_twice", 1L),
             new ClientExport(3, 12, 65_536, 16_777_216),
             List.of(),
-            -1);
+            -1,
+            java.util.Map.of("zone", "b", "service", "evil"));
     String text = render(new CollectorSnapshot(List.of(), List.of(src)));
     String l = "{instance=\"i-1\",service=\"svc\"}";
     assertThat(text)
@@ -163,8 +164,9 @@ class PrometheusExpositionTest {
             "profold_client_misuse_total{instance=\"i-1\",kind=\"closed_twice\",service=\"svc\"}"
                 + " 1.0\n")
         .contains(
-            "profold_source_info{host=\"h\",instance=\"i-1\",runtime_version=\"Java 17\","
-                + "sdk_version=\"sdk/1\",service=\"svc\"} 1.0\n")
+            "profold_source_info{host=\"h\",instance=\"i-1\",label_service=\"evil\","
+                + "label_zone=\"b\",runtime_version=\"Java 17\",sdk_version=\"sdk/1\","
+                + "service=\"svc\"} 1.0\n")
         .doesNotContain("profold_thread_io_unobserved_seconds"); // not reported by this source
   }
 
@@ -217,7 +219,8 @@ class PrometheusExpositionTest {
             java.util.Map.of(),
             ClientExport.NONE,
             List.of(pool, gone),
-            2_500_000_000L);
+            2_500_000_000L,
+            java.util.Map.of());
     String text = render(new CollectorSnapshot(List.of(), List.of(src)));
     String id = "instance=\"i-1\",service=\"svc\",thread_group=\"pool-*\"";
     assertThat(text)
@@ -282,7 +285,8 @@ class PrometheusExpositionTest {
             List.of(
                 new ThreadActivitySnapshot(
                     "pool", ClassTimes.zero(), true, 1, 1, ClassTimes.zero(), 0, 0, 0, 0, -1)),
-            0);
+            0,
+            java.util.Map.of());
     String text =
         scrape(
             new CollectorSnapshot(
