@@ -65,7 +65,7 @@ public final class Profold {
           e instanceof IllegalStateException
               ? "Profold not started: the JVM is shutting down"
               : "Profold not started: a shutdown hook is not allowed (" + e + ")");
-      started.shutdown(Duration.ZERO);
+      started.discard();
       return false;
     }
     runtime = started;

@@ -51,8 +51,11 @@ public final class ProfoldConfig {
   /** host:port; the host a name, an IPv4 address or a bracketed IPv6 address. */
   private static final Pattern ENDPOINT =
       Pattern.compile(
-          "([A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?|\\[[0-9A-Fa-f:.]+(?:%[A-Za-z0-9_.-]+)?\\])"
+          "([A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?\\.?|\\[[0-9A-Fa-f:.]+(?:%[A-Za-z0-9_.-]+)?\\])"
               + ":([0-9]+)");
+
+  /** The one scheme an endpoint may carry: gRPC's DNS resolver, spelled out. */
+  private static final String DNS_SCHEME = "dns:///";
 
   private static final Duration MAX_INTERVAL = Duration.ofNanos(Long.MAX_VALUE);
 
@@ -419,19 +422,31 @@ public final class ProfoldConfig {
     private Builder() {}
 
     /**
-     * Collector address as {@code host:port}: a host name (letters, digits, {@code .}, {@code -},
-     * {@code _}), an IPv4 address or a bracketed IPv6 one ({@code [::1]:7763}), and a port from 1
-     * to 65535; no scheme.
+     * Collector address as {@code host:port}: a host name (letters, digits, {@code .}, {@code -}; a
+     * trailing {@code .} allowed), an IPv4 address or a bracketed IPv6 one ({@code [::1]:7763}),
+     * and a port from 1 to 65535; no scheme but gRPC's {@code dns:///}. No {@code _}: gRPC refuses
+     * it in host names.
      */
     public Builder endpoint(String hostPort) {
       String was = hostPort == null ? "null" : "'" + hostPort + "'";
-      if (hostPort != null && hostPort.contains("://")) {
+      String target =
+          hostPort != null && hostPort.startsWith(DNS_SCHEME)
+              ? hostPort.substring(DNS_SCHEME.length())
+              : hostPort;
+      if (target != null && target.contains("://")) {
         throw new Refused(
             "endpoint",
             "be host:port without a scheme (e.g. collector:7763, not http://collector:7763)",
             was);
       }
-      Matcher m = hostPort == null ? null : ENDPOINT.matcher(hostPort);
+      if (target != null && target.indexOf('_') >= 0 && !target.startsWith("[")) {
+        throw new Refused(
+            "endpoint",
+            "have a host name without '_', which gRPC refuses in host names (use the name with"
+                + " '-', or an address)",
+            was);
+      }
+      Matcher m = target == null ? null : ENDPOINT.matcher(target);
       if (m == null || !m.matches() || !validPort(m.group(2))) {
         throw new Refused(
             "endpoint",

@@ -209,7 +209,13 @@ class ProfoldConfigTest {
   void anEndpointIsHostAndPortWithoutScheme() {
     for (String ok :
         List.of(
-            "127.0.0.1:7763", "collector:1", "profold_collector:65535", "[::1]:7763", "a.b-c:80")) {
+            "127.0.0.1:7763",
+            "collector:1",
+            "[::1]:7763",
+            "a.b-c:65535",
+            "collector.monitoring.svc.cluster.local.:7763",
+            "dns:///collector:7763",
+            "Collector:7763")) {
       assertThat(ProfoldConfig.builder().endpoint(ok).build().endpoint()).isEqualTo(ok);
     }
     assertThatThrownBy(() -> env(Map.of("PROFOLD_ENDPOINT", "http://collector:7763")))
@@ -218,7 +224,7 @@ class ProfoldConfigTest {
                 + " scheme (e.g. collector:7763, not http://collector:7763)");
     for (String bad :
         List.of(
-            "dns:///collector:7763",
+            "dns://8.8.8.8/collector:7763",
             "a b:7763",
             "collector:+7763",
             "collector:0",
@@ -233,6 +239,8 @@ class ProfoldConfigTest {
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageStartingWith("endpoint: must be host:port");
     }
+    assertThatThrownBy(() -> ProfoldConfig.builder().endpoint("profold_collector:7763"))
+        .hasMessageStartingWith("endpoint: must have a host name without '_', which gRPC refuses");
   }
 
   @Test

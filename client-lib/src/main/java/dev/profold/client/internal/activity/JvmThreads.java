@@ -78,7 +78,9 @@ public final class JvmThreads implements LiveThreads {
     ThreadInfo[] infos = own ? new ThreadInfo[ids.length] : mx.getThreadInfo(ids, 0);
     List<LiveThread> out = new ArrayList<>(ids.length);
     for (int i = 0; i < ids.length; i++) {
-      out.add(new LiveThread(ids[i], kept.get(i).getName(), times[i], block(infos[i])));
+      ThreadInfo info = infos[i];
+      boolean runnable = info != null && info.getThreadState() == Thread.State.RUNNABLE;
+      out.add(new LiveThread(ids[i], kept.get(i).getName(), times[i], block(info), runnable));
     }
     return out;
   }
@@ -98,10 +100,18 @@ public final class JvmThreads implements LiveThreads {
     return switch (info.getThreadState()) {
       case BLOCKED ->
           new LiveThread.Block(
-              true, lock.getClassName(), lock.getIdentityHashCode(), info.getBlockedCount());
+              true,
+              lock.getClassName(),
+              lock.getIdentityHashCode(),
+              info.getBlockedCount(),
+              info.getLockOwnerId());
       case WAITING, TIMED_WAITING ->
           new LiveThread.Block(
-              false, lock.getClassName(), lock.getIdentityHashCode(), info.getWaitedCount());
+              false,
+              lock.getClassName(),
+              lock.getIdentityHashCode(),
+              info.getWaitedCount(),
+              info.getLockOwnerId());
       default -> null;
     };
   }

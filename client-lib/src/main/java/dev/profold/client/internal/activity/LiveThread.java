@@ -6,12 +6,14 @@ package dev.profold.client.internal.activity;
  * @param id {@link Thread#getId()}
  * @param name its name (its group is the normalised name)
  * @param cpuNanos its CPU time since it started, or -1 when unknown
- * @param block the block it is in (entering a monitor, or parked with a blocker), or null
+ * @param block the lock block it is in (entering a monitor, or parked on an owned lock), or null
+ * @param runnable whether the JVM had it runnable (running, or in native code such as a blocking
+ *     socket call)
  */
-public record LiveThread(long id, String name, long cpuNanos, Block block) {
-  /** A thread not known to be blocked. */
+public record LiveThread(long id, String name, long cpuNanos, Block block, boolean runnable) {
+  /** A thread not known to be blocked or runnable. */
   public LiveThread(long id, String name, long cpuNanos) {
-    this(id, name, cpuNanos, null);
+    this(id, name, cpuNanos, null, false);
   }
 
   /**
@@ -23,6 +25,8 @@ public record LiveThread(long id, String name, long cpuNanos, Block block) {
    * @param lockIdentity the identity hash code of the monitor or blocker
    * @param count the thread's blocks of that sort so far ({@code ThreadInfo#getBlockedCount} for
    *     monitors, {@code getWaitedCount} for parks)
+   * @param ownerId the id of the thread that holds the lock
    */
-  public record Block(boolean monitor, String lockClass, int lockIdentity, long count) {}
+  public record Block(
+      boolean monitor, String lockClass, int lockIdentity, long count, long ownerId) {}
 }

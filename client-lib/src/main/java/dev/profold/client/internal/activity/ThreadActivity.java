@@ -49,9 +49,12 @@ import java.util.function.Predicate;
  * minutes) would show as idle for as long as it lasts. With {@link #countStuckLocks} on, a thread
  * found at two interval ends in the same lock block ({@link LiveThread.Block}: the same monitor or
  * lock, held by another thread, its count of blocks unchanged, so it never left it) spent the
- * interval between in it: its off-CPU time there is sync. What was counted so for a block is
- * subtracted from the block's own report when it ends ({@link #offCpu}), so the block counts once;
- * the first, partial interval of a block is counted then, from that report.
+ * interval between in it: its off-CPU time there is sync. Not when the holder sits runnable without
+ * using CPU (in a blocking native call: the JDK's own accept and receive hold a lock while they
+ * wait, and idle acceptors queue behind it). What was counted for a block is subtracted from the
+ * block's own report when it ends ({@link #offCpu}: the sync report that began before the block was
+ * first seen and ended after its counting began), so the block counts once; its first, partial
+ * interval is counted then, from that report.
  *
  * <p>A thread first seen at an interval's end counts from the interval's start (its age is not
  * known), so in its first interval its idle time is overstated by up to an interval. Threads that
@@ -96,11 +99,32 @@ public final class ThreadActivity {
   private long ioUnobservedKept; // accounted, not yet returned by a take
   private boolean ioReported; // an observer was set once: takes report, 0 included
   private Predicate<String> lockClasses; // null: stuck locks not counted
-  private final Map<Long, LiveThread.Block> lastLockBlock = new HashMap<>(); // at the last close
-  private final Map<Long, long[]> stuckCounted = new HashMap<>(); // {sync counted, closes since}
+  private final Map<Long, Seen> lastLockBlock = new HashMap<>(); // at the last close
+  private final Map<Long, List<Stuck>> stuck = new HashMap<>(); // counted, report not yet come
 
-  /** Closes after a stuck block was last seen during which its ending report may still come. */
-  private static final int STUCK_REPORT_CLOSES = 3;
+  /**
+   * How long a counted block waits for its report after it was last seen stuck: at least this, and
+   * at least three intervals (JFR delivers about once a second).
+   */
+  private static final long STUCK_REPORT_WAIT_NANOS = 5_000_000_000L;
+
+  /** A lock block a thread was found in at a close ({@code at}, epoch nanoseconds). */
+  private record Seen(LiveThread.Block block, long at) {}
+
+  /** A lock block whose time was counted while it lasted, waiting for its own report. */
+  private static final class Stuck {
+    final LiveThread.Block block;
+    final long firstSeenAt; // the close that first found the thread in it
+    final long countedFrom; // the close from which on its time was counted
+    long lastSeenAt; // the last close that found it
+    long counted; // sync counted for it
+
+    Stuck(LiveThread.Block block, long firstSeenAt, long countedFrom) {
+      this.block = block;
+      this.firstSeenAt = firstSeenAt;
+      this.countedFrom = countedFrom;
+    }
+  }
 
   public ThreadActivity(LiveThreads threads) {
     this.threads = threads;
@@ -114,17 +138,28 @@ public final class ThreadActivity {
     this.lockClasses = lockClass;
   }
 
+  /** Thread {@code threadId} was blocked for {@code nanos} in a {@code kind} (not COMPUTE) way. */
+  public void offCpu(long threadId, Kind kind, long nanos) {
+    offCpu(threadId, kind, nanos, -1);
+  }
+
   /**
-   * Thread {@code threadId} was blocked for {@code nanos} in a {@code kind} (not COMPUTE) way. A
-   * sync block at least as long as what was counted of a stuck block of the thread is that block's
-   * report: only the rest counts.
+   * {@link #offCpu(long, Kind, long)} for a block that began at {@code startEpochNanos} (-1:
+   * unknown). A sync block that began before a counted stuck block of the thread was first seen and
+   * ended after its counting began is that block's report: what was counted is subtracted.
    */
-  public synchronized void offCpu(long threadId, Kind kind, long nanos) {
-    if (kind == Kind.SYNC) {
-      long[] counted = stuckCounted.get(threadId);
-      if (counted != null && nanos >= counted[0]) {
-        nanos -= counted[0];
-        stuckCounted.remove(threadId);
+  public synchronized void offCpu(long threadId, Kind kind, long nanos, long startEpochNanos) {
+    if (kind == Kind.SYNC && startEpochNanos >= 0) {
+      List<Stuck> counted = stuck.get(threadId);
+      if (counted != null) {
+        for (java.util.Iterator<Stuck> it = counted.iterator(); it.hasNext(); ) {
+          Stuck b = it.next();
+          if (startEpochNanos <= b.firstSeenAt && startEpochNanos + nanos >= b.countedFrom) {
+            nanos -= Math.min(nanos, b.counted);
+            it.remove();
+            break;
+          }
+        }
       }
     }
     if (nanos <= 0 || kind == Kind.COMPUTE) {
@@ -265,7 +300,11 @@ public final class ThreadActivity {
     long length = Math.max(0, endNanos - startNanos);
     Map<String, Group> groups = new HashMap<>();
     Map<Long, Long> cpuNow = new HashMap<>(live.size() * 2);
-    Map<Long, LiveThread.Block> lockBlocks = new HashMap<>();
+    Map<Long, Seen> lockBlocks = new HashMap<>();
+    Map<Long, LiveThread> byId = new HashMap<>(live.size() * 2);
+    for (LiveThread t : live) {
+      byId.put(t.id(), t);
+    }
     for (LiveThread t : live) {
       cpuNow.put(t.id(), t.cpuNanos());
       Long before = lastCpu.get(t.id());
@@ -282,14 +321,15 @@ public final class ThreadActivity {
         // DestroyJavaVM after main returns), whose clock carries its earlier life.
         cpu = first ? Math.min(t.cpuNanos(), length) : t.cpuNanos() > length ? 0 : t.cpuNanos();
       }
-      LiveThread.Block block = lockBlock(t);
-      boolean stuck = block != null && block.equals(lastLockBlock.get(t.id()));
+      LiveThread.Block block = lockBlock(t, byId, length);
+      Seen seen = lastLockBlock.get(t.id());
+      boolean inIt = block != null && seen != null && block.equals(seen.block());
       if (block != null) {
-        lockBlocks.put(t.id(), block);
+        lockBlocks.put(t.id(), inIt ? seen : new Seen(block, endNanos));
       }
       long[] classes =
-          stuck
-              ? stuckSplit(length, Math.max(0, cpu), t.id())
+          inIt
+              ? stuckSplit(length, Math.max(0, cpu), t.id(), seen, startNanos, endNanos)
               : split(length, Math.max(0, cpu), t.id());
       groups
           .computeIfAbsent(ThreadGroups.normalise(t.name()), Group::new)
@@ -299,11 +339,16 @@ public final class ThreadActivity {
     lastCpu.putAll(cpuNow);
     lastLockBlock.clear();
     lastLockBlock.putAll(lockBlocks);
-    // What was counted of a stuck block waits for the block's report a few closes, not longer: a
-    // report that never comes (a thread that ended, events off) must not cut a later one.
-    stuckCounted
+    // What was counted of a stuck block waits for the block's report a while, not longer: a report
+    // that never comes (a thread that ended, events off) must not cut a later one.
+    long wait = Math.max(STUCK_REPORT_WAIT_NANOS, 3 * length);
+    stuck
         .entrySet()
-        .removeIf(e -> !cpuNow.containsKey(e.getKey()) || ++e.getValue()[1] > STUCK_REPORT_CLOSES);
+        .removeIf(
+            e -> {
+              e.getValue().removeIf(b -> endNanos - b.lastSeenAt > wait);
+              return e.getValue().isEmpty() || !cpuNow.containsKey(e.getKey());
+            });
     offCpu.clear();
     carriedIn.clear();
     for (Map.Entry<Long, long[]> e : carried.entrySet()) {
@@ -325,28 +370,49 @@ public final class ThreadActivity {
     return encode(groups);
   }
 
-  /** The lock block thread {@code t} is in, or null (none, or stuck locks not counted). */
-  private LiveThread.Block lockBlock(LiveThread t) {
+  /**
+   * The lock block thread {@code t} is in, or null: none, stuck locks not counted, a lock class not
+   * taken for a lock, or a holder that sits runnable without using CPU ({@code live} by id: in a
+   * blocking native call, such as the JDK's accept, whose waiters queue on its lock while idle).
+   */
+  private LiveThread.Block lockBlock(LiveThread t, Map<Long, LiveThread> live, long length) {
     LiveThread.Block b = t.block();
-    if (lockClasses == null || b == null) {
+    if (lockClasses == null
+        || b == null
+        || !(b.monitor() || (b.lockClass() != null && lockClasses.test(b.lockClass())))) {
       return null;
     }
-    return b.monitor() || (b.lockClass() != null && lockClasses.test(b.lockClass())) ? b : null;
+    LiveThread owner = live.get(b.ownerId());
+    Long ownerBefore = lastCpu.get(b.ownerId());
+    if (owner != null && owner.runnable() && owner.cpuNanos() >= 0 && ownerBefore != null) {
+      long used = owner.cpuNanos() - ownerBefore;
+      if (used < Math.max(1_000_000, length / 100)) {
+        return null; // the holder waits in native code: its waiters wait for that, not a lock
+      }
+    }
+    return b;
   }
 
   /**
-   * The classes of a thread that spent the interval in one lock block: its off-CPU time is sync,
-   * counted for the block's report to subtract. Reports and carried time of its own are from before
-   * the block (delivered late) and are dropped, as time that did not fit.
+   * The classes of a thread that spent the interval {@code [start, end)} in one lock block, seen
+   * first as {@code seen}: its off-CPU time is sync, counted for the block's report to subtract.
+   * Reports and carried time of its own are from before the block (delivered late) and are dropped,
+   * as time that did not fit.
    */
-  private long[] stuckSplit(long wall, long cpuNanos, long threadId) {
+  private long[] stuckSplit(
+      long wall, long cpuNanos, long threadId, Seen seen, long start, long end) {
     long[] c = new long[CLASSES];
     long cpu = Math.min(cpuNanos, wall);
     c[COMPUTE] = cpu;
     c[SYNC] = wall - cpu;
-    long[] counted = stuckCounted.computeIfAbsent(threadId, k -> new long[2]);
-    counted[0] += c[SYNC];
-    counted[1] = -1; // seen stuck at this close: the closes since count from the next one
+    List<Stuck> counted = stuck.computeIfAbsent(threadId, k -> new ArrayList<>(1));
+    Stuck b = counted.isEmpty() ? null : counted.get(counted.size() - 1);
+    if (b == null || !b.block.equals(seen.block()) || b.firstSeenAt != seen.at()) {
+      b = new Stuck(seen.block(), seen.at(), start);
+      counted.add(b);
+    }
+    b.counted += c[SYNC];
+    b.lastSeenAt = end;
     return c;
   }
 

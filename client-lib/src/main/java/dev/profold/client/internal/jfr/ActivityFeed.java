@@ -36,7 +36,7 @@ final class ActivityFeed {
       return;
     }
     if (e.durationNanos() > 0 && !EventMapper.waitingForWork(e.frames())) {
-      activity.offCpu(o.threadId(), o.kind(), e.durationNanos());
+      activity.offCpu(o.threadId(), o.kind(), e.durationNanos(), e.startEpochNanos());
     }
   }
 }

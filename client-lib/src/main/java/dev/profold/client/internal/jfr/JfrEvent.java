@@ -24,6 +24,7 @@ import java.util.List;
  *     jdk.ThreadStart}, -1 when unknown); 0 otherwise
  * @param osThreadId the OS thread id of the thread {@code threadId} names, or -1 when unknown (no
  *     thread, a virtual thread)
+ * @param startEpochNanos when the event began, nanoseconds since the epoch, or -1 when unknown
  */
 public record JfrEvent(
     String type,
@@ -35,7 +36,8 @@ public record JfrEvent(
     long durationNanos,
     String detail,
     long amount,
-    long osThreadId) {
+    long osThreadId,
+    long startEpochNanos) {
   public JfrEvent {
     frames = List.copyOf(frames);
   }

@@ -1,7 +1,6 @@
 package dev.profold.client.internal.jfr;
 
 import com.sun.management.HotSpotDiagnosticMXBean;
-import dev.profold.client.Kind;
 import dev.profold.client.internal.activity.ThreadActivity;
 import dev.profold.client.internal.record.Recorder;
 import java.lang.System.Logger.Level;
@@ -143,7 +142,9 @@ public final class JfrProfiler implements AutoCloseable {
     JfrProfiler p = new JfrProfiler(recorder, activity, settings, starts, clock, threadsInIo);
     activity.observeIo(p::ioUnobservedNanos);
     // The lock events report a block when it ends; a thread stuck on a lock counts meanwhile.
-    activity.countStuckLocks(lockClass -> EventMapper.parkKind(lockClass) == Kind.SYNC);
+    // Parks count on the owned synchronizers of locks (ReentrantLock's, ReentrantReadWriteLock's:
+    // NonfairSync, FairSync), not on a monitor waited on with Object.wait, whatever its name.
+    activity.countStuckLocks(lockClass -> lockClass.endsWith("Sync"));
     p.thread.start();
     if (settings.cpu() && !exactSampleAttribution()) {
       LOG.log(

@@ -124,7 +124,12 @@ final class RecordedEvents {
         e.getDuration().toNanos(),
         detail,
         amount,
-        thread == null || isVirtual(thread) ? -1 : thread.getOSThreadId());
+        thread == null || isVirtual(thread) ? -1 : thread.getOSThreadId(),
+        epochNanos(e.getStartTime()));
+  }
+
+  private static long epochNanos(java.time.Instant t) {
+    return t.getEpochSecond() * 1_000_000_000L + t.getNano();
   }
 
   /** The frame name of {@code m} ({@link EventMapper#frameName}), cached. */

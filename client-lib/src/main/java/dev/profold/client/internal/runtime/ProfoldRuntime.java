@@ -468,6 +468,9 @@ public final class ProfoldRuntime {
     }
   }
 
+  /** Why the last {@link #await} that returned false did, when it did not simply time out. */
+  private volatile String lastWaitFailure;
+
   /** How {@link #sendLastAndAwait} ended. */
   private enum Outcome {
     /** Every delta was acknowledged. */
@@ -487,6 +490,7 @@ public final class ProfoldRuntime {
    * @throws RejectedExecutionException once the flush thread is shut down
    */
   private Outcome sendLastAndAwait(Deadline deadline, boolean shutdownTasks) {
+    lastWaitFailure = null;
     Future<?> tasks = shutdownTasks ? flusher.submit(this::runShutdownTasks) : null;
     Future<?> interval = flusher.submit(this::flushInterval);
     if ((tasks != null && !await("shutdown tasks", tasks, deadline))
@@ -508,9 +512,12 @@ public final class ProfoldRuntime {
     long unacknowledged = exporter.unacknowledged();
     String why = exporter.stats().lastError().map(e -> "; the last export error: " + e).orElse("");
     if (outcome == Outcome.INTERVAL_LATE) {
-      return "Profold: the last interval was not sent: the shutdown's bound of "
-          + bound
-          + " ms ran out before it was ready; what it recorded is lost"
+      String failure = lastWaitFailure;
+      return "Profold: the last interval was not sent: "
+          + (failure != null
+              ? failure
+              : "the shutdown's bound of " + bound + " ms ran out before it was ready")
+          + "; what it recorded is lost"
           + (unacknowledged == 0
               ? ""
               : ", and so are "
@@ -549,8 +556,13 @@ public final class ProfoldRuntime {
       return true;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+      lastWaitFailure = "interrupted while waiting for the " + step;
       return false;
-    } catch (ExecutionException | TimeoutException e) {
+    } catch (ExecutionException e) {
+      lastWaitFailure = "the " + step + " failed: " + e.getCause();
+      return false;
+    } catch (TimeoutException e) {
+      lastWaitFailure = null; // late, not failed
       return false;
     }
   }
@@ -623,6 +635,18 @@ public final class ProfoldRuntime {
    * @param timeout the limit of the whole wait; one too long for nanoseconds means no limit
    */
   public void shutdown(Duration timeout) {
+    shutdown(timeout, true);
+  }
+
+  /**
+   * Stops at once without sending the last interval or saying it was not sent: for a runtime whose
+   * start is given up (the JVM began to shut down meanwhile), which recorded nothing worth a word.
+   */
+  public void discard() {
+    shutdown(Duration.ZERO, false);
+  }
+
+  private void shutdown(Duration timeout, boolean sayLoss) {
     if (current == this) {
       current = null;
     }
@@ -638,7 +662,7 @@ public final class ProfoldRuntime {
       if (outcome == Outcome.INTERVAL_LATE) {
         exporter.expectLateSubmit(); // the interval may be in the making: its loss is said here
       }
-      if (outcome != Outcome.DONE) {
+      if (outcome != Outcome.DONE && sayLoss) {
         ShutdownLog.warn(LOG, shutdownLoss(outcome, nanoClock.getAsLong() - began, timeout));
       }
     } catch (RejectedExecutionException e) {

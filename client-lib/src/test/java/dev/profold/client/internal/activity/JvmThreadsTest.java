@@ -77,6 +77,51 @@ class JvmThreadsTest {
     }
   }
 
+  /**
+   * The JDK's blocking accept holds a lock while it waits, so of two idle acceptors on one server
+   * socket the second parks on that lock for as long as no client comes: idle, not a lock held up.
+   */
+  @Test
+  void idleAcceptorsQueuedOnTheJdksAcceptLockAreNotCountedStuck() throws Exception {
+    try (java.net.ServerSocket server =
+        new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+      List<Thread> acceptors = new java.util.ArrayList<>();
+      for (int k = 1; k <= 2; k++) {
+        Thread t =
+            new Thread(
+                () -> {
+                  try {
+                    server.accept().close();
+                  } catch (java.io.IOException e) {
+                    // the server socket closed: the test is over
+                  }
+                },
+                "acceptor-" + k);
+        acceptors.add(t);
+        t.start();
+      }
+      while (acceptors.stream().noneMatch(t -> t.getState() == Thread.State.WAITING)) {
+        Thread.sleep(1); // a poll tick: the second acceptor is on its way to the lock
+      }
+      ThreadActivity activity = new ThreadActivity(new JvmThreads());
+      activity.countStuckLocks(c -> c.endsWith("Sync"));
+      long s = 1_000_000_000L;
+      activity.close(0, 0);
+      activity.close(0, 10 * s);
+      long sync =
+          activity.close(10 * s, 20 * s).stream()
+              .filter(g -> g.getThreadGroup().equals("acceptor-*"))
+              .findFirst()
+              .orElseThrow()
+              .getSyncNanos();
+      assertThat(sync).as("before the fix: 10 s of the waiting acceptor's").isZero();
+      server.close();
+      for (Thread t : acceptors) {
+        t.join();
+      }
+    }
+  }
+
   /** The block of the thread named {@code name}, once {@code t} is in {@code state}. */
   private static LiveThread.Block blockOf(JvmThreads jvm, String name, Thread.State state, Thread t)
       throws InterruptedException {

@@ -278,10 +278,15 @@ class ThreadActivityTest {
         .isEqualTo(S / 10);
   }
 
-  /** Thread 1 ({@code stuck}) in a block: a monitor when {@code monitor}, else parked. */
-  private void blocked(boolean monitor, String lockClass, long count, long cpu) {
-    threads.set(
-        new LiveThread(1, "stuck", cpu, new LiveThread.Block(monitor, lockClass, 0x5eed, count)));
+  /** Thread 1 ({@code stuck}) in a block held by thread 99: a monitor when {@code monitor}. */
+  private void blocked(
+      boolean monitor, String lockClass, long count, long cpu, LiveThread... more) {
+    List<LiveThread> all = new ArrayList<>();
+    all.add(
+        new LiveThread(
+            1, "stuck", cpu, new LiveThread.Block(monitor, lockClass, 0x5eed, count, 99), false));
+    all.addAll(List.of(more));
+    threads.set(all.toArray(new LiveThread[0]));
   }
 
   @Test
@@ -289,14 +294,14 @@ class ThreadActivityTest {
     activity.countStuckLocks(c -> c.endsWith("Sync"));
     threads.set(new LiveThread(1, "stuck", 0));
     activity.close(0, 0);
-    blocked(true, "java.lang.Object", 3, 0); // from some time in the first interval on
+    blocked(true, "java.lang.Object", 3, 0); // from 8 s on
     ThreadGroupActivity firstSeen = group(activity.close(0, 10 * S), "stuck");
     assertThat(firstSeen.getSyncNanos()).as("since when, is not known yet").isZero();
     assertThat(group(activity.close(10 * S, 20 * S), "stuck").getSyncNanos()).isEqualTo(10 * S);
     assertThat(group(activity.close(20 * S, 30 * S), "stuck").getSyncNanos()).isEqualTo(10 * S);
-    // the lock is released 3 s into the next interval; the block's event says 25 s
+    // released at 33 s: the block's event began at 8 s and says 25 s
     threads.set(new LiveThread(1, "stuck", S));
-    activity.offCpu(1, Kind.SYNC, 25 * S);
+    activity.offCpu(1, Kind.SYNC, 25 * S, 8 * S);
     ThreadGroupActivity released = group(activity.close(30 * S, 40 * S), "stuck");
     assertThat(released.getSyncNanos()).as("25 s, of which 20 s counted already").isEqualTo(5 * S);
     assertThat(released.getComputeNanos()).isEqualTo(S);
@@ -310,10 +315,10 @@ class ThreadActivityTest {
     activity.close(0, 10 * S);
     assertThat(group(activity.close(10 * S, 20 * S), "stuck").getSyncNanos()).isEqualTo(10 * S);
 
-    blocked(false, "java.util.concurrent.locks.AbstractQueuedSynchronizer$ConditionObject", 10, 0);
+    blocked(false, "com.example.PoolLock", 10, 0); // Object.wait on a monitor named like a lock
     activity.close(20 * S, 30 * S);
     ThreadGroupActivity waiting = group(activity.close(30 * S, 40 * S), "stuck");
-    assertThat(waiting.getSyncNanos()).as("a condition is no lock").isZero();
+    assertThat(waiting.getSyncNanos()).as("not an owned synchronizer").isZero();
     assertThat(waiting.getIdleNanos()).isEqualTo(10 * S);
   }
 
@@ -330,25 +335,56 @@ class ThreadActivityTest {
     assertThat(group(activity.close(20 * S, 30 * S), "stuck").getSyncNanos()).isZero();
   }
 
+  /**
+   * The JDK's blocking accept holds a lock while it waits for a connection, so a second acceptor
+   * parks on it for as long as the server is idle: not a lock held up, as its holder is runnable in
+   * native code without using CPU. A holder that computes, or waits itself, makes it stuck.
+   */
   @Test
-  void aShorterSyncReportIsAnotherBlockAndACountedBlockWhoseReportNeverComesIsForgotten() {
+  void aBlockBehindAHolderRunnableWithoutCpuIsNotStuck() {
     activity.countStuckLocks(c -> true);
-    blocked(true, "java.lang.Object", 3, 0);
+    String sync = "java.util.concurrent.locks.ReentrantLock$NonfairSync";
+    blocked(false, sync, 3, 0, new LiveThread(99, "acceptor-1", S, null, true));
     activity.close(0, 0);
     activity.close(0, 10 * S);
+    blocked(false, sync, 3, 0, new LiveThread(99, "acceptor-1", S, null, true));
+    assertThat(group(activity.close(10 * S, 20 * S), "stuck").getSyncNanos())
+        .as("the holder sits in accept (before the fix: 10 s)")
+        .isZero();
+    blocked(false, sync, 3, 0, new LiveThread(99, "acceptor-1", 9 * S, null, true));
+    assertThat(group(activity.close(20 * S, 30 * S), "stuck").getSyncNanos())
+        .as("the holder computes under the lock: a lock block, first seen")
+        .isZero();
+    blocked(false, sync, 3, 0, new LiveThread(99, "acceptor-1", 17 * S, null, true));
+    assertThat(group(activity.close(30 * S, 40 * S), "stuck").getSyncNanos())
+        .as("the holder computes under the lock")
+        .isEqualTo(10 * S);
+    blocked(false, sync, 3, 0, new LiveThread(99, "acceptor-1", 17 * S, null, false));
+    assertThat(group(activity.close(40 * S, 50 * S), "stuck").getSyncNanos())
+        .as("the holder waits, with the lock held")
+        .isEqualTo(10 * S);
+  }
+
+  @Test
+  void onlyTheBlocksOwnReportSubtractsAndAtMostItself() {
+    activity.countStuckLocks(c -> true);
+    threads.set(new LiveThread(1, "stuck", 0));
+    activity.close(0, 0);
+    blocked(true, "java.lang.Object", 3, 0); // from 5 s on
+    activity.close(0, 10 * S);
     activity.close(10 * S, 20 * S); // 10 s counted
-    activity.offCpu(1, Kind.SYNC, S / 100); // an earlier block's event, delivered late
+    // an earlier block's event (1 s to 1.5 s), delivered late: not this block's report
+    activity.offCpu(1, Kind.SYNC, S / 2, S);
     assertThat(group(activity.close(20 * S, 30 * S), "stuck").getSyncNanos())
         .as("stuck all along: the interval is sync, the late report dropped")
         .isEqualTo(10 * S);
     threads.set(new LiveThread(1, "stuck", 0));
-    for (int i = 3; i < 8; i++) { // released; its report never comes (its event was off)
-      activity.close(i * 10 * S, (i + 1) * 10 * S);
-    }
-    activity.offCpu(1, Kind.SYNC, 25 * S); // a later block: counted whole, not less the 20 s
-    assertThat(group(activity.close(80 * S, 90 * S), "stuck").getSyncNanos())
-        .as("10 s fit (5 s if the 20 s counted before were still subtracted), the rest carried")
-        .isEqualTo(10 * S);
+    // its own report, shorter than what was counted (the looks came late): subtracts itself only
+    activity.offCpu(1, Kind.SYNC, 19 * S, 6 * S);
+    assertThat(group(activity.close(30 * S, 40 * S), "stuck").getSyncNanos()).isZero();
+    // a later block, after the counted one's report came: counted whole
+    activity.offCpu(1, Kind.SYNC, 4 * S, 41 * S);
+    assertThat(group(activity.close(40 * S, 50 * S), "stuck").getSyncNanos()).isEqualTo(4 * S);
   }
 
   @Test

@@ -27,6 +27,7 @@ class ActivityFeedTest {
             nanos,
             detail,
             amount,
+            -1,
             -1);
     feed.accept(e, mapper.map(e));
   }
@@ -85,6 +86,7 @@ class ActivityFeedTest {
               0,
               null,
               0,
+              -1,
               -1);
       f.accept(e, mapper.map(e));
     }

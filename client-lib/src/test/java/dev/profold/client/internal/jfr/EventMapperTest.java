@@ -12,7 +12,7 @@ class EventMapperTest {
 
   private static JfrEvent event(String type, long nanos, String detail, String... innermostFirst) {
     return new JfrEvent(
-        type, 12, "http-exec-3", false, List.of(innermostFirst), false, nanos, detail, 0, -1);
+        type, 12, "http-exec-3", false, List.of(innermostFirst), false, nanos, detail, 0, -1, -1);
   }
 
   @Test
@@ -237,6 +237,7 @@ class EventMapperTest {
         0,
         null,
         startedId,
+        -1,
         -1);
   }
 
@@ -342,6 +343,7 @@ class EventMapperTest {
             0,
             null,
             0,
+            -1,
             -1);
     assertThat(mapper.map(cut).path()).containsExactly(EventMapper.TRUNCATED, "A.a", "A.b");
     assertThat(mapper.map(event(EventMapper.MONITOR_ENTER, 50_000_000, null)).path())
@@ -361,6 +363,7 @@ class EventMapperTest {
             90_000_000,
             "G1New",
             3_000_000,
+            -1,
             -1);
     Observation o = mapper.map(gc);
     assertThat(o.kind()).isEqualTo(Kind.RUNTIME);
@@ -394,6 +397,7 @@ class EventMapperTest {
             0,
             null,
             4096,
+            -1,
             -1);
     Observation o = mapper.map(a);
     assertThat(o.bytes()).isTrue();
@@ -420,6 +424,7 @@ class EventMapperTest {
             0,
             null,
             0,
+            -1,
             -1);
     assertThat(mapper.map(own)).isNull();
     JfrEvent noThread =
@@ -433,6 +438,7 @@ class EventMapperTest {
             50_000_000,
             null,
             0,
+            -1,
             -1);
     assertThat(mapper.map(noThread)).isNull();
   }
