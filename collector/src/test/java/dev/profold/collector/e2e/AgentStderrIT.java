@@ -96,6 +96,36 @@ class AgentStderrIT {
     app.kill();
   }
 
+  /**
+   * A collector whose host name does not resolve: the agent says so in its own words, once, and the
+   * relocated gRPC does not add a stack trace at every retry (before: 15 warnings of 14 lines each
+   * in a minute).
+   */
+  @Test
+  void anUnresolvableCollectorIsSaidOnceWithoutStackTraces() throws Exception {
+    AgentApp app =
+        AgentApp.start(
+            PlantedContention.class,
+            "service=probe,interval=1s,max.backoff=1s,endpoint=no-such-host.invalid:7763",
+            "planted contention running");
+    try {
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      while (System.nanoTime() < deadline && !app.stderr().contains("stream failed")) {
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(250)); // a poll tick
+      }
+      // a few more attempts (1 s apart at most): each used to log its stack trace
+      LockSupport.parkNanos(TimeUnit.SECONDS.toNanos(4));
+      String stderr = app.stderr();
+      assertThat(stderr)
+          .as("the agent names the failure")
+          .contains("the collector at no-such-host.invalid:7763 cannot be reached")
+          .contains("stream failed: UNAVAILABLE");
+      assertThat(stderr).as("no stack trace:%n%s", stderr).doesNotContain("\tat ");
+    } finally {
+      app.kill();
+    }
+  }
+
   /** Runs a planted program with the agent on {@code java} until its deltas arrive: its stderr. */
   private static String runAgent(Path java, String moreOptions, String... jvmOptions)
       throws Exception {

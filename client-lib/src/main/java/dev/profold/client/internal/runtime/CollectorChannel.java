@@ -42,6 +42,13 @@ final class CollectorChannel {
   /** Where the agent jar relocates its dependencies (client-lib's shade configuration). */
   private static final String RELOCATED = "dev.profold.shaded.";
 
+  /**
+   * The relocated gRPC's root logger, kept so its level holds (java.util.logging keeps loggers
+   * weakly); null without relocation or without java.util.logging.
+   */
+  @SuppressWarnings("unused") // held, not read
+  private static final Object RELOCATED_GRPC_LOGGER = quietRelocatedGrpc();
+
   private final ExecutorService executor;
   private final OwnLoop loop; // null without grpc-netty-shaded
   private final ManagedChannel channel;
@@ -71,6 +78,27 @@ final class CollectorChannel {
     }
     this.loop = l;
     this.channel = builder.usePlaintext().executor(executor).offloadExecutor(executor).build();
+  }
+
+  /**
+   * In the agent jar, the relocated gRPC logs every failed attempt to resolve or reach the
+   * collector at WARNING with a stack trace into the application's stderr, again at each retry (a
+   * host name that does not resolve: 237 lines a minute); the exporter says what went wrong itself,
+   * once. So the relocated copy's loggers, which nothing else uses, log SEVERE only. Without
+   * relocation (the library jar, whose gRPC the application may share) nothing is set.
+   */
+  private static Object quietRelocatedGrpc() {
+    String grpc = ManagedChannelBuilder.class.getPackageName();
+    if (!grpc.startsWith(RELOCATED)) {
+      return null;
+    }
+    try {
+      java.util.logging.Logger l = java.util.logging.Logger.getLogger(grpc);
+      l.setLevel(java.util.logging.Level.SEVERE);
+      return l;
+    } catch (LinkageError | SecurityException e) {
+      return null;
+    }
   }
 
   ManagedChannel channel() {
