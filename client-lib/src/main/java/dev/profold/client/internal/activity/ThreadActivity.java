@@ -53,7 +53,7 @@ import java.util.function.Predicate;
  * using CPU (in a blocking native call: the JDK's own accept and receive hold a lock while they
  * wait, and idle acceptors queue behind it). What was counted for a block is subtracted from the
  * block's own report when it ends ({@link #offCpu}: the sync report that began before the block was
- * first seen and ended after its counting began), so the block counts once; its first, partial
+ * first seen and lasted until it was last seen), so the block counts once; its first, partial
  * interval is counted then, from that report.
  *
  * <p>A thread first seen at an interval's end counts from the interval's start (its age is not
@@ -115,14 +115,23 @@ public final class ThreadActivity {
   private static final class Stuck {
     final LiveThread.Block block;
     final long firstSeenAt; // the close that first found the thread in it
-    final long countedFrom; // the close from which on its time was counted
+    final long slack; // how much later than a close its look at the threads may come
     long lastSeenAt; // the last close that found it
     long counted; // sync counted for it
 
-    Stuck(LiveThread.Block block, long firstSeenAt, long countedFrom) {
+    Stuck(LiveThread.Block block, long firstSeenAt, long slack) {
       this.block = block;
       this.firstSeenAt = firstSeenAt;
-      this.countedFrom = countedFrom;
+      this.slack = slack;
+    }
+
+    /**
+     * Whether a sync report that began at {@code start} and lasted {@code nanos} is this block's:
+     * it began before the look that first found the thread in it (a close's look comes a little
+     * after the close's time) and lasted at least until the last close that still found it.
+     */
+    boolean reportedBy(long start, long nanos) {
+      return start <= firstSeenAt + slack && start + nanos >= lastSeenAt;
     }
   }
 
@@ -146,7 +155,7 @@ public final class ThreadActivity {
   /**
    * {@link #offCpu(long, Kind, long)} for a block that began at {@code startEpochNanos} (-1:
    * unknown). A sync block that began before a counted stuck block of the thread was first seen and
-   * ended after its counting began is that block's report: what was counted is subtracted.
+   * lasted until it was last seen is that block's report: what was counted is subtracted.
    */
   public synchronized void offCpu(long threadId, Kind kind, long nanos, long startEpochNanos) {
     if (kind == Kind.SYNC && startEpochNanos >= 0) {
@@ -154,7 +163,7 @@ public final class ThreadActivity {
       if (counted != null) {
         for (java.util.Iterator<Stuck> it = counted.iterator(); it.hasNext(); ) {
           Stuck b = it.next();
-          if (startEpochNanos <= b.firstSeenAt && startEpochNanos + nanos >= b.countedFrom) {
+          if (b.reportedBy(startEpochNanos, nanos)) {
             nanos -= Math.min(nanos, b.counted);
             it.remove();
             break;
@@ -408,7 +417,7 @@ public final class ThreadActivity {
     List<Stuck> counted = stuck.computeIfAbsent(threadId, k -> new ArrayList<>(1));
     Stuck b = counted.isEmpty() ? null : counted.get(counted.size() - 1);
     if (b == null || !b.block.equals(seen.block()) || b.firstSeenAt != seen.at()) {
-      b = new Stuck(seen.block(), seen.at(), start);
+      b = new Stuck(seen.block(), seen.at(), (end - start) / 2);
       counted.add(b);
     }
     b.counted += c[SYNC];

@@ -379,8 +379,9 @@ class ThreadActivityTest {
         .as("stuck all along: the interval is sync, the late report dropped")
         .isEqualTo(10 * S);
     threads.set(new LiveThread(1, "stuck", 0));
-    // its own report, shorter than what was counted (the looks came late): subtracts itself only
-    activity.offCpu(1, Kind.SYNC, 19 * S, 6 * S);
+    // its own report, shorter than what was counted (it began after the first close's time,
+    // before its look at the threads, which comes a little later): subtracts itself only
+    activity.offCpu(1, Kind.SYNC, 19 * S, 11_500_000_000L);
     assertThat(group(activity.close(30 * S, 40 * S), "stuck").getSyncNanos()).isZero();
     // a later block, after the counted one's report came: counted whole
     activity.offCpu(1, Kind.SYNC, 4 * S, 41 * S);
