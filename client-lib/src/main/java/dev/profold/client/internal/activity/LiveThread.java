@@ -25,8 +25,23 @@ public record LiveThread(long id, String name, long cpuNanos, Block block, boole
    * @param lockIdentity the identity hash code of the monitor or blocker
    * @param count the thread's blocks of that sort so far ({@code ThreadInfo#getBlockedCount} for
    *     monitors, {@code getWaitedCount} for parks)
-   * @param ownerId the id of the thread that holds the lock
+   * @param ownerId the id of the thread that holds the lock; not part of the block's identity (a
+   *     lock passed from holder to holder while the thread waits is still the same block)
    */
   public record Block(
-      boolean monitor, String lockClass, int lockIdentity, long count, long ownerId) {}
+      boolean monitor, String lockClass, int lockIdentity, long count, long ownerId) {
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Block b
+          && monitor == b.monitor
+          && lockIdentity == b.lockIdentity
+          && count == b.count
+          && java.util.Objects.equals(lockClass, b.lockClass);
+    }
+
+    @Override
+    public int hashCode() {
+      return java.util.Objects.hash(monitor, lockClass, lockIdentity, count);
+    }
+  }
 }

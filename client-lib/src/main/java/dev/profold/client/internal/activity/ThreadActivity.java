@@ -131,7 +131,7 @@ public final class ThreadActivity {
      * after the close's time) and lasted at least until the last close that still found it.
      */
     boolean reportedBy(long start, long nanos) {
-      return start <= firstSeenAt + slack && start + nanos >= lastSeenAt;
+      return start <= firstSeenAt + slack && start + nanos >= lastSeenAt - slack;
     }
   }
 
@@ -161,14 +161,17 @@ public final class ThreadActivity {
     if (kind == Kind.SYNC && startEpochNanos >= 0) {
       List<Stuck> counted = stuck.get(threadId);
       if (counted != null) {
+        // Every piece of the block it covers (its counting can restart, when a look found the
+        // holder idle in native code), at most the report's own length in all.
+        long subtract = 0;
         for (java.util.Iterator<Stuck> it = counted.iterator(); it.hasNext(); ) {
           Stuck b = it.next();
           if (b.reportedBy(startEpochNanos, nanos)) {
-            nanos -= Math.min(nanos, b.counted);
+            subtract += b.counted;
             it.remove();
-            break;
           }
         }
+        nanos -= Math.min(nanos, subtract);
       }
     }
     if (nanos <= 0 || kind == Kind.COMPUTE) {
@@ -333,7 +336,7 @@ public final class ThreadActivity {
       LiveThread.Block block = lockBlock(t, byId, length);
       Seen seen = lastLockBlock.get(t.id());
       boolean inIt = block != null && seen != null && block.equals(seen.block());
-      if (block != null) {
+      if (block != null && length > 0) { // not at a baseline, whose time is not a look's
         lockBlocks.put(t.id(), inIt ? seen : new Seen(block, endNanos));
       }
       long[] classes =

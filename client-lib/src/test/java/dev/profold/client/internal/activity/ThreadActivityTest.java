@@ -388,6 +388,66 @@ class ThreadActivityTest {
     assertThat(group(activity.close(40 * S, 50 * S), "stuck").getSyncNanos()).isEqualTo(4 * S);
   }
 
+  /** Sync of thread 1's group over closes every 10 s from {@code from} to {@code to}. */
+  private long syncOverCloses(long from, long to, Runnable beforeEach) {
+    long sync = 0;
+    for (long t = from; t < to; t += 10 * S) {
+      beforeEach.run();
+      sync += group(activity.close(t, t + 10 * S), "stuck").getSyncNanos();
+    }
+    return sync;
+  }
+
+  /**
+   * As in production, with times since the epoch and a baseline at start: a thread already stuck
+   * then is first seen at the first real close (a baseline's time is no look's), and its report,
+   * which began before the start, is still matched.
+   */
+  @Test
+  void aThreadStuckBeforeTheStartCountsOnceWithEpochTimes() {
+    long t0 = 1_700_000_000L * S;
+    activity.countStuckLocks(c -> true);
+    blocked(true, "java.lang.Object", 3, 0); // since t0 - 1 s
+    activity.baseline();
+    long sync =
+        group(activity.close(t0, t0 + 10 * S), "stuck").getSyncNanos()
+            + group(activity.close(t0 + 10 * S, t0 + 20 * S), "stuck").getSyncNanos();
+    threads.set(new LiveThread(1, "stuck", 0)); // released at t0 + 26 s: its report, 27 s
+    activity.offCpu(1, Kind.SYNC, 27 * S, t0 - S);
+    sync += syncOverCloses(t0 + 20 * S, t0 + 50 * S, () -> {});
+    assertThat(sync).as("before the fix: 57 s").isEqualTo(27 * S);
+  }
+
+  /** A lock passed from holder to holder while the thread waits on: still the same block. */
+  @Test
+  void aBlockWhoseHolderChangesIsOneBlockAndCountsOnce() {
+    activity.countStuckLocks(c -> true);
+    threads.set(new LiveThread(1, "stuck", 0));
+    activity.close(0, 0);
+    long[] closes = {0};
+    long sync =
+        syncOverCloses(
+            0,
+            40 * S,
+            () -> {
+              long owner = closes[0]++ < 2 ? 99 : 98;
+              threads.set(
+                  new LiveThread(
+                      1,
+                      "stuck",
+                      0,
+                      new LiveThread.Block(true, "java.lang.Object", 7, 3, owner),
+                      false));
+            });
+    assertThat(sync)
+        .as("counted from the second close on, the holder's change aside")
+        .isEqualTo(30 * S);
+    threads.set(new LiveThread(1, "stuck", 0)); // released at 43 s; its report: from 3 s, 40 s
+    activity.offCpu(1, Kind.SYNC, 40 * S, 3 * S);
+    sync += syncOverCloses(40 * S, 70 * S, () -> {});
+    assertThat(sync).as("before the fix: 40 s + 30 s split in two counts").isEqualTo(40 * S);
+  }
+
   @Test
   void afterABaselineTheFirstCloseCountsOnlyTheCpuTimeSpentSinceIt() {
     threads.set(new LiveThread(1, "old", 100 * S));
