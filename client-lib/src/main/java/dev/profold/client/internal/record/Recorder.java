@@ -18,9 +18,9 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Predicate;
@@ -55,7 +55,7 @@ public final class Recorder {
   private final ConcurrentLinkedQueue<ThreadState> threads = new ConcurrentLinkedQueue<>();
   private final ThreadLocal<ThreadState> state = ThreadLocal.withInitial(this::register);
   private final Map<Misuse, LongAdder> misuse = new EnumMap<>(Misuse.class);
-  private final Map<Misuse, AtomicBoolean> logged = new EnumMap<>(Misuse.class);
+  private final Map<Misuse, Set<String>> logged = new EnumMap<>(Misuse.class); // topics logged
   private final Map<Misuse, Long> reportedMisuse = new EnumMap<>(Misuse.class); // takeMisuseCounts
   private final AtomicLong dropped = new AtomicLong();
   private final AtomicLong collections = new AtomicLong();
@@ -119,7 +119,7 @@ public final class Recorder {
     this.timeMetric = encoder.measurement(TIME, ValueType.VALUE_TYPE_DOUBLE, "seconds");
     for (Misuse m : Misuse.values()) {
       misuse.put(m, new LongAdder());
-      logged.put(m, new AtomicBoolean());
+      logged.put(m, ConcurrentHashMap.newKeySet());
     }
   }
 
@@ -247,6 +247,7 @@ public final class Recorder {
         || Integer.compareUnsigned(name.length() - 1, MAX_REGION_NAME) >= 0) {
       misuse(
           Misuse.BAD_ARGUMENT,
+          "region",
           "region(name, kind) needs a name of 1.."
               + MAX_REGION_NAME
               + " characters and a kind; got "
@@ -267,10 +268,17 @@ public final class Recorder {
 
   /** Opens a scoped string attribute on the calling thread. */
   public Scope with(String key, String value) {
+    if (value == null) {
+      misuse(
+          Misuse.BAD_ARGUMENT,
+          "null value",
+          "attribute \"" + key + "\" was given a null value; it was recorded as \"null\"");
+    }
     String v = String.valueOf(value);
     if (v.length() > MAX_ATTRIBUTE_VALUE) {
       misuse(
           Misuse.BAD_ARGUMENT,
+          "long value",
           "attribute \""
               + key
               + "\" got a value of "
@@ -306,6 +314,7 @@ public final class Recorder {
     if (measurementName == null || measurementUnit == null) {
       misuse(
           Misuse.BAD_ARGUMENT,
+          "measurement",
           "a measurement needs a name and a unit (\"\" for none); got name "
               + (measurementName == null ? "null" : "\"" + name + "\"")
               + " and unit "
@@ -366,6 +375,7 @@ public final class Recorder {
       String renamed = valid + "_";
       misuse(
           Misuse.BAD_ARGUMENT,
+          "own measurement name",
           "\""
               + valid
               + "\" names a measurement of Profold's own ("
@@ -383,6 +393,7 @@ public final class Recorder {
       String renamed = valid.substring(0, Math.min(valid.length(), 127)) + "_";
       misuse(
           Misuse.BAD_ARGUMENT,
+          "per_thread name",
           "\""
               + valid
               + "\" ends in "
@@ -414,7 +425,10 @@ public final class Recorder {
       return;
     }
     if (!Double.isFinite(value)) {
-      misuse(Misuse.BAD_ARGUMENT, "recorded a value that is not a finite number: " + value);
+      misuse(
+          Misuse.BAD_ARGUMENT,
+          "not finite",
+          "recorded a value that is not a finite number: " + value);
       return;
     }
     ThreadState s = state.get();
@@ -425,7 +439,14 @@ public final class Recorder {
   }
 
   private String key(String key) {
-    return validName(key == null ? "null" : key);
+    if (key == null) {
+      misuse(
+          Misuse.BAD_ARGUMENT,
+          "null key",
+          "an attribute was given no key (null); it was recorded under \"null\"");
+      return "null";
+    }
+    return validName(key);
   }
 
   /**
@@ -440,6 +461,7 @@ public final class Recorder {
     String renamed = key + "_";
     misuse(
         Misuse.BAD_ARGUMENT,
+        "reserved key",
         "\""
             + key
             + "\" is a name Profold's own key values use (region, thread, thread.group,"
@@ -488,6 +510,7 @@ public final class Recorder {
     }
     misuse(
         Misuse.BAD_ARGUMENT,
+        "invalid name",
         "\""
             + name
             + "\" is not a valid attribute name ([a-zA-Z_][a-zA-Z0-9_.]*, at most 128"
@@ -649,8 +672,17 @@ public final class Recorder {
   }
 
   void misuse(Misuse kind, String message) {
+    misuse(kind, "", message);
+  }
+
+  /**
+   * Counts a misuse of {@code kind} and logs {@code message} the first time this {@code topic} (a
+   * constant naming the problem, for kinds that cover several: {@code bad_argument}) is met.
+   */
+  void misuse(Misuse kind, String topic, String message) {
     misuse.get(kind).increment();
-    if (logged.get(kind).compareAndSet(false, true)) {
+    Set<String> topics = logged.get(kind);
+    if (!topics.contains(topic) && topics.add(topic)) {
       LOG.log(Level.WARNING, "Profold: " + message + " (logged once; counted)");
     }
   }
