@@ -266,6 +266,38 @@ public final class Recorder {
     return state.get().enterRegion(name, kind);
   }
 
+  /**
+   * The type each attribute key was first used with in the process, for {@link
+   * #checkAttributeType}.
+   */
+  private final ConcurrentHashMap<String, ValueType> attributeTypes = new ConcurrentHashMap<>();
+
+  /** Attribute keys whose first type is kept; further keys are checked per thread only. */
+  private static final int MAX_TYPED_KEYS = 4096;
+
+  /**
+   * Counts a change of type of attribute {@code key} between threads: the first use of a key on a
+   * thread is checked against the type the process first used it with (a thread's own changes are
+   * checked by its cache). Called at a thread's first use of the key, not at every scope.
+   */
+  void checkAttributeType(String key, ValueType type) {
+    ValueType first = attributeTypes.get(key);
+    if (first == null && attributeTypes.size() < MAX_TYPED_KEYS) {
+      first = attributeTypes.putIfAbsent(key, type);
+    }
+    if (first != null && first != type) {
+      misuse(
+          Misuse.ATTRIBUTE_TYPE_CHANGE,
+          "attribute \""
+              + key
+              + "\" was "
+              + first
+              + " on another thread and is now "
+              + type
+              + " (recorded under the new type)");
+    }
+  }
+
   /** Opens a scoped string attribute on the calling thread. */
   public Scope with(String key, String value) {
     if (value == null) {

@@ -275,6 +275,7 @@ final class ThreadState {
     }
     AttributeCache cache = attributeEvents.get(key);
     if (cache == null) {
+      recorder.checkAttributeType(key, type);
       cache = new AttributeCache(type, recorder.attributeName(key));
       if (attributeEvents.size() < MAX_ATTRIBUTE_KEYS) {
         attributeEvents.put(key, cache);

@@ -586,6 +586,21 @@ class RecorderTest {
   }
 
   @Test
+  void anAttributeKeyUsedWithAnotherTypeOnAnotherThreadIsCounted() throws Exception {
+    recorder.with("tenant", "acme").close();
+    Thread other = new Thread(() -> recorder.with("tenant", 42L).close(), "other");
+    other.start();
+    other.join();
+    assertThat(recorder.misuseCounts())
+        .as("before: not counted, the check was per thread")
+        .containsEntry("attribute_type_change", 1L);
+    Thread same = new Thread(() -> recorder.with("tenant", "globex").close(), "same");
+    same.start();
+    same.join();
+    assertThat(recorder.misuseCounts()).containsEntry("attribute_type_change", 1L);
+  }
+
+  @Test
   void anEmptyOrNullRegionNameIsCountedAndRecordedUnderANameThatSaysSo() {
     recorder.region("", Kind.WAIT).close();
     recorder.region(null, Kind.WAIT).close();
