@@ -404,39 +404,38 @@ public final class Recorder {
   private String measurementName(String name) {
     String valid = validName(name);
     if (valid.equals(TIME) || valid.equals(ALLOCATION)) {
-      String renamed = valid + "_";
-      misuse(
-          Misuse.BAD_ARGUMENT,
+      return renamed(
+          valid,
           "own measurement name",
-          "\""
-              + valid
-              + "\" names a measurement of Profold's own ("
+          "names a measurement of Profold's own ("
               + TIME
               + ": the regions' durations; "
               + ALLOCATION
-              + ": the agent's allocated bytes), which the values would be merged into; it was"
-              + " recorded as \""
-              + renamed
-              + "\"");
-      return renamed;
+              + ": the agent's allocated bytes), which the values would be merged into");
     }
     if (valid.endsWith(EntryEncoder.PER_THREAD_SUFFIX)) {
-      // cut first if need be: a name may have 128 characters at most
-      String renamed = valid.substring(0, Math.min(valid.length(), 127)) + "_";
-      misuse(
-          Misuse.BAD_ARGUMENT,
+      return renamed(
+          valid,
           "per_thread name",
-          "\""
-              + valid
-              + "\" ends in "
+          "ends in "
               + EntryEncoder.PER_THREAD_SUFFIX
-              + ", which names the distribution across threads Profold adds for each measurement;"
-              + " it was recorded as \""
-              + renamed
-              + "\"");
-      return renamed;
+              + ", which names the distribution across threads Profold adds for each"
+              + " measurement");
     }
     return valid;
+  }
+
+  /**
+   * {@code valid} with an underscore appended (cut first if need be: a name has 128 characters at
+   * most), counted as misuse under {@code topic}, with {@code why} the name could not be kept.
+   */
+  private String renamed(String valid, String topic, String why) {
+    String renamed = valid.substring(0, Math.min(valid.length(), 127)) + "_";
+    misuse(
+        Misuse.BAD_ARGUMENT,
+        topic,
+        "\"" + valid + "\" " + why + "; it was recorded as \"" + renamed + "\"");
+    return renamed;
   }
 
   /** The measurement of every region's duration, in seconds. */

@@ -455,7 +455,7 @@ public final class ProfoldRuntime {
   public boolean flush(Duration timeout) {
     try {
       long lostBefore = deltasLost();
-      return sendLastAndAwait(Deadline.after(timeout, nanoClock), false) == Outcome.DONE
+      return sendLastAndAwait(Deadline.after(timeout, nanoClock), false).outcome() == Outcome.DONE
           && deltasLost() == lostBefore;
     } catch (RejectedExecutionException e) {
       return false; // shut down
@@ -468,9 +468,6 @@ public final class ProfoldRuntime {
     }
   }
 
-  /** Why the last {@link #await} that returned false did, when it did not simply time out. */
-  private volatile String lastWaitFailure;
-
   /** How {@link #sendLastAndAwait} ended. */
   private enum Outcome {
     /** Every delta was acknowledged. */
@@ -482,6 +479,18 @@ public final class ProfoldRuntime {
   }
 
   /**
+   * How {@link #sendLastAndAwait} ended, and why the last interval was not sent when it failed or
+   * was interrupted rather than ran out of time (null otherwise).
+   */
+  private record Sent(Outcome outcome, String failure) {}
+
+  /** How {@link #await} ended: done, or not, and why when not for want of time (else null). */
+  private record Waited(boolean done, String failure) {
+    static final Waited DONE = new Waited(true, null);
+    static final Waited LATE = new Waited(false, null);
+  }
+
+  /**
    * On the flush thread, runs the shutdown tasks if {@code shutdownTasks}, then flushes the
    * interval; waits for both and then for every delta's ack, each wait getting what the earlier
    * ones left of {@code deadline}. An interval not flushed in time is cancelled if it has not
@@ -489,30 +498,32 @@ public final class ProfoldRuntime {
    *
    * @throws RejectedExecutionException once the flush thread is shut down
    */
-  private Outcome sendLastAndAwait(Deadline deadline, boolean shutdownTasks) {
-    lastWaitFailure = null;
+  private Sent sendLastAndAwait(Deadline deadline, boolean shutdownTasks) {
     Future<?> tasks = shutdownTasks ? flusher.submit(this::runShutdownTasks) : null;
     Future<?> interval = flusher.submit(this::flushInterval);
-    if ((tasks != null && !await("shutdown tasks", tasks, deadline))
-        || !await("interval", interval, deadline)) {
+    Waited w = tasks == null ? Waited.DONE : await("shutdown tasks", tasks, deadline);
+    if (w.done()) {
+      w = await("interval", interval, deadline);
+    }
+    if (!w.done()) {
       interval.cancel(false);
-      return Outcome.INTERVAL_LATE;
+      return new Sent(Outcome.INTERVAL_LATE, w.failure());
     }
     Duration budget = deadline.remaining();
     waits.waiting("acks", budget);
     // At shutdown an unreachable collector is tried once more, and then not waited for.
     boolean acked = shutdownTasks ? exporter.flushLast(budget) : exporter.flush(budget);
-    return acked ? Outcome.DONE : Outcome.ACKS_LATE;
+    return new Sent(acked ? Outcome.DONE : Outcome.ACKS_LATE, null);
   }
 
   /** What a shutdown that did not end with every delta acknowledged lost, and why. */
-  private String shutdownLoss(Outcome outcome, long tookNanos, Duration timeout) {
+  private String shutdownLoss(Sent sent, long tookNanos, Duration timeout) {
     long bound = TimeUnit.NANOSECONDS.toMillis(Durations.saturatedNanos(timeout));
     long took = TimeUnit.NANOSECONDS.toMillis(Math.max(0, tookNanos));
     long unacknowledged = exporter.unacknowledged();
     String why = exporter.stats().lastError().map(e -> "; the last export error: " + e).orElse("");
-    if (outcome == Outcome.INTERVAL_LATE) {
-      String failure = lastWaitFailure;
+    if (sent.outcome() == Outcome.INTERVAL_LATE) {
+      String failure = sent.failure();
       return "Profold: the last interval was not sent: "
           + (failure != null
               ? failure
@@ -547,23 +558,20 @@ public final class ProfoldRuntime {
     return n;
   }
 
-  /** Waits for {@code work} at most what is left of {@code deadline}; true if it completed. */
-  private boolean await(String step, Future<?> work, Deadline deadline) {
+  /** Waits for {@code work} at most what is left of {@code deadline}. */
+  private Waited await(String step, Future<?> work, Deadline deadline) {
     Duration budget = deadline.remaining();
     waits.waiting(step, budget);
     try {
       work.get(budget.toNanos(), TimeUnit.NANOSECONDS);
-      return true;
+      return Waited.DONE;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      lastWaitFailure = "interrupted while waiting for the " + step;
-      return false;
+      return new Waited(false, "interrupted while waiting for the " + step);
     } catch (ExecutionException e) {
-      lastWaitFailure = "the " + step + " failed: " + e.getCause();
-      return false;
+      return new Waited(false, "the " + step + " failed: " + e.getCause());
     } catch (TimeoutException e) {
-      lastWaitFailure = null; // late, not failed
-      return false;
+      return Waited.LATE;
     }
   }
 
@@ -658,12 +666,12 @@ public final class ProfoldRuntime {
         }
       }
       long began = nanoClock.getAsLong();
-      Outcome outcome = sendLastAndAwait(Deadline.after(timeout, nanoClock), true);
-      if (outcome == Outcome.INTERVAL_LATE) {
+      Sent sent = sendLastAndAwait(Deadline.after(timeout, nanoClock), true);
+      if (sent.outcome() == Outcome.INTERVAL_LATE) {
         exporter.expectLateSubmit(); // the interval may be in the making: its loss is said here
       }
-      if (outcome != Outcome.DONE && sayLoss) {
-        ShutdownLog.warn(LOG, shutdownLoss(outcome, nanoClock.getAsLong() - began, timeout));
+      if (sent.outcome() != Outcome.DONE && sayLoss) {
+        ShutdownLog.warn(LOG, shutdownLoss(sent, nanoClock.getAsLong() - began, timeout));
       }
     } catch (RejectedExecutionException e) {
       // shut down already

@@ -677,30 +677,7 @@ class ExporterTest extends InProcessExporterTest {
 
   /** The WARNING messages the exporters log while {@code body} runs. */
   private static List<String> warningsDuring(Runnable body) {
-    java.util.logging.Logger jul = java.util.logging.Logger.getLogger(Exporter.class.getName());
-    List<String> out = new java.util.concurrent.CopyOnWriteArrayList<>();
-    java.util.logging.Handler h =
-        new java.util.logging.Handler() {
-          @Override
-          public void publish(java.util.logging.LogRecord r) {
-            if (r.getLevel().intValue() >= java.util.logging.Level.WARNING.intValue()) {
-              out.add(r.getMessage());
-            }
-          }
-
-          @Override
-          public void flush() {}
-
-          @Override
-          public void close() {}
-        };
-    jul.addHandler(h);
-    try {
-      body.run();
-    } finally {
-      jul.removeHandler(h);
-    }
-    return out;
+    return dev.profold.client.internal.LogCapture.warnings(Exporter.class.getName(), body);
   }
 
   @Test

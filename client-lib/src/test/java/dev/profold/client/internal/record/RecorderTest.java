@@ -550,31 +550,16 @@ class RecorderTest {
 
   @Test
   void eachKindOfBadArgumentIsLoggedOnceAndNullKeysAndValuesAreCounted() {
-    List<String> warnings = new java.util.concurrent.CopyOnWriteArrayList<>();
-    java.util.logging.Logger jul = java.util.logging.Logger.getLogger("dev.profold.client");
-    java.util.logging.Handler h =
-        new java.util.logging.Handler() {
-          @Override
-          public void publish(java.util.logging.LogRecord r) {
-            warnings.add(r.getMessage());
-          }
-
-          @Override
-          public void flush() {}
-
-          @Override
-          public void close() {}
-        };
-    jul.addHandler(h);
-    try {
-      recorder.region(null, Kind.WAIT).close();
-      recorder.region(null, Kind.WAIT).close();
-      recorder.record(recorder.metric("x", ""), Double.NaN);
-      recorder.with(null, "v").close();
-      recorder.with("k", (String) null).close();
-    } finally {
-      jul.removeHandler(h);
-    }
+    List<String> warnings =
+        dev.profold.client.internal.LogCapture.warnings(
+            "dev.profold.client",
+            () -> {
+              recorder.region(null, Kind.WAIT).close();
+              recorder.region(null, Kind.WAIT).close();
+              recorder.record(recorder.metric("x", ""), Double.NaN);
+              recorder.with(null, "v").close();
+              recorder.with("k", (String) null).close();
+            });
     assertThat(recorder.misuseCounts()).containsEntry("bad_argument", 5L);
     assertThat(warnings)
         .as("one line per problem, not one for the first only (before: 1 line; nulls uncounted)")

@@ -142,29 +142,9 @@ class ProfoldRuntimeFlushTest {
           () -> {
             throw new IllegalStateException("planted");
           };
-      List<String> warnings = new java.util.concurrent.CopyOnWriteArrayList<>();
-      java.util.logging.Logger jul = java.util.logging.Logger.getLogger("dev.profold.client");
-      java.util.logging.Handler h =
-          new java.util.logging.Handler() {
-            @Override
-            public void publish(java.util.logging.LogRecord rec) {
-              if (rec.getLevel() == java.util.logging.Level.WARNING) {
-                warnings.add(rec.getMessage());
-              }
-            }
-
-            @Override
-            public void flush() {}
-
-            @Override
-            public void close() {}
-          };
-      jul.addHandler(h);
-      try {
-        r.shutdown(Duration.ofSeconds(30));
-      } finally {
-        jul.removeHandler(h);
-      }
+      List<String> warnings =
+          dev.profold.client.internal.LogCapture.warnings(
+              "dev.profold.client", () -> r.shutdown(Duration.ofSeconds(30)));
       assertThat(warnings)
           .as("before the fix: 'the shutdown's bound of 30000 ms ran out'")
           .anyMatch(
