@@ -274,6 +274,16 @@ public class ClientHotPathBenchmark {
     regionPairOnce();
   }
 
+  /**
+   * An asynchronous region opened and closed (here on the same thread; any thread may close it):
+   * the region's look-up, a handle allocated, the context's word pinned and unpinned, two nanoTime
+   * calls and one value. Its peer is {@link #micrometerSample}.
+   */
+  @Benchmark
+  public void asyncRegionPair(ProfoldState s) {
+    Profold.asyncRegion(REGION, Kind.IO).close();
+  }
+
   /** A scoped string attribute, opened and closed (records nothing). */
   @Benchmark
   @SuppressWarnings("try")
@@ -431,6 +441,16 @@ public class ClientHotPathBenchmark {
   @Threads(4)
   public void micrometerTimer4Threads(MicrometerState s) {
     s.timer.record(s.nanos, TimeUnit.NANOSECONDS);
+  }
+
+  /**
+   * Micrometer's timing that may end on another thread: {@code Timer.start(registry)} (a sample
+   * allocated, the registry's clock read) then {@code sample.stop(timer)}; the peer of {@link
+   * #asyncRegionPair}.
+   */
+  @Benchmark
+  public long micrometerSample(MicrometerState s) {
+    return Timer.start(s.registry).stop(s.timer);
   }
 
   /** Prometheus client_java {@code labelValues(..).observe(..)}. */

@@ -123,6 +123,23 @@ public final class Profold {
     return r == null ? NOOP : r.recorder().region(name, kind);
   }
 
+  /**
+   * Opens a region of {@code kind} named {@code name} that any thread may close, once: for work an
+   * event loop starts and another thread or a callback completes. It records into the calling
+   * thread's current context (its region path, with {@code name} appended, and its scoped
+   * attributes) but stays off the thread's stack, so what the thread opens next does not nest under
+   * it. Each call allocates a small handle; see {@link AsyncRegion}.
+   *
+   * <pre>{@code
+   * AsyncRegion r = Profold.asyncRegion("backend.call", Kind.WAIT);
+   * client.call(request).whenComplete((reply, error) -> r.close());
+   * }</pre>
+   */
+  public static AsyncRegion asyncRegion(String name, Kind kind) {
+    ProfoldRuntime r = runtime;
+    return r == null ? NOOP : r.recorder().asyncRegion(name, kind);
+  }
+
   /** Scopes a string attribute on the calling thread until the scope closes. */
   public static Scope with(String key, String value) {
     ProfoldRuntime r = runtime;
@@ -204,7 +221,7 @@ public final class Profold {
   }
 
   /** The handle returned while Profold is not started. */
-  private static final class Noop implements Region, Scope {
+  private static final class Noop implements AsyncRegion, Scope {
     @Override
     public void close() {}
   }

@@ -4,6 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.profold.client.internal.ChildJvm;
 import dev.profold.client.internal.runtime.AckingCollector;
+import dev.profold.proto.v1.AttributeValue;
+import dev.profold.proto.v1.Delta;
+import dev.profold.proto.v1.Entry;
+import dev.profold.proto.v1.Measurement;
+import dev.profold.proto.v1.PathNode;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -120,6 +128,81 @@ class ProfoldTest {
   /** Runs a class {@code name} whose main method is {@code body}, returning what it printed. */
   private static String runMain(String name, String... body) throws Exception {
     return ChildJvm.run(ChildJvm.current(), name, 50, body);
+  }
+
+  @Test
+  void beforeStartAnAsyncRegionIsANoOpAnyThreadMayClose() throws Exception {
+    AsyncRegion r = Profold.asyncRegion("call", Kind.WAIT);
+    Thread t = new Thread(r::close);
+    t.start();
+    t.join();
+    r.close(); // twice, on another thread: still nothing
+    assertThat(Profold.isStarted()).isFalse();
+  }
+
+  @Test
+  void anAsyncRegionClosedOnAnotherThreadArrivesUnderItsPathAndTheClosingThread() throws Exception {
+    collector = new AckingCollector();
+    assertThat(
+            Profold.start(
+                ProfoldConfig.builder()
+                    .endpoint(collector.endpoint())
+                    .interval(java.time.Duration.ofHours(1))
+                    .threadAggregation(ThreadAggregation.NONE)
+                    .build()))
+        .isTrue();
+    AsyncRegion[] call = new AsyncRegion[1];
+    Thread loop =
+        new Thread(
+            () -> {
+              try (Region r = Profold.region("channel.read", Kind.COMPUTE)) {
+                call[0] = Profold.asyncRegion("backend.call", Kind.WAIT);
+                Profold.region("write", Kind.IO).close();
+              }
+            },
+            "event-loop-1");
+    loop.start();
+    loop.join();
+    Thread callback = new Thread(() -> call[0].close(), "callback-7");
+    callback.start();
+    callback.join();
+    assertThat(Profold.flush(java.time.Duration.ofSeconds(30))).isTrue();
+
+    Map<String, Long> byPathAndThread = new TreeMap<>();
+    Map<Integer, String> strings = new HashMap<>();
+    Map<Integer, PathNode> nodes = new HashMap<>();
+    Map<Integer, String> attributes = new HashMap<>();
+    for (Delta d : collector.received()) {
+      strings.putAll(d.getDictionary().getStringsMap());
+      d.getDictionary().getPathNodesList().forEach(n -> nodes.put(n.getId(), n));
+      d.getDictionary().getAttributesList().forEach(a -> attributes.put(a.getId(), a.getName()));
+      for (Entry e : d.getEntriesList()) {
+        String path = "";
+        String thread = "";
+        for (AttributeValue v : e.getKeyList()) {
+          if (v.hasPathNodeId()) {
+            for (int n = v.getPathNodeId(); n != 0; n = nodes.get(n).getParentId()) {
+              String name = strings.get(nodes.get(n).getNameId());
+              path = path.isEmpty() ? name : name + "/" + path;
+            }
+          } else if (attributes.get(v.getAttributeId()).equals("thread")) {
+            thread = strings.get(v.getStringId());
+          }
+        }
+        for (Measurement m : e.getMeasurementsList()) {
+          String name = attributes.get(m.getAttributeId());
+          if (!name.endsWith(".per_thread")) {
+            byPathAndThread.merge(
+                name + " of " + path + " on " + thread, m.getState().getCount(), Long::sum);
+          }
+        }
+      }
+    }
+    assertThat(byPathAndThread)
+        .containsOnly(
+            Map.entry("time of channel.read on event-loop-1", 1L),
+            Map.entry("time of channel.read/write on event-loop-1", 1L),
+            Map.entry("latency of channel.read/backend.call on callback-7", 1L));
   }
 
   @Test

@@ -2,6 +2,7 @@ package dev.profold.collector.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.profold.client.AsyncRegion;
 import dev.profold.client.Kind;
 import dev.profold.client.Measure;
 import dev.profold.client.Profold;
@@ -116,6 +117,42 @@ class ProfoldClientEndToEndTest {
             .matcher(metrics);
     assertThat(cpu.find()).as("client CPU series").isTrue();
     assertThat(Double.parseDouble(cpu.group(1))).isPositive();
+  }
+
+  @Test
+  void asyncRegionsClosedOnAnotherPoolArriveAsLatenciesUnderTheirPath() throws Exception {
+    start(ProfoldConfig.builder());
+    java.util.concurrent.ExecutorService callbacks =
+        java.util.concurrent.Executors.newFixedThreadPool(2);
+    List<java.util.concurrent.Future<?>> done = new ArrayList<>();
+    Thread loop =
+        new Thread(
+            () -> {
+              for (int i = 0; i < 50; i++) {
+                try (Region r = Profold.region("serve", Kind.COMPUTE)) {
+                  AsyncRegion call = Profold.asyncRegion("backend.call", Kind.WAIT);
+                  done.add(callbacks.submit(call::close));
+                }
+              }
+            },
+            "event-loop-1");
+    loop.start();
+    loop.join();
+    for (java.util.concurrent.Future<?> f : done) {
+      f.get(20, TimeUnit.SECONDS);
+    }
+    callbacks.shutdown();
+    assertThat(Profold.flush(Duration.ofSeconds(20))).as("flushed and acknowledged").isTrue();
+
+    String metrics = server.meters().scrape();
+    String serve = "{instance=\"client-1\",kind=\"compute\",path=\"serve\",service=\"e2e\"}";
+    String call =
+        "{instance=\"client-1\",kind=\"wait\",path=\"serve/backend.call\",service=\"e2e\"}";
+    assertThat(metrics)
+        .contains("profold_region_time_seconds_count" + serve + " 50\n")
+        .contains("profold_region_latency_seconds_count" + call + " 50\n")
+        .doesNotContain("profold_region_time_seconds_count" + call)
+        .doesNotContain("profold_client_misuse_total");
   }
 
   /**

@@ -49,9 +49,10 @@ import java.util.TreeMap;
  * uses any more with them. Asking at half, not when nearly full, leaves room for what the holders
  * intern before they answer. A context is never freed while it was used in the collection just
  * taken, while one of its descendants is kept, or while an {@link IdHolder} pins it (see there for
- * the protocol that makes reusing an id safe). A freed context that is needed again is simply
- * interned again, under a new or reused id; what it records keeps its key, as the key is computed
- * from the path and attributes, not from the id.
+ * the protocol that makes reusing an id safe), or an asynchronous region is open in it or closed
+ * too recently for its value to have been taken ({@link AsyncPins}). A freed context that is needed
+ * again is simply interned again, under a new or reused id; what it records keeps its key, as the
+ * key is computed from the path and attributes, not from the id.
  */
 final class ContextTable implements ContextView {
   /** A value of a scoped attribute; one of the typed fields is meaningful. */
@@ -94,6 +95,10 @@ final class ContextTable implements ContextView {
   private final Map<Kind, Integer> overflowEvent = new EnumMap<>(Kind.class);
   private final Map<Kind, Integer> overflowContext = new EnumMap<>(Kind.class); // once created
   private final List<IdHolder> holders = new ArrayList<>();
+
+  /** The contexts open asynchronous regions keep (see {@link AsyncPins}). */
+  final AsyncPins asyncPins = new AsyncPins();
+
   private long collection; // the current collection, from beginCollection
   private long canonicalIn = -1; // the collection canonicalOf and firstWithKey are for
   private final Map<Integer, Integer> canonicalOf = new HashMap<>();
@@ -304,6 +309,7 @@ final class ContextTable implements ContextView {
   /** Starts a collection: called before the threads' tables are swapped. */
   synchronized void beginCollection() {
     collection++;
+    asyncPins.beginCollection(collection);
   }
 
   /**
@@ -473,6 +479,11 @@ final class ContextTable implements ContextView {
         if (pins != null) {
           pins.forEach((c, v) -> keepWithAncestors(keep, (int) c));
         }
+      }
+    }
+    for (int c = 1; c < size; c++) {
+      if (occupied(c) && asyncPins.keeps(c, collection)) {
+        keepWithAncestors(keep, c);
       }
     }
     for (int c = 1; c < size; c++) {

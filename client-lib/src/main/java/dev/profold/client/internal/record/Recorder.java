@@ -1,5 +1,6 @@
 package dev.profold.client.internal.record;
 
+import dev.profold.client.AsyncRegion;
 import dev.profold.client.Kind;
 import dev.profold.client.Region;
 import dev.profold.client.Scope;
@@ -245,25 +246,81 @@ public final class Recorder {
     if (name == null
         || kind == null
         || Integer.compareUnsigned(name.length() - 1, MAX_REGION_NAME) >= 0) {
-      misuse(
-          Misuse.BAD_ARGUMENT,
-          "region",
-          "region(name, kind) needs a name of 1.."
-              + MAX_REGION_NAME
-              + " characters and a kind; got "
-              + (name == null ? "null" : name.length() + " characters")
-              + " and "
-              + kind
-              + " (recorded as \"null\", \"empty\" or the name cut, and COMPUTE)");
-      name =
-          name == null
-              ? "null"
-              : name.isEmpty()
-                  ? "empty"
-                  : name.substring(0, Math.min(name.length(), MAX_REGION_NAME));
+      name = badRegion(name, kind);
       kind = kind == null ? Kind.COMPUTE : kind;
     }
     return state.get().enterRegion(name, kind);
+  }
+
+  /** The id of {@link #LATENCY}, defined at the first asynchronous region. */
+  private volatile int latencyMetric = NO_METRIC;
+
+  /**
+   * Opens an asynchronous region (see {@link AsyncRegion}) in the calling thread's current context.
+   * Allocates its handle; the context stays pinned against ageing until the handle is closed.
+   */
+  public AsyncRegion asyncRegion(String name, Kind kind) {
+    if (name == null
+        || kind == null
+        || Integer.compareUnsigned(name.length() - 1, MAX_REGION_NAME) >= 0) {
+      name = badRegion(name, kind);
+      kind = kind == null ? Kind.COMPUTE : kind;
+    }
+    int metric = latencyMetric;
+    if (metric == NO_METRIC) {
+      metric = ownMetric(LATENCY, "seconds");
+      latencyMetric = metric;
+    }
+    ThreadState s = state.get();
+    int context = s.regionContext(name, kind);
+    contexts.asyncPins.pin(context); // while the thread's own holder still pins it
+    AsyncFrame f = new AsyncFrame(this, context, metric, System.nanoTime());
+    if (s.pool != null) {
+      s.giveBackIfDone(); // taken for this open alone
+    }
+    return f;
+  }
+
+  /**
+   * Closes {@code f} on the calling thread: records its duration in that thread's table, then lets
+   * its context age again; a second close is counted.
+   */
+  void closeAsync(AsyncFrame f) {
+    long now = System.nanoTime();
+    if (!f.markClosed()) {
+      misuse(
+          Misuse.CLOSED_TWICE,
+          "async",
+          "an asynchronous region was closed twice; the first close was recorded");
+      return;
+    }
+    ThreadState s = state.get();
+    // Clocks of two CPUs may differ slightly: a negative duration is recorded as 0.
+    s.record(f.context, f.metric, Math.max(0, now - f.start) * 1e-9);
+    contexts.asyncPins.unpin(f.context); // after the write: see AsyncPins
+    if (s.pool != null) {
+      s.giveBackIfDone();
+    }
+  }
+
+  /**
+   * Counts a region opened with a null kind or a name that is null, empty or too long, and returns
+   * the name to record it under.
+   */
+  private String badRegion(String name, Kind kind) {
+    misuse(
+        Misuse.BAD_ARGUMENT,
+        "region",
+        "region(name, kind) needs a name of 1.."
+            + MAX_REGION_NAME
+            + " characters and a kind; got "
+            + (name == null ? "null" : name.length() + " characters")
+            + " and "
+            + kind
+            + " (recorded as \"null\", \"empty\" or the name cut, and COMPUTE)");
+    return name == null
+        ? "null"
+        : name.isEmpty() ? "empty" : name.substring(0, Math.min(name.length(), MAX_REGION_NAME));
   }
 
   /**
@@ -397,19 +454,21 @@ public final class Recorder {
 
   /**
    * {@code name} made valid, not one of Profold's own measurements ({@link #TIME}, {@link
-   * #ALLOCATION}), and not one ending in {@link EntryEncoder#PER_THREAD_SUFFIX}: that is the
-   * companion measurement SET adds for each measurement. The user's values would be merged into
-   * those; such names get an underscore appended, counted as misuse.
+   * #LATENCY}, {@link #ALLOCATION}), and not one ending in {@link EntryEncoder#PER_THREAD_SUFFIX}:
+   * that is the companion measurement SET adds for each measurement. The user's values would be
+   * merged into those; such names get an underscore appended, counted as misuse.
    */
   private String measurementName(String name) {
     String valid = validName(name);
-    if (valid.equals(TIME) || valid.equals(ALLOCATION)) {
+    if (valid.equals(TIME) || valid.equals(LATENCY) || valid.equals(ALLOCATION)) {
       return renamed(
           valid,
           "own measurement name",
           "names a measurement of Profold's own ("
               + TIME
               + ": the regions' durations; "
+              + LATENCY
+              + ": the asynchronous regions' durations; "
               + ALLOCATION
               + ": the agent's allocated bytes), which the values would be merged into");
     }
@@ -440,6 +499,13 @@ public final class Recorder {
 
   /** The measurement of every region's duration, in seconds. */
   public static final String TIME = "time";
+
+  /**
+   * The measurement of asynchronous regions' durations, in seconds: not {@link #TIME}, which is
+   * thread time (a thread's regions never overlap), while one thread may have many asynchronous
+   * regions open at once.
+   */
+  public static final String LATENCY = "latency";
 
   /** The agent's measurement of allocated bytes. */
   public static final String ALLOCATION = "allocation";
@@ -699,7 +765,7 @@ public final class Recorder {
     for (ThreadState s : threads) {
       cells += s.cells();
     }
-    return cells * 1_500 + (long) contexts.size() * 64;
+    return cells * 1_500 + (long) contexts.size() * 64 + contexts.asyncPins.bytesHeld();
   }
 
   void misuse(Misuse kind, String message) {

@@ -248,6 +248,32 @@ final class ThreadState {
     if (cachedName[h] == regionName && cachedKind[h] == kind && cachedParent[h] == current) {
       return pushChild(cachedChild[h], true);
     }
+    return pushChild(regionChildMiss(h, regionName, kind), true);
+  }
+
+  /**
+   * The context a region {@code regionName} of {@code kind} opened now would record into, without
+   * opening it (for an asynchronous region, which is not on this thread's stack). The id is pinned
+   * by this thread's holder until the thread next opens or closes something.
+   */
+  @SuppressWarnings("ReferenceEquality") // as in enterRegion
+  int regionContext(String regionName, Kind kind) {
+    if (attention != 0) {
+      attend();
+    }
+    int h = (regionName.hashCode() * 31 + current) & (REGION_CACHE - 1);
+    if (cachedName[h] == regionName && cachedKind[h] == kind && cachedParent[h] == current) {
+      return cachedChild[h];
+    }
+    return regionChildMiss(h, regionName, kind);
+  }
+
+  /**
+   * The child of the current context by entering region {@code regionName} of {@code kind}, looked
+   * up in the thread's caches or the shared table, and cached in probe slot {@code h} when it may
+   * be.
+   */
+  private int regionChildMiss(int h, String regionName, Kind kind) {
     Map<String, Integer> cache = regionEvents.get(kind);
     Integer ev = cache.get(regionName);
     if (ev == null) {
@@ -263,7 +289,7 @@ final class ThreadState {
       cachedParent[h] = current;
       cachedChild[h] = child;
     }
-    return pushChild(child, true);
+    return child;
   }
 
   Scope enterScope(String key, ValueType type, String text, long bits) {

@@ -8,10 +8,6 @@ import dev.profold.client.Scope;
 import dev.profold.client.internal.export.DeltaEncoder;
 import dev.profold.client.internal.threads.Cell;
 import dev.profold.client.internal.threads.ThreadSnapshot;
-import dev.profold.proto.v1.AttributeValue;
-import dev.profold.proto.v1.Dictionary;
-import dev.profold.proto.v1.Entry;
-import dev.profold.proto.v1.PathNode;
 import dev.profold.proto.v1.SourceIdentity;
 import dev.profold.proto.v1.ValueType;
 import java.util.ArrayList;
@@ -51,29 +47,7 @@ class ContextAgeingTest {
 
   /** The key of {@code context}, as text: {@code path a/b} then {@code name=value}s in order. */
   private String key(int context) {
-    Entry.Builder e = Entry.newBuilder();
-    recorder.contexts().addKey(context, e);
-    Dictionary d = encoder.definitions();
-    Map<Integer, PathNode> nodes = new HashMap<>();
-    d.getPathNodesList().forEach(n -> nodes.put(n.getId(), n));
-    Map<Integer, String> names = new HashMap<>();
-    d.getAttributesList().forEach(a -> names.put(a.getId(), a.getName()));
-    List<String> parts = new ArrayList<>();
-    for (AttributeValue v : e.getKeyList()) {
-      if (v.hasPathNodeId()) {
-        String p = "";
-        for (int node = v.getPathNodeId(); node != 0; node = nodes.get(node).getParentId()) {
-          String name = d.getStringsMap().get(nodes.get(node).getNameId());
-          p = p.isEmpty() ? name : name + "/" + p;
-        }
-        parts.add(p);
-      } else if (v.hasStringId()) {
-        parts.add(names.get(v.getAttributeId()) + "=" + d.getStringsMap().get(v.getStringId()));
-      } else {
-        parts.add(names.get(v.getAttributeId()) + "=" + v.getIntValue());
-      }
-    }
-    return String.join(" ", parts);
+    return ContextKeys.key(recorder, encoder, context);
   }
 
   /** Collects and returns the counts of the time metric by key, decoded before the next collect. */

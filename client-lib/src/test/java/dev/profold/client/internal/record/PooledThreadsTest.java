@@ -2,6 +2,7 @@ package dev.profold.client.internal.record;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.profold.client.AsyncRegion;
 import dev.profold.client.Kind;
 import dev.profold.client.Region;
 import dev.profold.client.Scope;
@@ -88,6 +89,42 @@ class PooledThreadsTest {
     assertThat(s).allSatisfy(t -> assertThat(t.group()).isEqualTo("virtual"));
     assertThat(s).allSatisfy(t -> assertThat(t.name()).matches("virtual#[1-4]"));
     assertThat(s).allSatisfy(t -> assertThat(t.threadId()).isLessThan(-1));
+    assertThat(recorder.misuseCounts().values()).allMatch(n -> n == 0);
+  }
+
+  @Test
+  void asyncRegionsOpenedAndClosedOnPooledThreadsLeaveNoStateLent() throws Exception {
+    List<AsyncRegion> open = java.util.Collections.synchronizedList(new ArrayList<>());
+    for (int batch = 0; batch < 50; batch++) { // each opens one and closes another's
+      List<Thread> threads = new ArrayList<>();
+      for (int i = 0; i < 4; i++) {
+        threads.add(
+            new Thread(
+                () -> {
+                  AsyncRegion mine = recorder.asyncRegion("call", Kind.WAIT);
+                  AsyncRegion other = open.isEmpty() ? null : open.remove(0);
+                  open.add(mine);
+                  if (other != null) {
+                    other.close();
+                  }
+                },
+                ""));
+      }
+      runAll(threads);
+    }
+    assertThat(recorder.states()).isLessThanOrEqualTo(4);
+    assertThat(recorder.pool(ThreadGroups.VIRTUAL).idleCount()).isEqualTo(recorder.states());
+    int left = open.size();
+    open.forEach(AsyncRegion::close); // the rest on this (platform) thread
+    List<ThreadSnapshot> s = recorder.collect();
+    int latency = recorder.ownMetric(Recorder.LATENCY, "seconds");
+    assertThat(count(s, latency)).isEqualTo(200);
+    long onThisThread =
+        s.stream()
+            .filter(t -> t.threadId() == Thread.currentThread().getId())
+            .mapToLong(t -> count(List.of(t), latency))
+            .sum();
+    assertThat(onThisThread).as("each counted in the thread that closed it").isEqualTo(left);
     assertThat(recorder.misuseCounts().values()).allMatch(n -> n == 0);
   }
 

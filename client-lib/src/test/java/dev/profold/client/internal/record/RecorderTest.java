@@ -543,7 +543,10 @@ class RecorderTest {
     assertThat(encoder.attribute(unitless).getName()).isEqualTo("time_");
     assertThat(encoder.attribute(allocation).getName()).isEqualTo("allocation_");
     assertThat(recorder.ownMetric("allocation", "bytes")).isNotEqualTo(allocation);
-    assertThat(recorder.misuseCounts()).containsEntry("bad_argument", 3L);
+    int latency = recorder.metric("latency", "seconds");
+    assertThat(encoder.attribute(latency).getName()).isEqualTo("latency_");
+    assertThat(recorder.ownMetric(Recorder.LATENCY, "seconds")).isNotEqualTo(latency);
+    assertThat(recorder.misuseCounts()).containsEntry("bad_argument", 4L);
     assertThat(encoder.attribute(recorder.metric("timeout", "seconds")).getName())
         .isEqualTo("timeout");
   }
