@@ -281,7 +281,7 @@ public class ClientHotPathBenchmark {
    */
   @Benchmark
   public void asyncRegionPair(ProfoldState s) {
-    Profold.asyncRegion(REGION, Kind.IO).close();
+    Profold.asyncRegion(REGION, Kind.IO).end();
   }
 
   /** A scoped string attribute, opened and closed (records nothing). */

@@ -7,14 +7,16 @@ package dev.profold.client;
  * <p>Unlike a {@link Region} it is not on its thread's stack: regions and scopes the opening thread
  * enters after it do not nest under it, and it nests under nothing opened later. It records into
  * the context in force where it was opened (the opening thread's region path, with its name
- * appended, and its scoped attributes), once, when closed.
+ * appended, and its scoped attributes), once, when it ends. It is not {@link AutoCloseable} on
+ * purpose: a try-with-resources block would end it where it was opened, not where the work
+ * completes.
  */
-public interface AsyncRegion extends Region {
+public interface AsyncRegion {
   /**
-   * Ends the region and records the time since it was opened, in the thread aggregation of the
-   * calling thread. Any thread may close it, once: a second close is counted as misuse and records
-   * nothing. Never throws, never blocks.
+   * Ends the region and records the time since it was opened (the measurement {@code
+   * async_duration}, seconds), in the thread aggregation of the calling thread. Any thread may end
+   * it, once: a second end is counted as misuse and records nothing; an end after Profold was shut
+   * down records nothing. Never throws.
    */
-  @Override
-  void close();
+  void end();
 }

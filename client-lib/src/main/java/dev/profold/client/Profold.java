@@ -124,7 +124,7 @@ public final class Profold {
   }
 
   /**
-   * Opens a region of {@code kind} named {@code name} that any thread may close, once: for work an
+   * Opens a region of {@code kind} named {@code name} that any thread may end, once: for work an
    * event loop starts and another thread or a callback completes. It records into the calling
    * thread's current context (its region path, with {@code name} appended, and its scoped
    * attributes) but stays off the thread's stack, so what the thread opens next does not nest under
@@ -132,7 +132,7 @@ public final class Profold {
    *
    * <pre>{@code
    * AsyncRegion r = Profold.asyncRegion("backend.call", Kind.WAIT);
-   * client.call(request).whenComplete((reply, error) -> r.close());
+   * client.call(request).whenComplete((reply, error) -> r.end());
    * }</pre>
    */
   public static AsyncRegion asyncRegion(String name, Kind kind) {
@@ -221,8 +221,11 @@ public final class Profold {
   }
 
   /** The handle returned while Profold is not started. */
-  private static final class Noop implements AsyncRegion, Scope {
+  private static final class Noop implements Region, AsyncRegion, Scope {
     @Override
     public void close() {}
+
+    @Override
+    public void end() {}
   }
 }

@@ -131,12 +131,12 @@ class ProfoldTest {
   }
 
   @Test
-  void beforeStartAnAsyncRegionIsANoOpAnyThreadMayClose() throws Exception {
+  void beforeStartAnAsyncRegionIsANoOpAnyThreadMayEnd() throws Exception {
     AsyncRegion r = Profold.asyncRegion("call", Kind.WAIT);
-    Thread t = new Thread(r::close);
+    Thread t = new Thread(r::end);
     t.start();
     t.join();
-    r.close(); // twice, on another thread: still nothing
+    r.end(); // twice, on another thread: still nothing
     assertThat(Profold.isStarted()).isFalse();
   }
 
@@ -163,7 +163,7 @@ class ProfoldTest {
             "event-loop-1");
     loop.start();
     loop.join();
-    Thread callback = new Thread(() -> call[0].close(), "callback-7");
+    Thread callback = new Thread(() -> call[0].end(), "callback-7");
     callback.start();
     callback.join();
     assertThat(Profold.flush(java.time.Duration.ofSeconds(30))).isTrue();
@@ -202,7 +202,7 @@ class ProfoldTest {
         .containsOnly(
             Map.entry("time of channel.read on event-loop-1", 1L),
             Map.entry("time of channel.read/write on event-loop-1", 1L),
-            Map.entry("latency of channel.read/backend.call on callback-7", 1L));
+            Map.entry("async_duration of channel.read/backend.call on callback-7", 1L));
   }
 
   @Test

@@ -131,7 +131,7 @@ class ProfoldClientEndToEndTest {
               for (int i = 0; i < 50; i++) {
                 try (Region r = Profold.region("serve", Kind.COMPUTE)) {
                   AsyncRegion call = Profold.asyncRegion("backend.call", Kind.WAIT);
-                  done.add(callbacks.submit(call::close));
+                  done.add(callbacks.submit(call::end));
                 }
               }
             },
@@ -150,7 +150,7 @@ class ProfoldClientEndToEndTest {
         "{instance=\"client-1\",kind=\"wait\",path=\"serve/backend.call\",service=\"e2e\"}";
     assertThat(metrics)
         .contains("profold_region_time_seconds_count" + serve + " 50\n")
-        .contains("profold_region_latency_seconds_count" + call + " 50\n")
+        .contains("profold_region_async_duration_seconds_count" + call + " 50\n")
         .doesNotContain("profold_region_time_seconds_count" + call)
         .doesNotContain("profold_client_misuse_total");
   }

@@ -6,9 +6,9 @@ import java.lang.invoke.VarHandle;
 
 /**
  * An open asynchronous region: the context it records into (pinned by {@link AsyncPins} until it
- * closes), the measurement ({@link Recorder#LATENCY}) and its start time. Made for each region (it
- * may outlive its thread's stack, so it cannot be a reused {@link Frame}); closed once, by any
- * thread ({@link Recorder#closeAsync}).
+ * closes), the measurement ({@link Recorder#ASYNC_DURATION}) and its start time. Made for each
+ * region (it may outlive its thread's stack, so it cannot be a reused {@link Frame}); closed once,
+ * by any thread ({@link Recorder#closeAsync}).
  */
 final class AsyncFrame implements AsyncRegion {
   private static final VarHandle CLOSED;
@@ -23,7 +23,7 @@ final class AsyncFrame implements AsyncRegion {
 
   final Recorder recorder;
   final int context;
-  final int metric; // the latency measurement
+  final int metric; // the asynchronous regions' duration
   final long start; // System.nanoTime() at open
 
   @SuppressWarnings("unused") // accessed through CLOSED
@@ -42,7 +42,7 @@ final class AsyncFrame implements AsyncRegion {
   }
 
   @Override
-  public void close() {
+  public void end() {
     recorder.closeAsync(this);
   }
 }

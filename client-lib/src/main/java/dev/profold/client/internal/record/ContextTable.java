@@ -99,6 +99,21 @@ final class ContextTable implements ContextView {
   /** The contexts open asynchronous regions keep (see {@link AsyncPins}). */
   final AsyncPins asyncPins = new AsyncPins();
 
+  /** The measurement whose values say nothing of where a thread ran (see {@link #visits}). */
+  private volatile int notVisiting = -1;
+
+  /** Values of {@code metric} do not mean their thread ran in their context ({@link #visits}). */
+  void notVisiting(int metric) {
+    notVisiting = metric;
+  }
+
+  @Override
+  public boolean visits(int metric) {
+    return metric != notVisiting;
+  }
+
+  private boolean loggedAsyncKept;
+
   private long collection; // the current collection, from beginCollection
   private long canonicalIn = -1; // the collection canonicalOf and firstWithKey are for
   private final Map<Integer, Integer> canonicalOf = new HashMap<>();
@@ -481,10 +496,23 @@ final class ContextTable implements ContextView {
         }
       }
     }
+    int keptOpen = 0;
     for (int c = 1; c < size; c++) {
       if (occupied(c) && asyncPins.keeps(c, collection)) {
         keepWithAncestors(keep, c);
+        keptOpen += asyncPins.open(c) > 0 ? 1 : 0;
       }
+    }
+    if (keptOpen > maxContexts / 4 && !loggedAsyncKept) {
+      loggedAsyncKept = true;
+      LOG.log(
+          Level.WARNING,
+          "Profold: {0} of the {1} contexts in use are kept by asynchronous regions still open;"
+              + " a region never ended (AsyncRegion.end() missed, for example on an error path)"
+              + " keeps its context for good, and with an attribute that differs per request they"
+              + " fill the table (logged once)",
+          keptOpen,
+          live);
     }
     for (int c = 1; c < size; c++) {
       if (occupied(c) && lastUsed[c] >= usedSince) {

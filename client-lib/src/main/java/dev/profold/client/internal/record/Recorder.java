@@ -252,8 +252,11 @@ public final class Recorder {
     return state.get().enterRegion(name, kind);
   }
 
-  /** The id of {@link #LATENCY}, defined at the first asynchronous region. */
-  private volatile int latencyMetric = NO_METRIC;
+  /** The id of {@link #ASYNC_DURATION}, defined at the first asynchronous region. */
+  private volatile int asyncMetric = NO_METRIC;
+
+  /** Set once the runtime stopped: a close then records nothing (see {@link #stop}). */
+  private volatile boolean stopped;
 
   /**
    * Opens an asynchronous region (see {@link AsyncRegion}) in the calling thread's current context.
@@ -266,10 +269,11 @@ public final class Recorder {
       name = badRegion(name, kind);
       kind = kind == null ? Kind.COMPUTE : kind;
     }
-    int metric = latencyMetric;
+    int metric = asyncMetric;
     if (metric == NO_METRIC) {
-      metric = ownMetric(LATENCY, "seconds");
-      latencyMetric = metric;
+      metric = ownMetric(ASYNC_DURATION, "seconds");
+      contexts.notVisiting(metric); // before any value of it can be collected
+      asyncMetric = metric;
     }
     ThreadState s = state.get();
     int context = s.regionContext(name, kind);
@@ -287,6 +291,9 @@ public final class Recorder {
    */
   void closeAsync(AsyncFrame f) {
     long now = System.nanoTime();
+    if (stopped) {
+      return; // nothing collects any more; a state made now would only keep this recorder alive
+    }
     if (!f.markClosed()) {
       misuse(
           Misuse.CLOSED_TWICE,
@@ -454,20 +461,21 @@ public final class Recorder {
 
   /**
    * {@code name} made valid, not one of Profold's own measurements ({@link #TIME}, {@link
-   * #LATENCY}, {@link #ALLOCATION}), and not one ending in {@link EntryEncoder#PER_THREAD_SUFFIX}:
-   * that is the companion measurement SET adds for each measurement. The user's values would be
-   * merged into those; such names get an underscore appended, counted as misuse.
+   * #ASYNC_DURATION}, {@link #ALLOCATION}), and not one ending in {@link
+   * EntryEncoder#PER_THREAD_SUFFIX}: that is the companion measurement SET adds for each
+   * measurement. The user's values would be merged into those; such names get an underscore
+   * appended, counted as misuse.
    */
   private String measurementName(String name) {
     String valid = validName(name);
-    if (valid.equals(TIME) || valid.equals(LATENCY) || valid.equals(ALLOCATION)) {
+    if (valid.equals(TIME) || valid.equals(ASYNC_DURATION) || valid.equals(ALLOCATION)) {
       return renamed(
           valid,
           "own measurement name",
           "names a measurement of Profold's own ("
               + TIME
               + ": the regions' durations; "
-              + LATENCY
+              + ASYNC_DURATION
               + ": the asynchronous regions' durations; "
               + ALLOCATION
               + ": the agent's allocated bytes), which the values would be merged into");
@@ -503,9 +511,9 @@ public final class Recorder {
   /**
    * The measurement of asynchronous regions' durations, in seconds: not {@link #TIME}, which is
    * thread time (a thread's regions never overlap), while one thread may have many asynchronous
-   * regions open at once.
+   * regions open at once. A name an application is unlikely to use itself, as it is reserved.
    */
-  public static final String LATENCY = "latency";
+  public static final String ASYNC_DURATION = "async_duration";
 
   /** The agent's measurement of allocated bytes. */
   public static final String ALLOCATION = "allocation";
@@ -757,6 +765,15 @@ public final class Recorder {
   /** The calling thread's state (for tests). */
   ThreadState stateOfCallingThread() {
     return state.get();
+  }
+
+  /**
+   * The runtime stopped: nothing will collect this recorder again. Asynchronous regions closed from
+   * now on record nothing (they were opened before; new ones are not opened, the API having no
+   * runtime any more).
+   */
+  public void stop() {
+    stopped = true;
   }
 
   /** Approximate bytes held by the recording tables (for the client's self-overhead). */

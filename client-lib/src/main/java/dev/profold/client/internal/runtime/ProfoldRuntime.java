@@ -678,6 +678,7 @@ public final class ProfoldRuntime {
     } catch (RuntimeException e) {
       LOG.log(Level.WARNING, "Profold: shutdown failed ({0}); stopping anyway", e.toString());
     } finally {
+      recorder.stop(); // the last interval is taken (or given up): nothing collects again
       runLeftoverShutdownTasks();
       exporter.close();
       flusher.shutdownNow(); // interrupts a shutdown task still running

@@ -13,8 +13,9 @@ import java.util.TreeSet;
  *
  * <p>After Score-P's CALLTREE strategy: two threads share a cluster exactly when, for every call
  * path, both visited it or neither did. Here a context counts as visited when the thread has a cell
- * for it (any metric). Clusters are numbered from 0 in order of their smallest thread id; the
- * number of clusters ({@link ThreadAggregators#clusters}) is itself a result: it says how many
+ * for it (any metric but the durations of asynchronous regions, which the thread that ended them
+ * records wherever they ran). Clusters are numbered from 0 in order of their smallest thread id;
+ * the number of clusters ({@link ThreadAggregators#clusters}) is itself a result: it says how many
  * distinct behaviours the group's threads show.
  */
 final class CalltreeAggregator implements ThreadAggregator {
@@ -25,7 +26,7 @@ final class CalltreeAggregator implements ThreadAggregator {
     Grouping.byGroup(threads)
         .forEach(
             (group, members) -> {
-              List<List<ThreadSnapshot>> clusters = clusters(members);
+              List<List<ThreadSnapshot>> clusters = clusters(members, contexts);
               for (int i = 0; i < clusters.size(); i++) {
                 Grouping.emitMerged(
                     clusters.get(i),
@@ -38,14 +39,17 @@ final class CalltreeAggregator implements ThreadAggregator {
 
   /**
    * The clusters of one group's threads (given sorted by thread id), in order of their smallest
-   * thread id, each cluster's threads in id order.
+   * thread id, each cluster's threads in id order; a cell counts as a visit when {@code contexts}
+   * {@linkplain ContextView#visits says its measurement does}.
    */
-  static List<List<ThreadSnapshot>> clusters(List<ThreadSnapshot> members) {
+  static List<List<ThreadSnapshot>> clusters(List<ThreadSnapshot> members, ContextView contexts) {
     Map<Set<Integer>, List<ThreadSnapshot>> byVisited = new LinkedHashMap<>();
     for (ThreadSnapshot t : members) {
       Set<Integer> visited = new TreeSet<>();
       for (Cell c : t.cells()) {
-        visited.add(c.context());
+        if (contexts.visits(c.metric())) {
+          visited.add(c.context());
+        }
       }
       byVisited.computeIfAbsent(visited, v -> new ArrayList<>()).add(t);
     }

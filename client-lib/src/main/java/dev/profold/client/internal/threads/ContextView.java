@@ -15,4 +15,13 @@ public interface ContextView {
    * encoder's ids) to an entry under construction.
    */
   void addKey(int context, dev.profold.proto.v1.Entry.Builder entry);
+
+  /**
+   * Whether a value of measurement {@code metric} in a thread's table means that the thread ran in
+   * the value's context: not so for the durations of asynchronous regions, which whichever thread
+   * ended them records. CALLTREE compares the contexts threads ran in.
+   */
+  default boolean visits(int metric) {
+    return true;
+  }
 }

@@ -49,6 +49,25 @@ public final class ThreadAggregators {
   private static final ThreadAggregator KEY = new KeyAggregator();
   private static final ThreadAggregator CALLTREE = new CalltreeAggregator();
 
+  /** A view for {@link #clusters(List)}, which asks it nothing but {@link ContextView#visits}. */
+  private static final ContextView EVERY_CELL_VISITS =
+      new ContextView() {
+        @Override
+        public dev.profold.client.Kind kind(int context) {
+          throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public int pathNode(int context) {
+          throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public void addKey(int context, dev.profold.proto.v1.Entry.Builder entry) {
+          throw new UnsupportedOperationException();
+        }
+      };
+
   private ThreadAggregators() {}
 
   /** The aggregator for {@code mode}. */
@@ -79,12 +98,18 @@ public final class ThreadAggregators {
    * of its list; cluster {@code n} is the one whose entries carry {@code thread.cluster -> n}.
    */
   public static SortedMap<String, List<List<Long>>> clusters(List<ThreadSnapshot> threads) {
+    return clusters(threads, EVERY_CELL_VISITS);
+  }
+
+  /** As {@link #clusters(List)}, with visits told apart by {@code contexts}. */
+  public static SortedMap<String, List<List<Long>>> clusters(
+      List<ThreadSnapshot> threads, ContextView contexts) {
     SortedMap<String, List<List<Long>>> out = new TreeMap<>();
     Grouping.byGroup(threads)
         .forEach(
             (group, members) -> {
               List<List<Long>> ids = new ArrayList<>();
-              for (List<ThreadSnapshot> cluster : CalltreeAggregator.clusters(members)) {
+              for (List<ThreadSnapshot> cluster : CalltreeAggregator.clusters(members, contexts)) {
                 ids.add(cluster.stream().map(ThreadSnapshot::threadId).toList());
               }
               out.put(group, List.copyOf(ids));

@@ -6,8 +6,10 @@ import dev.profold.client.AsyncRegion;
 import dev.profold.client.Kind;
 import dev.profold.client.Region;
 import dev.profold.client.Scope;
+import dev.profold.client.internal.LogCapture;
 import dev.profold.client.internal.export.DeltaEncoder;
 import dev.profold.client.internal.threads.Cell;
+import dev.profold.client.internal.threads.ThreadAggregators;
 import dev.profold.client.internal.threads.ThreadSnapshot;
 import dev.profold.proto.v1.SourceIdentity;
 import java.util.ArrayList;
@@ -59,8 +61,8 @@ class AsyncRegionTest {
     return out;
   }
 
-  private int latency() {
-    return recorder.ownMetric(Recorder.LATENCY, "seconds");
+  private int asyncDuration() {
+    return recorder.ownMetric(Recorder.ASYNC_DURATION, "seconds");
   }
 
   private Map<String, Long> counts() {
@@ -91,7 +93,7 @@ class AsyncRegionTest {
                 })
             .get();
     long closing = System.nanoTime();
-    call[0].close();
+    call[0].end();
     long closed = System.nanoTime();
 
     Map<String, Recorded> got = collect();
@@ -104,7 +106,7 @@ class AsyncRegionTest {
     assertThat(async.count()).isEqualTo(1);
     assertThat(async.metric())
         .as("its duration is a latency, not thread time")
-        .isEqualTo(latency())
+        .isEqualTo(asyncDuration())
         .isNotEqualTo(recorder.timeMetric());
     assertThat(async.thread()).isEqualTo(Thread.currentThread().getName()).isNotEqualTo(loopName);
     assertThat(async.seconds())
@@ -113,6 +115,79 @@ class AsyncRegionTest {
     assertThat(got.get("channel.read/write tenant=acme").thread()).isEqualTo(loopName);
     assertThat(got.get("channel.read/write tenant=acme").metric()).isEqualTo(recorder.timeMetric());
     assertThat(recorder.misuseCounts()).allSatisfy((k, v) -> assertThat(v).as(k).isZero());
+  }
+
+  @Test
+  void callbackThreadsThatEndedOtherThreadsRegionsStillClusterByTheirOwnWork() throws Exception {
+    ExecutorService loop = threads.newThread();
+    List<AsyncRegion> calls =
+        loop.submit(
+                () -> {
+                  List<AsyncRegion> out = new ArrayList<>();
+                  for (String tenant : List.of("a", "b")) {
+                    try (Scope s = recorder.with("tenant", tenant)) {
+                      out.add(recorder.asyncRegion("backend.call", Kind.WAIT));
+                      assertThat(s).isNotNull();
+                    }
+                  }
+                  return out;
+                })
+            .get();
+    List<Thread> callbacks = new ArrayList<>();
+    for (int i = 0; i < 2; i++) {
+      AsyncRegion call = calls.get(i);
+      callbacks.add(
+          new Thread(
+              () -> {
+                recorder.region("handle", Kind.COMPUTE).close(); // the same work on both
+                call.end(); // a call of another tenant each
+              },
+              "cb-" + i));
+    }
+    for (Thread t : callbacks) {
+      t.start();
+      t.join();
+    }
+    List<ThreadSnapshot> snapshots = recorder.collect();
+    assertThat(ThreadAggregators.clusters(snapshots, recorder.contexts()).get("cb-*"))
+        .as("one behaviour: which requests a thread ended is not where it ran")
+        .hasSize(1);
+    assertThat(ThreadAggregators.clusters(snapshots).get("cb-*"))
+        .as("counting every cell as a visit, as before")
+        .hasSize(2);
+  }
+
+  @Test
+  void anEndAfterTheRuntimeStoppedRecordsNothingAndMakesNoState() throws Exception {
+    AsyncRegion r = recorder.asyncRegion("late", Kind.WAIT);
+    recorder.collect();
+    recorder.stop();
+    int states = recorder.states();
+    Thread closer = new Thread(r::end, "closer");
+    closer.start();
+    closer.join();
+    assertThat(recorder.states()).isEqualTo(states);
+    assertThat(recorder.collect()).isEmpty();
+  }
+
+  @Test
+  void regionsNeverEndedThatKeepManyContextsAreWarnedAbout() {
+    List<String> warnings =
+        LogCapture.warnings(
+            "dev.profold.client",
+            () -> {
+              for (int i = 0; i < LIMIT / 2; i++) {
+                try (Scope s = recorder.with("request", (long) i)) {
+                  recorder.asyncRegion("call", Kind.WAIT); // never ended
+                  assertThat(s).isNotNull();
+                }
+              }
+              churn();
+            });
+    assertThat(warnings)
+        .anyMatch(w -> w.contains("are kept by asynchronous regions still open"))
+        .filteredOn(w -> w.contains("asynchronous regions"))
+        .hasSize(1);
   }
 
   @Test
@@ -131,7 +206,7 @@ class AsyncRegionTest {
                 })
             .get();
     assertThat(counts()).containsOnly(Map.entry("accept", (long) n));
-    open.forEach(AsyncRegion::close);
+    open.forEach(AsyncRegion::end);
     assertThat(counts()).containsOnly(Map.entry("request", (long) n));
     assertThat(recorder.misuseCounts().get("too_deep")).isZero();
   }
@@ -139,19 +214,19 @@ class AsyncRegionTest {
   @Test
   void aSecondCloseIsCountedAndRecordsNothing() {
     AsyncRegion r = recorder.asyncRegion("once", Kind.COMPUTE);
-    r.close();
-    r.close();
+    r.end();
+    r.end();
     assertThat(counts()).containsOnly(Map.entry("once", 1L));
     assertThat(recorder.misuseCounts().get("closed_twice")).isEqualTo(1);
-    r.close();
+    r.end();
     assertThat(counts()).isEmpty();
     assertThat(recorder.misuseCounts().get("closed_twice")).isEqualTo(2);
   }
 
   @Test
   void aBadNameIsCountedAndRecordedUnderANameThatSaysSo() {
-    recorder.asyncRegion("", Kind.IO).close();
-    recorder.asyncRegion(null, null).close();
+    recorder.asyncRegion("", Kind.IO).end();
+    recorder.asyncRegion(null, null).end();
     assertThat(counts()).containsOnly(Map.entry("empty", 1L), Map.entry("null", 1L));
     assertThat(recorder.misuseCounts().get("bad_argument")).isEqualTo(2);
   }
@@ -181,7 +256,7 @@ class AsyncRegionTest {
     assertThat(table().inUse(context)).isTrue();
     assertThat(ContextKeys.key(recorder, encoder, context)).isEqualTo("session user=alice");
 
-    r.close();
+    r.end();
     assertThat(counts()).containsOnly(Map.entry("session user=alice", 1L));
     assertThat(table().asyncPins.open(context)).isZero();
     churn();
@@ -208,7 +283,7 @@ class AsyncRegionTest {
     // must not free the context.
     t.endCollection();
     t.beginCollection();
-    r.close();
+    r.end();
     for (int i = 0; i < LIMIT; i++) { // new values, recorded now: the table is over half full
       try (Scope s = recorder.with("tenant", 1_000L + i)) {
         recorder.region("busy", Kind.COMPUTE).close();
@@ -279,7 +354,7 @@ class AsyncRegionTest {
                 if (r == null) {
                   break;
                 }
-                r.close();
+                r.end();
                 n++;
               }
               return n;

@@ -105,7 +105,7 @@ class PooledThreadsTest {
                   AsyncRegion other = open.isEmpty() ? null : open.remove(0);
                   open.add(mine);
                   if (other != null) {
-                    other.close();
+                    other.end();
                   }
                 },
                 ""));
@@ -115,9 +115,9 @@ class PooledThreadsTest {
     assertThat(recorder.states()).isLessThanOrEqualTo(4);
     assertThat(recorder.pool(ThreadGroups.VIRTUAL).idleCount()).isEqualTo(recorder.states());
     int left = open.size();
-    open.forEach(AsyncRegion::close); // the rest on this (platform) thread
+    open.forEach(AsyncRegion::end); // the rest on this (platform) thread
     List<ThreadSnapshot> s = recorder.collect();
-    int latency = recorder.ownMetric(Recorder.LATENCY, "seconds");
+    int latency = recorder.ownMetric(Recorder.ASYNC_DURATION, "seconds");
     assertThat(count(s, latency)).isEqualTo(200);
     long onThisThread =
         s.stream()

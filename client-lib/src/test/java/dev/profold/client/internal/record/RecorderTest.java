@@ -543,12 +543,15 @@ class RecorderTest {
     assertThat(encoder.attribute(unitless).getName()).isEqualTo("time_");
     assertThat(encoder.attribute(allocation).getName()).isEqualTo("allocation_");
     assertThat(recorder.ownMetric("allocation", "bytes")).isNotEqualTo(allocation);
-    int latency = recorder.metric("latency", "seconds");
-    assertThat(encoder.attribute(latency).getName()).isEqualTo("latency_");
-    assertThat(recorder.ownMetric(Recorder.LATENCY, "seconds")).isNotEqualTo(latency);
+    int async = recorder.metric("async_duration", "seconds");
+    assertThat(encoder.attribute(async).getName()).isEqualTo("async_duration_");
+    assertThat(recorder.ownMetric(Recorder.ASYNC_DURATION, "seconds")).isNotEqualTo(async);
     assertThat(recorder.misuseCounts()).containsEntry("bad_argument", 4L);
     assertThat(encoder.attribute(recorder.metric("timeout", "seconds")).getName())
         .isEqualTo("timeout");
+    assertThat(encoder.attribute(recorder.metric("latency", "seconds")).getName())
+        .as("an application's own name")
+        .isEqualTo("latency");
   }
 
   @Test
