@@ -56,10 +56,13 @@ import java.util.function.Predicate;
  * first seen and lasted until it was last seen), so the block counts once; its first, partial
  * interval is counted then, from that report.
  *
- * <p>A thread first seen at an interval's end counts from the interval's start (its age is not
- * known), so in its first interval its idle time is overstated by up to an interval. Threads that
- * ended during the interval are not counted (their CPU time can no longer be read); what was
- * reported for them is discarded.
+ * <p>A thread first seen at an interval's end counts from its start when that was reported ({@link
+ * #started}, the agent's timed {@code Thread.start}), else from the interval's start (its age is
+ * not known; its idle time is then overstated by up to an interval). A thread that ended during the
+ * interval counts up to its end, with the CPU time it reported as it ended ({@link #ended}, the
+ * agent's hook in {@code Thread.exit}): once it ended, its CPU time can no longer be read. Without
+ * that report (the library without the agent) it is not counted in that interval, and what was
+ * reported for it is discarded.
  *
  * <p>Thread-safe: reports come from any thread, {@link #close} from the flush thread. {@link
  * #close} reads the live threads before it takes the lock that reports take, so a report (a timed
@@ -101,6 +104,19 @@ public final class ThreadActivity {
   private Predicate<String> lockClasses; // null: stuck locks not counted
   private final Map<Long, Seen> lastLockBlock = new HashMap<>(); // at the last close
   private final Map<Long, List<Stuck>> stuck = new HashMap<>(); // counted, report not yet come
+
+  /**
+   * Thread starts and ends kept between two closes at most (each); further ones are not used: a
+   * thread started beyond it counts from the interval's start, one ended beyond it is not counted
+   * in the interval it ended in.
+   */
+  static final int MAX_STARTS_AND_ENDS = 16_384;
+
+  private final Map<Long, Long> startedAt = new HashMap<>(); // since the last close, epoch nanos
+  private final Map<Long, Ended> ended = new HashMap<>(); // reported since the last close
+
+  /** A thread's end: its name, its CPU time then, and when (epoch nanoseconds). */
+  private record Ended(String name, long cpuNanos, long atNanos) {}
 
   /**
    * How long a counted block waits for its report after it was last seen stuck: at least this, and
@@ -145,6 +161,27 @@ public final class ThreadActivity {
    */
   public synchronized void countStuckLocks(Predicate<String> lockClass) {
     this.lockClasses = lockClass;
+  }
+
+  /**
+   * Thread {@code threadId} was started at {@code atEpochNanos}: its first interval counts from
+   * then, not from the interval's start.
+   */
+  public synchronized void started(long threadId, long atEpochNanos) {
+    if (startedAt.size() < MAX_STARTS_AND_ENDS) {
+      startedAt.put(threadId, atEpochNanos);
+    }
+  }
+
+  /**
+   * Thread {@code threadId}, named {@code name}, ends at {@code atEpochNanos} having used {@code
+   * cpuNanos} of CPU: its last, partial interval is counted (once it ended, its CPU time can no
+   * longer be read). Called on the ending thread.
+   */
+  public synchronized void ended(long threadId, String name, long cpuNanos, long atEpochNanos) {
+    if (ended.size() < MAX_STARTS_AND_ENDS) {
+      ended.put(threadId, new Ended(name, cpuNanos, atEpochNanos));
+    }
   }
 
   /** Thread {@code threadId} was blocked for {@code nanos} in a {@code kind} (not COMPUTE) way. */
@@ -333,20 +370,28 @@ public final class ThreadActivity {
         // DestroyJavaVM after main returns), whose clock carries its earlier life.
         cpu = first ? Math.min(t.cpuNanos(), length) : t.cpuNanos() > length ? 0 : t.cpuNanos();
       }
+      // A thread started in the interval counts from its start, when that was reported.
+      long wall =
+          before != null
+              ? length
+              : Math.min(length, Math.max(0, endNanos - startOf(t.id(), startNanos)));
       LiveThread.Block block = lockBlock(t, byId, length);
       Seen seen = lastLockBlock.get(t.id());
       boolean inIt = block != null && seen != null && block.equals(seen.block());
       if (block != null && length > 0) { // not at a baseline, whose time is not a look's
         lockBlocks.put(t.id(), inIt ? seen : new Seen(block, endNanos));
       }
+      wall = Math.max(wall, Math.min(Math.max(0, cpu), length)); // it ran that long at least
       long[] classes =
           inIt
               ? stuckSplit(length, Math.max(0, cpu), t.id(), seen, startNanos, endNanos)
-              : split(length, Math.max(0, cpu), t.id());
+              : split(wall, Math.max(0, cpu), t.id());
       groups
           .computeIfAbsent(ThreadGroups.normalise(t.name()), Group::new)
-          .add(length, classes, Math.min(Math.max(0, cpu), length));
+          .add(inIt ? length : wall, classes, Math.min(Math.max(0, cpu), length));
     }
+    closeEnded(groups, byId, startNanos, endNanos);
+    startedAt.keySet().removeIf(id -> cpuNow.containsKey(id) || startedAt.get(id) < startNanos);
     lastCpu.clear();
     lastCpu.putAll(cpuNow);
     lastLockBlock.clear();
@@ -380,6 +425,52 @@ public final class ThreadActivity {
     pauses = 0;
     first = false;
     return encode(groups);
+  }
+
+  /** When thread {@code id} started, if in this interval and reported, else {@code start}. */
+  private long startOf(long id, long start) {
+    Long at = startedAt.get(id);
+    return at == null ? start : Math.max(start, at);
+  }
+
+  /**
+   * Counts the threads that ended before this close's look at the live threads ({@code live} by
+   * id): from the interval's start, or their own, to their end, with the CPU time they had used by
+   * then. An end reported by a thread the look still found alive is kept for the next close.
+   */
+  private void closeEnded(
+      Map<String, Group> groups, Map<Long, LiveThread> live, long startNanos, long endNanos) {
+    long length = Math.max(0, endNanos - startNanos);
+    Map<Long, Ended> later = new HashMap<>();
+    for (Map.Entry<Long, Ended> x : ended.entrySet()) {
+      long id = x.getKey();
+      Ended e = x.getValue();
+      if (live.containsKey(id)) {
+        later.put(id, e);
+        continue;
+      }
+      if (length == 0) {
+        continue; // a baseline: no interval to count it in
+      }
+      Long before = lastCpu.get(id);
+      long cpu =
+          before != null
+              ? e.cpuNanos() - before
+              : first ? Math.min(e.cpuNanos(), length) : e.cpuNanos() > length ? 0 : e.cpuNanos();
+      cpu = Math.max(0, cpu);
+      long from = before != null ? startNanos : startOf(id, startNanos);
+      long wall = Math.min(length, Math.max(0, e.atNanos() - from));
+      wall = Math.max(wall, Math.min(cpu, length));
+      if (wall == 0) {
+        continue;
+      }
+      groups
+          .computeIfAbsent(ThreadGroups.normalise(e.name()), Group::new)
+          .add(wall, split(wall, cpu, id), Math.min(cpu, wall));
+      startedAt.remove(id);
+    }
+    ended.clear();
+    ended.putAll(later);
   }
 
   /**

@@ -109,11 +109,27 @@ final class ThreadStartHookup implements ThreadStartTimes.Listener {
       return;
     }
     try {
+      activity.started(started.getId(), epochNanos());
       activity.managementCpu(me.getId(), cpuNanos);
       activity.offCpu(me.getId(), Kind.THREAD_MGMT, wallNanos - cpuNanos);
       starts.started(started.getId(), wallNanos);
     } catch (RuntimeException e) { // a start not recorded: reported as an event dropped
       starts.timingFailed();
     }
+  }
+
+  @Override
+  public void ending(long cpuNanos) {
+    Thread me = Thread.currentThread();
+    if (me.getName().startsWith(EventMapper.OWN_THREAD_PREFIX)) {
+      return;
+    }
+    activity.ended(me.getId(), me.getName(), cpuNanos, epochNanos());
+  }
+
+  /** Now, in unix epoch nanoseconds: the clock of the intervals {@link ThreadActivity} closes. */
+  private static long epochNanos() {
+    java.time.Instant t = java.time.Instant.now();
+    return t.getEpochSecond() * 1_000_000_000L + t.getNano();
   }
 }

@@ -16,8 +16,9 @@ import org.objectweb.asm.commons.Method;
  * Times {@code Thread.start()}: rewrites the method of {@code java.lang.Thread} so that it calls
  * {@link ThreadStartTimes#wallAtEntry} and {@link ThreadStartTimes#cpuAtEntry} on entry and {@link
  * ThreadStartTimes#exit} on a normal return (a start that throws, such as starting a thread twice,
- * is not timed). Only the body of that one method changes: no field, method or signature is added,
- * as retransformation requires.
+ * is not timed); and {@code Thread.exit()} so that it calls {@link ThreadStartTimes#ending} first.
+ * Only the bodies of those two methods change: no field, method or signature is added, as
+ * retransformation requires.
  *
  * <p>No JFR event times a start, and most of it is spent off CPU (the JVM creates the native thread
  * and waits for it), where samples cannot see it. Thread-safe.
@@ -29,6 +30,7 @@ final class ThreadStartTransformer implements ClassFileTransformer {
   private static final Method WALL = new Method("wallAtEntry", "()J");
   private static final Method CPU = new Method("cpuAtEntry", "()J");
   private static final Method EXIT = new Method("exit", "(Ljava/lang/Thread;JJ)V");
+  private static final Method ENDING = new Method("ending", "()V");
 
   private volatile Throwable failure;
   private volatile boolean applied;
@@ -69,9 +71,10 @@ final class ThreadStartTransformer implements ClassFileTransformer {
   }
 
   /**
-   * The class {@code bytes} with its instance method {@code start()V} timed, or null when it has
-   * none or it is timed already (a second transformer in the chain must not time starts twice). Any
-   * class with such a method (tests use their own).
+   * The class {@code bytes} with its instance method {@code start()V} timed and its instance method
+   * {@code exit()V}, if any, reporting the end first; or null when it has no {@code start()V} or it
+   * is timed already (a second transformer in the chain must not time starts twice). Any class with
+   * such methods (tests use their own).
    */
   static byte[] instrument(byte[] bytes) {
     ClassReader reader = new ClassReader(bytes);
@@ -86,6 +89,12 @@ final class ThreadStartTransformer implements ClassFileTransformer {
           public MethodVisitor visitMethod(
               int access, String name, String descriptor, String signature, String[] exceptions) {
             MethodVisitor mv = super.visitMethod(access, name, descriptor, signature, exceptions);
+            if ("exit".equals(name)
+                && "()V".equals(descriptor)
+                && (access & (Opcodes.ACC_STATIC | Opcodes.ACC_ABSTRACT | Opcodes.ACC_NATIVE))
+                    == 0) {
+              return new Ending(mv, access, name, descriptor);
+            }
             if (!"start".equals(name)
                 || !"()V".equals(descriptor)
                 || (access & (Opcodes.ACC_STATIC | Opcodes.ACC_ABSTRACT | Opcodes.ACC_NATIVE))
@@ -124,6 +133,21 @@ final class ThreadStartTransformer implements ClassFileTransformer {
         },
         ClassReader.SKIP_FRAMES);
     return calls[0];
+  }
+
+  /**
+   * The advice at the entry of {@code exit()V}, which the JVM runs on a thread as it ends: the
+   * thread's CPU time can still be read there.
+   */
+  private static final class Ending extends AdviceAdapter {
+    Ending(MethodVisitor mv, int access, String name, String descriptor) {
+      super(Opcodes.ASM9, mv, access, name, descriptor);
+    }
+
+    @Override
+    protected void onMethodEnter() {
+      invokeStatic(HOOK, ENDING);
+    }
   }
 
   /** The advice around one {@code start()V}. */

@@ -5,7 +5,9 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * What an instrumented {@code Thread.start()} calls ({@code ThreadStartTransformer} inserts the
  * calls): {@link #wallAtEntry} and {@link #cpuAtEntry} first, {@link #exit} when it returns. It
- * times every start and reports it to the one {@link Listener}, if any.
+ * times every start and reports it to the one {@link Listener}, if any. The instrumented {@code
+ * Thread.exit()}, which the JVM runs on a thread as it ends, calls {@link #ending} first, so that
+ * the listener learns the thread's CPU time while it can still be read.
  *
  * <p>The agent loads this class (and {@link Listener}) with the bootstrap class loader, so that
  * code in {@code java.base} can call it; it therefore depends on {@code java.base} alone. Its
@@ -35,6 +37,12 @@ public final class ThreadStartTimes {
      * threads or block.
      */
     void started(Thread started, long wallNanos, long cpuNanos);
+
+    /**
+     * The calling thread ends, having used {@code cpuNanos} of CPU (its {@link #cpuNow()}). Must
+     * not start threads or block.
+     */
+    void ending(long cpuNanos);
   }
 
   private ThreadStartTimes() {}
@@ -60,6 +68,19 @@ public final class ThreadStartTimes {
     } catch (Throwable e) { // never into Thread.start
       FAILURES.incrementAndGet();
       return 0;
+    }
+  }
+
+  /** Called first in {@code Thread.exit()}, on the thread that ends. */
+  public static void ending() {
+    Listener l = listener;
+    if (l == null) {
+      return;
+    }
+    try {
+      l.ending(l.cpuNow());
+    } catch (Throwable e) { // never into Thread.exit
+      FAILURES.incrementAndGet();
     }
   }
 

@@ -253,6 +253,62 @@ class ThreadActivityTest {
   }
 
   @Test
+  void aThreadThatReportedItsEndCountsUpToItsEndWithItsCpuThen() {
+    threads.set(new LiveThread(1, "batch-1", 10 * S), new LiveThread(2, "batch-2", 10 * S));
+    activity.close(0, 0);
+    activity.offCpu(2, Kind.IO, S);
+    activity.ended(2, "batch-2", 13 * S, 6 * S); // 3 s of CPU, 1 s of I/O, ended at 6 s
+    threads.set(new LiveThread(1, "batch-1", 14 * S));
+
+    ThreadGroupActivity g = group(activity.close(0, 10 * S), "batch-*");
+
+    assertThat(g.getThreads()).isEqualTo(2);
+    assertThat(g.getWallNanos()).isEqualTo(10 * S + 6 * S);
+    assertThat(g.getComputeNanos()).isEqualTo(4 * S + 3 * S);
+    assertThat(g.getIoNanos()).isEqualTo(S);
+    assertThat(g.getIdleNanos()).isEqualTo(6 * S + 2 * S);
+    assertThat(g.getCpuMinNanos()).isEqualTo(3 * S);
+    assertThat(classes(g)).isEqualTo(g.getWallNanos());
+    threads.set(new LiveThread(1, "batch-1", 14 * S));
+    assertThat(group(activity.close(10 * S, 20 * S), "batch-*").getThreads())
+        .as("counted once")
+        .isEqualTo(1);
+  }
+
+  @Test
+  void aThreadStartedAndEndedWithinAnIntervalCountsItsLifetime() {
+    threads.set(new LiveThread(1, "main", 0));
+    activity.close(0, 0);
+    activity.started(7, 2 * S);
+    activity.ended(7, "worker-7", S / 2, 5 * S); // lived 3 s, of which 0.5 s on CPU
+    activity.started(8, 4 * S); // still alive at the close: counts from its start
+    threads.set(new LiveThread(1, "main", 0), new LiveThread(8, "worker-8", S));
+
+    ThreadGroupActivity w = group(activity.close(0, 10 * S), "worker-*");
+
+    assertThat(w.getThreads()).isEqualTo(2);
+    assertThat(w.getWallNanos()).isEqualTo(3 * S + 6 * S);
+    assertThat(w.getComputeNanos()).isEqualTo(S / 2 + S);
+    assertThat(w.getIdleNanos()).isEqualTo(3 * S - S / 2 + 6 * S - S);
+  }
+
+  @Test
+  void anEndReportedByAThreadTheCloseStillFoundAliveCountsAtTheNextClose() {
+    threads.set(new LiveThread(1, "w", 0));
+    activity.close(0, 0);
+    activity.ended(1, "w", 2 * S, 10 * S + S / 10); // after the interval's end, before the look
+    threads.set(new LiveThread(1, "w", 2 * S - S / 100));
+    ThreadGroupActivity first = group(activity.close(0, 10 * S), "w");
+    assertThat(first.getWallNanos()).isEqualTo(10 * S);
+    assertThat(first.getComputeNanos()).isEqualTo(2 * S - S / 100);
+
+    threads.set();
+    ThreadGroupActivity last = group(activity.close(10 * S, 20 * S), "w");
+    assertThat(last.getComputeNanos()).as("the CPU used after the look").isEqualTo(S / 100);
+    assertThat(last.getWallNanos()).isEqualTo(S / 10);
+  }
+
+  @Test
   void theFirstCloseCountsAtMostTheIntervalOfOlderThreadsCpuAndLaterNewThreadsFully() {
     threads.set(new LiveThread(1, "old", 100 * S));
     ThreadGroupActivity old = group(activity.close(0, 10 * S), "old");

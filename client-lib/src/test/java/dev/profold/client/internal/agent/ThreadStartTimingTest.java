@@ -39,6 +39,9 @@ class ThreadStartTimingTest {
           public void started(Thread started, long wallNanos, long cpuNanos) {
             reported.add(started);
           }
+
+          @Override
+          public void ending(long cpuNanos) {}
         });
     Thread first = new Thread(() -> {});
     start(first);

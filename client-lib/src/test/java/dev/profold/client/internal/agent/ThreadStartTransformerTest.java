@@ -31,6 +31,7 @@ class ThreadStartTransformerTest {
   private record Start(Thread thread, long wall, long cpu) {}
 
   private final List<Start> heard = new ArrayList<>();
+  private final List<String> ends = new ArrayList<>(); // "thread name: cpu nanos"
 
   private final ThreadStartTimes.Listener listener =
       new ThreadStartTimes.Listener() {
@@ -42,6 +43,11 @@ class ThreadStartTransformerTest {
         @Override
         public void started(Thread started, long wallNanos, long cpuNanos) {
           heard.add(new Start(started, wallNanos, cpuNanos));
+        }
+
+        @Override
+        public void ending(long cpuNanos) {
+          ends.add(Thread.currentThread().getName() + ": " + cpuNanos);
         }
       };
 
@@ -67,6 +73,22 @@ class ThreadStartTransformerTest {
     public void start() {
       throw new IllegalThreadStateException("started twice");
     }
+  }
+
+  /**
+   * A start and an {@code exit()} of its own (the JVM calls {@code Thread}'s on a thread as it
+   * ends; here a test calls it): a thread's CPU time is burnt first, so that its end reports it.
+   */
+  public static class Exiting extends Thread {
+    @Override
+    public void start() {}
+
+    public void finish() {
+      exit();
+    }
+
+    @SuppressWarnings("UnusedMethod") // the rewrite's target, called by finish()
+    private void exit() {}
   }
 
   /** No {@code start()} of its own. */
@@ -126,11 +148,35 @@ class ThreadStartTransformerTest {
           public void started(Thread started, long wallNanos, long cpuNanos) {
             throw new IllegalStateException("broken listener");
           }
+
+          @Override
+          public void ending(long cpuNanos) {
+            throw new IllegalStateException("broken listener");
+          }
         });
 
     t.start();
-
     assertThat(ThreadStartTimes.FAILURES.get() - before).isEqualTo(2);
+    Object exiting = rewritten(Exiting.class).getConstructor().newInstance();
+    exiting.getClass().getMethod("finish").invoke(exiting); // the end goes on
+    assertThat(ThreadStartTimes.FAILURES.get() - before).isEqualTo(3);
+  }
+
+  @Test
+  void anExitReportsTheEndingThreadsCpuTimeFirst() throws Exception {
+    Object exiting = rewritten(Exiting.class).getConstructor().newInstance();
+    ThreadStartTimes.listen(listener);
+    long cpuBefore = MX.getCurrentThreadCpuTime();
+
+    exiting.getClass().getMethod("finish").invoke(exiting);
+
+    assertThat(ends).hasSize(1);
+    String[] end = ends.get(0).split(": ");
+    assertThat(end[0]).isEqualTo(Thread.currentThread().getName());
+    assertThat(Long.parseLong(end[1]))
+        .as("the calling thread's CPU time at its end")
+        .isBetween(cpuBefore, MX.getCurrentThreadCpuTime());
+    assertThat(heard).isEmpty();
   }
 
   @Test
@@ -177,7 +223,10 @@ class ThreadStartTransformerTest {
     assertThat(out).isNotNull();
     assertThat(transformer.applied()).isTrue();
     assertThat(hookCalls(out, "start")).containsExactly("wallAtEntry", "cpuAtEntry", "exit");
-    assertThat(hookCalls(out, "run")).as("the hook is called from start() only").isEmpty();
+    assertThat(hookCalls(out, "exit")).containsExactly("ending");
+    assertThat(hookCalls(out, "run"))
+        .as("the hook is called from start() and exit() only")
+        .isEmpty();
   }
 
   /** The hook methods {@code method()V} calls, in order. */
