@@ -68,7 +68,8 @@ final class ThreadStartHookup implements ThreadStartTimes.Listener {
     listen(mx, activity, starts);
     LOG.log(
         System.Logger.Level.INFO,
-        "Profold agent: timing Thread.start (thread starts count as thread_mgmt time)");
+        "Profold agent: timing Thread.start (thread starts count as thread_mgmt time) and"
+            + " reading the CPU time of threads as they end");
   }
 
   /**
