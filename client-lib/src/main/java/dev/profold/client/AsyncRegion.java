@@ -19,4 +19,23 @@ public interface AsyncRegion {
    * down records nothing. Never throws.
    */
   void end();
+
+  /**
+   * Makes this region's context current on the calling thread until the returned scope closes: what
+   * the thread records meanwhile (regions, scopes, measurements) records under this region's path
+   * and attributes, as if nested in it. For the callback that completes the work:
+   *
+   * <pre>{@code
+   * try (Scope s = call.enter()) {
+   *   try (Region r = Profold.region("decode", Kind.COMPUTE)) { ... }   // .../backend.call/decode
+   * }
+   * call.end();
+   * }</pre>
+   *
+   * Use with try-with-resources on one thread, like {@link Profold#with}. The regions inside record
+   * the calling thread's time as any region does; the asynchronous region's own duration is still
+   * recorded only by {@link #end()}. Entering a region that ended already is counted as misuse
+   * ({@code bad_argument}) and changes nothing. Never throws.
+   */
+  Scope enter();
 }

@@ -227,5 +227,10 @@ public final class Profold {
 
     @Override
     public void end() {}
+
+    @Override
+    public Scope enter() {
+      return this;
+    }
   }
 }

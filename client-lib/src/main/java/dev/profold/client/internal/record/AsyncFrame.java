@@ -1,6 +1,7 @@
 package dev.profold.client.internal.record;
 
 import dev.profold.client.AsyncRegion;
+import dev.profold.client.Scope;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
@@ -36,9 +37,19 @@ final class AsyncFrame implements AsyncRegion {
     this.start = start;
   }
 
-  /** True for the first call only: the close that records. */
+  /** True for the first call only: the end that records. */
   boolean markClosed() {
     return CLOSED.compareAndSet(this, false, true);
+  }
+
+  /** True once ended. */
+  boolean ended() {
+    return closed;
+  }
+
+  @Override
+  public Scope enter() {
+    return recorder.enterAsync(this);
   }
 
   @Override

@@ -199,6 +199,21 @@ final class ContextTable implements ContextView {
     set.put(id, 0);
   }
 
+  /**
+   * Pins {@code f}'s context for {@code holder} unless {@code f} has ended: while it has not, its
+   * {@link AsyncPins} count keeps the context from being freed (an end drops the count only after
+   * marking the frame ended), and from here on the holder's pin does.
+   *
+   * @return false when {@code f} has ended (its context may be freed or reused)
+   */
+  synchronized boolean pinUnlessEnded(IdHolder holder, AsyncFrame f) {
+    if (f.ended()) {
+      return false;
+    }
+    pin(holder.contexts, f.context);
+    return true;
+  }
+
   /** True (and counted) when {@code count} in use already reach the limit. */
   private boolean full(int count) {
     if (count < maxContexts) {

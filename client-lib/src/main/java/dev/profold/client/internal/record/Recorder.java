@@ -311,6 +311,32 @@ public final class Recorder {
   }
 
   /**
+   * Makes {@code f}'s context current on the calling thread until the returned scope closes (see
+   * {@link AsyncRegion#enter}); after {@code f} ended, counts the misuse and returns a scope that
+   * does nothing.
+   */
+  Scope enterAsync(AsyncFrame f) {
+    ThreadState s = state.get();
+    if (stopped || !contexts.pinUnlessEnded(s.holder(), f)) {
+      if (!stopped) {
+        misuse(
+            Misuse.BAD_ARGUMENT,
+            "entered after end",
+            "an asynchronous region was entered after it ended; what ran inside was recorded in"
+                + " the thread's own context");
+      }
+      if (s.pool != null) {
+        s.giveBackIfDone();
+      }
+      return NOTHING;
+    }
+    return s.enterContext(f.context);
+  }
+
+  /** The scope of an {@link #enterAsync} refused. */
+  private static final Scope NOTHING = () -> {};
+
+  /**
    * Counts a region opened with a null kind or a name that is null, empty or too long, and returns
    * the name to record it under.
    */

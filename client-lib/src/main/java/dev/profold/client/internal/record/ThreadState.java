@@ -292,6 +292,20 @@ final class ThreadState {
     return child;
   }
 
+  /**
+   * Makes {@code context} (pinned for this thread's holder by the caller) current until the
+   * returned scope closes: a scope frame that records nothing itself.
+   */
+  Scope enterContext(int context) {
+    if (attention != 0) {
+      attend();
+    }
+    if (depth == MAX_DEPTH) {
+      return tooDeep();
+    }
+    return pushChild(context, false);
+  }
+
   Scope enterScope(String key, ValueType type, String text, long bits) {
     if (attention != 0) {
       attend();

@@ -191,6 +191,74 @@ class AsyncRegionTest {
   }
 
   @Test
+  void whatACallbackRecordsInsideEnterNestsUnderTheRegionsPathAndAttributes() throws Exception {
+    AsyncRegion call;
+    try (Scope s = recorder.with("tenant", "acme");
+        Region r = recorder.region("channel.read", Kind.COMPUTE)) {
+      call = recorder.asyncRegion("backend.call", Kind.WAIT);
+      assertThat(s).isNotNull();
+      assertThat(r).isNotNull();
+    }
+    int bytes = recorder.metric("bytes", "bytes");
+    ExecutorService callback = threads.newThread();
+    callback
+        .submit(
+            () -> {
+              try (Scope s = call.enter()) {
+                recorder.region("decode", Kind.COMPUTE).close();
+                recorder.record(bytes, 100);
+                assertThat(s).isNotNull();
+              }
+              call.end();
+              recorder.region("other", Kind.COMPUTE).close(); // its own context again
+            })
+        .get();
+    assertThat(counts())
+        .containsOnly(
+            Map.entry("channel.read tenant=acme", 1L),
+            Map.entry("channel.read/backend.call tenant=acme", 2L), // the bytes and the duration
+            Map.entry("channel.read/backend.call/decode tenant=acme", 1L),
+            Map.entry("other", 1L));
+    assertThat(recorder.misuseCounts()).allSatisfy((k, v) -> assertThat(v).as(k).isZero());
+  }
+
+  @Test
+  void enteringARegionThatEndedIsCountedAndChangesNothing() {
+    AsyncRegion call = recorder.asyncRegion("backend.call", Kind.WAIT);
+    call.end();
+    try (Scope s = call.enter()) {
+      recorder.region("decode", Kind.COMPUTE).close();
+      assertThat(s).isNotNull();
+    }
+    assertThat(counts()).containsOnly(Map.entry("backend.call", 1L), Map.entry("decode", 1L));
+    assertThat(recorder.misuseCounts().get("bad_argument")).isEqualTo(1);
+  }
+
+  @Test
+  void aContextEnteredStaysValidAfterTheRegionEndsWhileTheProcessChurns() throws Exception {
+    AsyncRegion session;
+    try (Scope s = recorder.with("user", "alice")) {
+      session = recorder.asyncRegion("session", Kind.WAIT);
+      assertThat(s).isNotNull();
+    }
+    ExecutorService callback = threads.newThread();
+    Scope[] inside = new Scope[1];
+    callback.submit(() -> inside[0] = session.enter()).get();
+    session.end(); // on this thread, while the callback is still inside
+    assertThat(counts()).containsOnly(Map.entry("session user=alice", 1L));
+    churn(); // the ended region no longer keeps the context: the callback's scope must
+    assertThat(table().agedOut()).isGreaterThan(2 * LIMIT);
+    callback
+        .submit(
+            () -> {
+              recorder.region("step", Kind.COMPUTE).close();
+              inside[0].close();
+            })
+        .get();
+    assertThat(counts()).containsOnly(Map.entry("session/step user=alice", 1L));
+  }
+
+  @Test
   void moreOpenAtOnceThanAThreadsDepthLimitAreAllRecorded() throws Exception {
     ExecutorService loop = threads.newThread();
     int n = 3 * ThreadState.MAX_DEPTH;
