@@ -47,6 +47,19 @@ public final class JvmThreads implements LiveThreads {
     return threads(true);
   }
 
+  /**
+   * True for a thread counted in the thread activity: not the JVM's, JFR's or Profold's own (see
+   * the class comment). The agent's report of a thread's end asks the same.
+   */
+  public static boolean isApplicationThread(Thread t) {
+    ThreadGroup g = t.getThreadGroup();
+    String name = t.getName();
+    return !name.startsWith(OWN_PREFIX)
+        && g != null
+        && !"system".equals(g.getName())
+        && !name.startsWith(JFR_PREFIX);
+  }
+
   /** Profold's own threads when {@code own}, else the application's. */
   private List<LiveThread> threads(boolean own) {
     ThreadGroup root = Thread.currentThread().getThreadGroup();
@@ -61,12 +74,7 @@ public final class JvmThreads implements LiveThreads {
     List<Thread> kept = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
       Thread t = all[i];
-      ThreadGroup g = t.getThreadGroup();
-      String name = t.getName();
-      boolean mine = name.startsWith(OWN_PREFIX);
-      boolean application =
-          !mine && g != null && !"system".equals(g.getName()) && !name.startsWith(JFR_PREFIX);
-      if (own ? mine : application) {
+      if (own ? t.getName().startsWith(OWN_PREFIX) : isApplicationThread(t)) {
         kept.add(t);
       }
     }

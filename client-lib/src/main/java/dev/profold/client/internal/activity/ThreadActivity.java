@@ -110,7 +110,13 @@ public final class ThreadActivity {
    * thread started beyond it counts from the interval's start, one ended beyond it is not counted
    * in the interval it ended in.
    */
-  static final int MAX_STARTS_AND_ENDS = 16_384;
+  static final int MAX_STARTS_AND_ENDS = 65_536;
+
+  /** The launcher's thread that takes over the initial thread's OS thread once main returns. */
+  private static final String DESTROY_JAVA_VM = "DestroyJavaVM";
+
+  private static final System.Logger LOG = System.getLogger("dev.profold.client");
+  private boolean loggedCap;
 
   private final Map<Long, Long> startedAt = new HashMap<>(); // since the last close, epoch nanos
   private final Map<Long, Ended> ended = new HashMap<>(); // reported since the last close
@@ -170,6 +176,8 @@ public final class ThreadActivity {
   public synchronized void started(long threadId, long atEpochNanos) {
     if (startedAt.size() < MAX_STARTS_AND_ENDS) {
       startedAt.put(threadId, atEpochNanos);
+    } else {
+      capReached();
     }
   }
 
@@ -181,6 +189,20 @@ public final class ThreadActivity {
   public synchronized void ended(long threadId, String name, long cpuNanos, long atEpochNanos) {
     if (ended.size() < MAX_STARTS_AND_ENDS) {
       ended.put(threadId, new Ended(name, cpuNanos, atEpochNanos));
+    } else {
+      capReached();
+    }
+  }
+
+  private void capReached() {
+    if (!loggedCap) {
+      loggedCap = true;
+      LOG.log(
+          System.Logger.Level.INFO,
+          "Profold: more than {0} threads started or ended within one interval; the further ones"
+              + " count as threads whose start or end was not seen (a shorter interval keeps them"
+              + " under the bound; logged once)",
+          MAX_STARTS_AND_ENDS);
     }
   }
 
@@ -369,6 +391,9 @@ public final class ThreadActivity {
         // have spent: an OS thread the JVM took on again under a new thread (the launcher's
         // DestroyJavaVM after main returns), whose clock carries its earlier life.
         cpu = first ? Math.min(t.cpuNanos(), length) : t.cpuNanos() > length ? 0 : t.cpuNanos();
+        if (!first && t.name().equals(DESTROY_JAVA_VM)) {
+          cpu = 0; // its clock is the initial thread's, whose end counted it already
+        }
       }
       // A thread started in the interval counts from its start, when that was reported.
       long wall =
@@ -382,6 +407,9 @@ public final class ThreadActivity {
         lockBlocks.put(t.id(), inIt ? seen : new Seen(block, endNanos));
       }
       wall = Math.max(wall, Math.min(Math.max(0, cpu), length)); // it ran that long at least
+      if (wall == 0 && length > 0) {
+        continue; // started after the interval's end, before the look: counted from the next
+      }
       long[] classes =
           inIt
               ? stuckSplit(length, Math.max(0, cpu), t.id(), seen, startNanos, endNanos)
@@ -445,8 +473,14 @@ public final class ThreadActivity {
     for (Map.Entry<Long, Ended> x : ended.entrySet()) {
       long id = x.getKey();
       Ended e = x.getValue();
-      if (live.containsKey(id)) {
-        later.put(id, e);
+      LiveThread alive = live.get(id);
+      if (alive != null) {
+        // Its end came after the look read its CPU time: what the look did not see yet counts
+        // at the next close; nothing, if the look saw it all (it ended between the interval's
+        // end and the look, and counted in full here).
+        if (alive.cpuNanos() >= 0 && alive.cpuNanos() < e.cpuNanos()) {
+          later.put(id, e);
+        }
         continue;
       }
       if (length == 0) {
@@ -458,8 +492,15 @@ public final class ThreadActivity {
               ? e.cpuNanos() - before
               : first ? Math.min(e.cpuNanos(), length) : e.cpuNanos() > length ? 0 : e.cpuNanos();
       cpu = Math.max(0, cpu);
-      long from = before != null ? startNanos : startOf(id, startNanos);
-      long wall = Math.min(length, Math.max(0, e.atNanos() - from));
+      long wall;
+      if (before != null || startedAt.containsKey(id)) {
+        long from = before != null ? startNanos : startOf(id, startNanos);
+        wall = Math.min(length, Math.max(0, e.atNanos() - from));
+      } else {
+        // Started and ended unseen (a start the hook did not time, or over the bound): at least
+        // what it is known to have spent, not the whole interval.
+        wall = Math.min(length, cpu + sum(offCpu.getOrDefault(id, NO_CLASSES)));
+      }
       wall = Math.max(wall, Math.min(cpu, length));
       if (wall == 0) {
         continue;

@@ -1,6 +1,7 @@
 package dev.profold.client.internal.agent;
 
 import dev.profold.client.Kind;
+import dev.profold.client.internal.activity.JvmThreads;
 import dev.profold.client.internal.activity.ThreadActivity;
 import dev.profold.client.internal.boot.ThreadStartTimes;
 import dev.profold.client.internal.jfr.EventMapper;
@@ -122,7 +123,7 @@ final class ThreadStartHookup implements ThreadStartTimes.Listener {
   @Override
   public void ending(long cpuNanos) {
     Thread me = Thread.currentThread();
-    if (me.getName().startsWith(EventMapper.OWN_THREAD_PREFIX)) {
+    if (!JvmThreads.isApplicationThread(me)) { // as the look at the live threads leaves out
       return;
     }
     activity.ended(me.getId(), me.getName(), cpuNanos, epochNanos());

@@ -31,6 +31,14 @@ final class ThreadStartTransformer implements ClassFileTransformer {
   private static final Method CPU = new Method("cpuAtEntry", "()J");
   private static final Method EXIT = new Method("exit", "(Ljava/lang/Thread;JJ)V");
   private static final Method ENDING = new Method("ending", "()V");
+  private static final String NO_ARGS = "()V";
+
+  /**
+   * {@code Thread.start(ThreadContainer)}, the JDK's own way to start a platform thread on Java 21
+   * and later (thread-per-task executors, structured concurrency): it does not go through {@code
+   * start()}, so it is timed too.
+   */
+  private static final String IN_CONTAINER = "(Ljdk/internal/vm/ThreadContainer;)V";
 
   private volatile Throwable failure;
   private volatile boolean applied;
@@ -71,10 +79,11 @@ final class ThreadStartTransformer implements ClassFileTransformer {
   }
 
   /**
-   * The class {@code bytes} with its instance method {@code start()V} timed and its instance method
-   * {@code exit()V}, if any, reporting the end first; or null when it has no {@code start()V} or it
-   * is timed already (a second transformer in the chain must not time starts twice). Any class with
-   * such methods (tests use their own).
+   * The class {@code bytes} with its instance methods {@code start()V} and, on Java 21 and later,
+   * {@code start(ThreadContainer)V} timed and its instance method {@code exit()V}, if any,
+   * reporting the end first; or null when it has no such start or it is timed already (a second
+   * transformer in the chain must not time starts twice). Any class with such methods (tests use
+   * their own).
    */
   static byte[] instrument(byte[] bytes) {
     ClassReader reader = new ClassReader(bytes);
@@ -96,7 +105,7 @@ final class ThreadStartTransformer implements ClassFileTransformer {
               return new Ending(mv, access, name, descriptor);
             }
             if (!"start".equals(name)
-                || !"()V".equals(descriptor)
+                || !(NO_ARGS.equals(descriptor) || IN_CONTAINER.equals(descriptor))
                 || (access & (Opcodes.ACC_STATIC | Opcodes.ACC_ABSTRACT | Opcodes.ACC_NATIVE))
                     != 0) {
               return mv;

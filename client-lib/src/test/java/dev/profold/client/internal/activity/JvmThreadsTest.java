@@ -29,6 +29,18 @@ class JvmThreadsTest {
   }
 
   @Test
+  void theEndReportsAskTheSameAsTheLook() {
+    ThreadGroup system = new ThreadGroup("system"); // as the JDK's process reaper's group
+    assertThat(JvmThreads.isApplicationThread(new Thread(system, () -> {}, "process reaper")))
+        .isFalse();
+    assertThat(JvmThreads.isApplicationThread(new Thread(() -> {}, "JFR Event Stream 1")))
+        .isFalse();
+    assertThat(JvmThreads.isApplicationThread(new Thread(() -> {}, JvmThreads.OWN_PREFIX + "x")))
+        .isFalse();
+    assertThat(JvmThreads.isApplicationThread(new Thread(() -> {}, "worker-1"))).isTrue();
+  }
+
+  @Test
   void aThreadEnteringAHeldMonitorOrParkedOnAHeldLockIsInTheSameBlockAtEveryLook()
       throws Exception {
     Object monitor = new Object();

@@ -296,7 +296,8 @@ class ThreadActivityTest {
   void anEndReportedByAThreadTheCloseStillFoundAliveCountsAtTheNextClose() {
     threads.set(new LiveThread(1, "w", 0));
     activity.close(0, 0);
-    activity.ended(1, "w", 2 * S, 10 * S + S / 10); // after the interval's end, before the look
+    // It ends after the look read its CPU time (its end reports more than the look saw).
+    activity.ended(1, "w", 2 * S, 10 * S + S / 10);
     threads.set(new LiveThread(1, "w", 2 * S - S / 100));
     ThreadGroupActivity first = group(activity.close(0, 10 * S), "w");
     assertThat(first.getWallNanos()).isEqualTo(10 * S);
@@ -306,6 +307,42 @@ class ThreadActivityTest {
     ThreadGroupActivity last = group(activity.close(10 * S, 20 * S), "w");
     assertThat(last.getComputeNanos()).as("the CPU used after the look").isEqualTo(S / 100);
     assertThat(last.getWallNanos()).isEqualTo(S / 10);
+  }
+
+  @Test
+  void anEndBetweenTheIntervalsEndAndTheLookIsCountedOnce() {
+    threads.set(new LiveThread(1, "w", 0));
+    activity.close(0, 0);
+    activity.ended(1, "w", 2 * S, 10 * S + S / 20); // ends; the look still lists it, all spent
+    threads.set(new LiveThread(1, "w", 2 * S));
+    assertThat(group(activity.close(0, 10 * S), "w").getComputeNanos()).isEqualTo(2 * S);
+    threads.set();
+    assertThat(activity.close(10 * S, 20 * S)).as("not again, with nothing").isEmpty();
+  }
+
+  @Test
+  void theLaunchersThreadDoesNotCountTheInitialThreadsCpuAgain() {
+    threads.set(new LiveThread(1, "main", S));
+    activity.close(0, 0);
+    activity.ended(1, "main", 3 * S, 5 * S);
+    // The launcher's thread takes over main's OS thread: its clock holds main's 3 s.
+    threads.set(new LiveThread(2, "DestroyJavaVM", 3 * S + S / 100));
+    List<ThreadGroupActivity> groups = activity.close(0, 10 * S);
+    assertThat(group(groups, "main").getComputeNanos()).isEqualTo(2 * S);
+    assertThat(group(groups, "DestroyJavaVM").getComputeNanos()).isZero();
+  }
+
+  @Test
+  void aThreadStartedAndEndedUnseenCountsWhatItIsKnownToHaveSpentNotTheInterval() {
+    threads.set(new LiveThread(1, "main", 0));
+    activity.close(0, 0);
+    activity.offCpu(9, Kind.IO, S / 10);
+    activity.ended(9, "pool-9", S / 20, 6 * S); // no start reported (a start the hook missed)
+    threads.set(new LiveThread(1, "main", 0));
+    ThreadGroupActivity p = group(activity.close(0, 10 * S), "pool-*");
+    assertThat(p.getWallNanos()).isEqualTo(S / 20 + S / 10);
+    assertThat(p.getIoNanos()).isEqualTo(S / 10);
+    assertThat(p.getIdleNanos()).isZero();
   }
 
   @Test

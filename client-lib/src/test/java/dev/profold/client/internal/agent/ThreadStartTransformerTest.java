@@ -229,8 +229,35 @@ class ThreadStartTransformerTest {
         .isEmpty();
   }
 
+  @Test
+  void theJdksStartInAThreadContainerIsTimedToo() {
+    // Java 21+ starts threads of thread-per-task executors through start(ThreadContainer), not
+    // start(); a class with both, as Thread has there, made here (the build runs on Java 17).
+    String container = "(Ljdk/internal/vm/ThreadContainer;)V";
+    org.objectweb.asm.ClassWriter w = new org.objectweb.asm.ClassWriter(0);
+    w.visit(Opcodes.V17, Opcodes.ACC_PUBLIC, "p/T", null, "java/lang/Object", null);
+    for (String desc : List.of("()V", container)) {
+      MethodVisitor m = w.visitMethod(0, "start", desc, null, null);
+      m.visitCode();
+      m.visitInsn(Opcodes.RETURN);
+      m.visitMaxs(0, 2);
+      m.visitEnd();
+    }
+    w.visitEnd();
+    byte[] out = ThreadStartTransformer.instrument(w.toByteArray());
+    assertThat(out).isNotNull();
+    assertThat(hookCalls(out, "start", container))
+        .containsExactly("wallAtEntry", "cpuAtEntry", "exit");
+    assertThat(hookCalls(out, "start", "()V")).containsExactly("wallAtEntry", "cpuAtEntry", "exit");
+  }
+
   /** The hook methods {@code method()V} calls, in order. */
   private static List<String> hookCalls(byte[] classBytes, String method) {
+    return hookCalls(classBytes, method, "()V");
+  }
+
+  /** The hook methods {@code method} of descriptor {@code descriptor} calls, in order. */
+  private static List<String> hookCalls(byte[] classBytes, String method, String descriptor) {
     List<String> calls = new ArrayList<>();
     String hook = ThreadStartTiming.HOOK;
     new ClassReader(classBytes)
@@ -239,7 +266,7 @@ class ThreadStartTransformerTest {
               @Override
               public MethodVisitor visitMethod(
                   int access, String name, String desc, String signature, String[] exceptions) {
-                if (!name.equals(method) || !desc.equals("()V")) {
+                if (!name.equals(method) || !desc.equals(descriptor)) {
                   return null;
                 }
                 return new MethodVisitor(Opcodes.ASM9) {
