@@ -35,7 +35,8 @@ public interface AsyncRegion {
    * Use with try-with-resources on one thread, like {@link Profold#with}. The regions inside record
    * the calling thread's time as any region does; the asynchronous region's own duration is still
    * recorded only by {@link #end()}. Entering a region that ended already is counted as misuse
-   * ({@code bad_argument}) and changes nothing. Never throws.
+   * ({@code bad_argument}) and changes nothing; so does entering on a thread that holds 512 open
+   * regions and scopes already ({@code too_deep}). Never throws.
    */
   Scope enter();
 }

@@ -202,7 +202,8 @@ final class ContextTable implements ContextView {
   /**
    * Pins {@code f}'s context for {@code holder} unless {@code f} has ended: while it has not, its
    * {@link AsyncPins} count keeps the context from being freed (an end drops the count only after
-   * marking the frame ended), and from here on the holder's pin does.
+   * marking the frame ended), and from here on the holder's pin does, until the holder releases
+   * (which keeps the contexts of its open frames: the caller makes it one before its next release).
    *
    * @return false when {@code f} has ended (its context may be freed or reused)
    */

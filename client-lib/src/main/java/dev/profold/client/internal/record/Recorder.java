@@ -316,21 +316,23 @@ public final class Recorder {
    * does nothing.
    */
   Scope enterAsync(AsyncFrame f) {
+    if (stopped) {
+      return NOTHING; // and no state made in a recorder nothing collects (see closeAsync)
+    }
     ThreadState s = state.get();
-    if (stopped || !contexts.pinUnlessEnded(s.holder(), f)) {
-      if (!stopped) {
-        misuse(
-            Misuse.BAD_ARGUMENT,
-            "entered after end",
-            "an asynchronous region was entered after it ended; what ran inside was recorded in"
-                + " the thread's own context");
-      }
+    Scope entered = s.enterAsync(f);
+    if (entered == null) {
+      misuse(
+          Misuse.BAD_ARGUMENT,
+          "entered after end",
+          "an asynchronous region was entered after it ended; what ran inside was recorded in"
+              + " the thread's own context");
       if (s.pool != null) {
         s.giveBackIfDone();
       }
       return NOTHING;
     }
-    return s.enterContext(f.context);
+    return entered;
   }
 
   /** The scope of an {@link #enterAsync} refused. */

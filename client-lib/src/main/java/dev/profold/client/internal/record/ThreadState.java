@@ -293,17 +293,22 @@ final class ThreadState {
   }
 
   /**
-   * Makes {@code context} (pinned for this thread's holder by the caller) current until the
-   * returned scope closes: a scope frame that records nothing itself.
+   * Makes {@code f}'s context current until the returned scope closes (a scope frame that records
+   * nothing itself), or returns null when {@code f} has ended. The context is pinned for this
+   * thread's holder only after any release asked of it was answered: a release between the pin and
+   * the push would give the pin back while the context is not yet a frame's, and so not kept.
    */
-  Scope enterContext(int context) {
+  Scope enterAsync(AsyncFrame f) {
     if (attention != 0) {
       attend();
     }
     if (depth == MAX_DEPTH) {
       return tooDeep();
     }
-    return pushChild(context, false);
+    if (!contexts.pinUnlessEnded(holder, f)) {
+      return null;
+    }
+    return pushChild(f.context, false);
   }
 
   Scope enterScope(String key, ValueType type, String text, long bits) {

@@ -258,6 +258,79 @@ class AsyncRegionTest {
     assertThat(counts()).containsOnly(Map.entry("session/step user=alice", 1L));
   }
 
+  /**
+   * A callback thread that was asked for its ids back while idle (the process churned) enters an
+   * asynchronous region, which then ends elsewhere while the process churns on: what the callback
+   * records inside stays under the region's key. {@code keepLent} keeps an outer region open on the
+   * callback (a pooled state given back would be retired by the churn, and a fresh one has no
+   * request pending).
+   */
+  private void enterAfterAReleaseWasAsked(Recorder r, ExecutorService callback, boolean keepLent)
+      throws Exception {
+    AsyncRegion session;
+    try (Scope s = r.with("user", "alice")) {
+      session = r.asyncRegion("session", Kind.WAIT);
+      assertThat(s).isNotNull();
+    }
+    Region[] outer = new Region[1];
+    if (keepLent) {
+      callback.submit(() -> outer[0] = r.region("outer", Kind.COMPUTE)).get();
+    } else {
+      callback.submit(() -> r.region("warm", Kind.COMPUTE).close()).get(); // it has a state
+    }
+    churn(r); // asks every holder for its ids; the idle callback has not answered
+    Scope[] inside = new Scope[1];
+    callback.submit(() -> inside[0] = session.enter()).get();
+    session.end();
+    churn(r);
+    int bytes = r.metric("bytes", "bytes");
+    callback
+        .submit(
+            () -> {
+              r.record(bytes, 1);
+              r.region("step", Kind.COMPUTE).close();
+              inside[0].close();
+              if (outer[0] != null) {
+                outer[0].close();
+              }
+            })
+        .get();
+    Map<String, Long> got = new TreeMap<>();
+    for (ThreadSnapshot t : r.collect()) {
+      for (Cell c : t.cells()) {
+        got.merge(ContextKeys.key(r, encoder, c.context()), c.state().count(), Long::sum);
+      }
+    }
+    got.remove("outer");
+    assertThat(got)
+        .containsOnly(
+            Map.entry("session user=alice", 1L), Map.entry("session/step user=alice", 1L));
+  }
+
+  @Test
+  void aThreadAskedForItsIdsBeforeItEntersKeepsTheEnteredContext() throws Exception {
+    enterAfterAReleaseWasAsked(recorder, threads.newThread(), false);
+  }
+
+  @Test
+  void aPooledThreadAskedForItsIdsBeforeItEntersKeepsTheEnteredContext() throws Exception {
+    Recorder pooled =
+        new Recorder(encoder, 1024, LIMIT, t -> t.getName().startsWith("pool-")); // executors'
+    enterAfterAReleaseWasAsked(pooled, threads.newThread(), true);
+  }
+
+  @Test
+  void anEnterAfterTheRuntimeStoppedMakesNoState() throws Exception {
+    AsyncRegion r = recorder.asyncRegion("late", Kind.WAIT);
+    recorder.collect();
+    recorder.stop();
+    int states = recorder.states();
+    Thread t = new Thread(() -> r.enter().close(), "enterer");
+    t.start();
+    t.join();
+    assertThat(recorder.states()).isEqualTo(states);
+  }
+
   @Test
   void moreOpenAtOnceThanAThreadsDepthLimitAreAllRecorded() throws Exception {
     ExecutorService loop = threads.newThread();
@@ -301,12 +374,17 @@ class AsyncRegionTest {
 
   /** 300 intervals in which the calling thread churns through new attribute values. */
   private void churn() {
+    churn(recorder);
+  }
+
+  /** As {@link #churn()}, on {@code r}. */
+  private static void churn(Recorder r) {
     for (int round = 0; round < 300; round++) {
-      try (Scope s = recorder.with("tenant", (long) round)) {
-        recorder.region("busy", Kind.COMPUTE).close();
+      try (Scope s = r.with("tenant", (long) round)) {
+        r.region("busy", Kind.COMPUTE).close();
         assertThat(s).isNotNull();
       }
-      collect();
+      r.collect();
     }
   }
 
