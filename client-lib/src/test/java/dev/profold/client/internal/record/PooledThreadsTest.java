@@ -102,8 +102,11 @@ class PooledThreadsTest {
             new Thread(
                 () -> {
                   AsyncRegion mine = recorder.asyncRegion("call", Kind.WAIT);
-                  AsyncRegion other = open.isEmpty() ? null : open.remove(0);
-                  open.add(mine);
+                  AsyncRegion other;
+                  synchronized (open) { // one look and take: two threads must not take one
+                    other = open.isEmpty() ? null : open.remove(0);
+                    open.add(mine);
+                  }
                   if (other != null) {
                     other.end();
                   }
