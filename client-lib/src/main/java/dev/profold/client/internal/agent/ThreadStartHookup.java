@@ -3,7 +3,7 @@ package dev.profold.client.internal.agent;
 import dev.profold.client.Kind;
 import dev.profold.client.internal.activity.JvmThreads;
 import dev.profold.client.internal.activity.ThreadActivity;
-import dev.profold.client.internal.boot.ThreadStartTimes;
+import dev.profold.client.internal.boot.ThreadHooks;
 import dev.profold.client.internal.jfr.EventMapper;
 import dev.profold.client.internal.jfr.ThreadStarts;
 import java.lang.instrument.Instrumentation;
@@ -16,7 +16,7 @@ import java.util.Set;
  * The listener of timed thread starts, and the hook-up behind {@link ThreadStartTiming#install}:
  * loaded only once the hook classes are on the bootstrap class path. Thread-safe.
  */
-final class ThreadStartHookup implements ThreadStartTimes.Listener {
+final class ThreadStartHookup implements ThreadHooks.Listener {
   private static final System.Logger LOG = System.getLogger("dev.profold.client");
 
   /** The listener set last, or null; guarded by the class lock. */
@@ -46,7 +46,7 @@ final class ThreadStartHookup implements ThreadStartTimes.Listener {
       Instrumentation inst, ThreadMXBean mx, ThreadActivity activity, ThreadStarts starts)
       throws ClassNotFoundException, UnmodifiableClassException {
     Class<?> hook = Class.forName(ThreadStartTiming.HOOK.replace('/', '.'), true, null);
-    if (hook != ThreadStartTimes.class) {
+    if (hook != ThreadHooks.class) {
       throw new IllegalStateException(
           "the hook class was loaded before the agent ran (is the agent jar on the class path?)");
     }
@@ -80,7 +80,7 @@ final class ThreadStartHookup implements ThreadStartTimes.Listener {
    */
   static synchronized void unhook() {
     listening = null;
-    ThreadStartTimes.listen(null);
+    ThreadHooks.listen(null);
   }
 
   /**
@@ -96,7 +96,7 @@ final class ThreadStartHookup implements ThreadStartTimes.Listener {
   /** Reports thread starts to {@code activity} and {@code starts} from now on. */
   static synchronized void listen(ThreadMXBean mx, ThreadActivity activity, ThreadStarts starts) {
     listening = new ThreadStartHookup(mx, activity, starts);
-    ThreadStartTimes.listen(listening);
+    ThreadHooks.listen(listening);
   }
 
   @Override

@@ -23,8 +23,8 @@ import java.util.jar.JarOutputStream;
  * the duration of the start's record at its call path ({@link ThreadStarts}, joined with JFR's
  * {@code jdk.ThreadStart} event).
  *
- * <p>Installing puts the hook ({@code ThreadStartTimes}) on the bootstrap class path, in a small
- * jar written to the temporary directory, then hooks up, which loads both hook classes; the jar is
+ * <p>Installing puts the hook ({@code ThreadHooks}) on the bootstrap class path, in a small jar
+ * written to the temporary directory, then hooks up, which loads both hook classes; the jar is
  * deleted right after (the JVM keeps it open and needs nothing more from it), so a JVM that is
  * killed leaves no file behind. Where the file system refuses to delete an open file, it is deleted
  * at exit instead. This class names no hook class, so that loading and verifying it cannot load one
@@ -34,7 +34,7 @@ final class ThreadStartTiming {
   private static final System.Logger LOG = System.getLogger("dev.profold.client");
 
   /** The hook classes, as class-file resource names. */
-  static final String HOOK = "dev/profold/client/internal/boot/ThreadStartTimes";
+  static final String HOOK = "dev/profold/client/internal/boot/ThreadHooks";
 
   /**
    * Whether an install hooked {@code Thread.start} up in this JVM (the hook is then on the

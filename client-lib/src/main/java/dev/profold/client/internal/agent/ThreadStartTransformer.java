@@ -1,6 +1,6 @@
 package dev.profold.client.internal.agent;
 
-import dev.profold.client.internal.boot.ThreadStartTimes;
+import dev.profold.client.internal.boot.ThreadHooks;
 import java.lang.instrument.ClassFileTransformer;
 import java.security.ProtectionDomain;
 import org.objectweb.asm.ClassReader;
@@ -14,11 +14,11 @@ import org.objectweb.asm.commons.Method;
 
 /**
  * Times {@code Thread.start()}: rewrites the method of {@code java.lang.Thread} so that it calls
- * {@link ThreadStartTimes#wallAtEntry} and {@link ThreadStartTimes#cpuAtEntry} on entry and {@link
- * ThreadStartTimes#exit} on a normal return (a start that throws, such as starting a thread twice,
- * is not timed); and {@code Thread.exit()} so that it calls {@link ThreadStartTimes#ending} first.
- * Only the bodies of those two methods change: no field, method or signature is added, as
- * retransformation requires.
+ * {@link ThreadHooks#wallAtEntry} and {@link ThreadHooks#cpuAtEntry} on entry and {@link
+ * ThreadHooks#exit} on a normal return (a start that throws, such as starting a thread twice, is
+ * not timed); and {@code Thread.exit()} so that it calls {@link ThreadHooks#ending} first. Only the
+ * bodies of those two methods change: no field, method or signature is added, as retransformation
+ * requires.
  *
  * <p>No JFR event times a start, and most of it is spent off CPU (the JVM creates the native thread
  * and waits for it), where samples cannot see it. Thread-safe.
@@ -26,7 +26,7 @@ import org.objectweb.asm.commons.Method;
 final class ThreadStartTransformer implements ClassFileTransformer {
   static final String THREAD = "java/lang/Thread";
 
-  private static final Type HOOK = Type.getType(ThreadStartTimes.class);
+  private static final Type HOOK = Type.getType(ThreadHooks.class);
   private static final Method WALL = new Method("wallAtEntry", "()J");
   private static final Method CPU = new Method("cpuAtEntry", "()J");
   private static final Method EXIT = new Method("exit", "(Ljava/lang/Thread;JJ)V");

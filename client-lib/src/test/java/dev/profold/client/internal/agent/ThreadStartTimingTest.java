@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.profold.client.internal.activity.JvmThreads;
 import dev.profold.client.internal.activity.ThreadActivity;
-import dev.profold.client.internal.boot.ThreadStartTimes;
+import dev.profold.client.internal.boot.ThreadHooks;
 import dev.profold.client.internal.jfr.ThreadStarts;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
@@ -15,21 +15,21 @@ import org.junit.jupiter.api.Test;
 class ThreadStartTimingTest {
   @AfterEach
   void noListener() {
-    ThreadStartTimes.listen(null);
+    ThreadHooks.listen(null);
   }
 
   /** What the rewritten {@code Thread.start} calls around the start of {@code t}. */
   private static void start(Thread t) {
-    long wall = ThreadStartTimes.wallAtEntry();
-    long cpu = ThreadStartTimes.cpuAtEntry();
-    ThreadStartTimes.exit(t, wall, cpu);
+    long wall = ThreadHooks.wallAtEntry();
+    long cpu = ThreadHooks.cpuAtEntry();
+    ThreadHooks.exit(t, wall, cpu);
   }
 
   @Test
   void afterStopThreadStartsAreNeitherTimedNorReported() {
     List<Thread> reported = new ArrayList<>();
-    ThreadStartTimes.listen(
-        new ThreadStartTimes.Listener() {
+    ThreadHooks.listen(
+        new ThreadHooks.Listener() {
           @Override
           public long cpuNow() {
             return 1;
@@ -49,7 +49,7 @@ class ThreadStartTimingTest {
 
     ThreadStartTiming.stop();
 
-    assertThat(ThreadStartTimes.wallAtEntry()).isEqualTo(ThreadStartTimes.NOT_TIMED);
+    assertThat(ThreadHooks.wallAtEntry()).isEqualTo(ThreadHooks.NOT_TIMED);
     start(new Thread(() -> {}));
     assertThat(reported).containsExactly(first);
   }
@@ -62,8 +62,8 @@ class ThreadStartTimingTest {
 
     ThreadStartTiming.stop(stopped); // the stopped runtime's shutdown task, run late
 
-    assertThat(ThreadStartTimes.wallAtEntry()).isNotEqualTo(ThreadStartTimes.NOT_TIMED);
+    assertThat(ThreadHooks.wallAtEntry()).isNotEqualTo(ThreadHooks.NOT_TIMED);
     ThreadStartTiming.stop(later);
-    assertThat(ThreadStartTimes.wallAtEntry()).isEqualTo(ThreadStartTimes.NOT_TIMED);
+    assertThat(ThreadHooks.wallAtEntry()).isEqualTo(ThreadHooks.NOT_TIMED);
   }
 }

@@ -3,7 +3,7 @@ package dev.profold.client.internal.agent;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.profold.client.internal.boot.ThreadStartTimes;
+import dev.profold.client.internal.boot.ThreadHooks;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.management.ManagementFactory;
@@ -33,8 +33,8 @@ class ThreadStartTransformerTest {
   private final List<Start> heard = new ArrayList<>();
   private final List<String> ends = new ArrayList<>(); // "thread name: cpu nanos"
 
-  private final ThreadStartTimes.Listener listener =
-      new ThreadStartTimes.Listener() {
+  private final ThreadHooks.Listener listener =
+      new ThreadHooks.Listener() {
         @Override
         public long cpuNow() {
           return MX.getCurrentThreadCpuTime();
@@ -98,13 +98,13 @@ class ThreadStartTransformerTest {
 
   @AfterEach
   void stopListening() {
-    ThreadStartTimes.listen(null);
+    ThreadHooks.listen(null);
   }
 
   @Test
   void aTimedStartReportsItsWallAndCpuTime() throws Exception {
     Thread t = (Thread) rewritten(SlowStart.class).getConstructor().newInstance();
-    ThreadStartTimes.listen(listener);
+    ThreadHooks.listen(listener);
 
     t.start();
 
@@ -125,7 +125,7 @@ class ThreadStartTransformerTest {
     t.start();
     assertThat(heard).isEmpty();
 
-    ThreadStartTimes.listen(listener);
+    ThreadHooks.listen(listener);
     Thread failing = (Thread) rewritten(FailingStart.class).getConstructor().newInstance();
     assertThatThrownBy(failing::start)
         .as("the exception reaches the caller unchanged")
@@ -136,9 +136,9 @@ class ThreadStartTransformerTest {
   @Test
   void aListenerThatThrowsIsCountedAndTheStartGoesOn() throws Exception {
     Thread t = (Thread) rewritten(SlowStart.class).getConstructor().newInstance();
-    long before = ThreadStartTimes.FAILURES.get();
-    ThreadStartTimes.listen(
-        new ThreadStartTimes.Listener() {
+    long before = ThreadHooks.FAILURES.get();
+    ThreadHooks.listen(
+        new ThreadHooks.Listener() {
           @Override
           public long cpuNow() {
             throw new IllegalStateException("broken clock");
@@ -156,16 +156,16 @@ class ThreadStartTransformerTest {
         });
 
     t.start();
-    assertThat(ThreadStartTimes.FAILURES.get() - before).isEqualTo(2);
+    assertThat(ThreadHooks.FAILURES.get() - before).isEqualTo(2);
     Object exiting = rewritten(Exiting.class).getConstructor().newInstance();
     exiting.getClass().getMethod("finish").invoke(exiting); // the end goes on
-    assertThat(ThreadStartTimes.FAILURES.get() - before).isEqualTo(3);
+    assertThat(ThreadHooks.FAILURES.get() - before).isEqualTo(3);
   }
 
   @Test
   void anExitReportsTheEndingThreadsCpuTimeFirst() throws Exception {
     Object exiting = rewritten(Exiting.class).getConstructor().newInstance();
-    ThreadStartTimes.listen(listener);
+    ThreadHooks.listen(listener);
     long cpuBefore = MX.getCurrentThreadCpuTime();
 
     exiting.getClass().getMethod("finish").invoke(exiting);

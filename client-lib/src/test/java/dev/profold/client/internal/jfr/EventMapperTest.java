@@ -74,7 +74,7 @@ class EventMapperTest {
             EventMapper.inThreadManagement(
                 List.of(
                     "dev.profold.client.internal.activity.ThreadActivity.offCpu",
-                    "dev.profold.client.internal.boot.ThreadStartTimes.exit",
+                    "dev.profold.client.internal.boot.ThreadHooks.exit",
                     "java.lang.Thread.start",
                     "app.Main.main")))
         .as("the agent's hook inside Thread.start is part of the start")

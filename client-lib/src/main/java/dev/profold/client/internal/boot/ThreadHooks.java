@@ -14,7 +14,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * methods never throw into {@code Thread.start}: a failing listener is counted in {@link #FAILURES}
  * and skipped. Thread-safe.
  */
-public final class ThreadStartTimes {
+public final class ThreadHooks {
   /** Returned at entry when no listener is set: {@link #exit} then reports nothing. */
   public static final long NOT_TIMED = Long.MIN_VALUE;
 
@@ -45,7 +45,7 @@ public final class ThreadStartTimes {
     void ending(long cpuNanos);
   }
 
-  private ThreadStartTimes() {}
+  private ThreadHooks() {}
 
   /** Sets the listener (null: none); starts already under way when it changes are not timed. */
   public static void listen(Listener l) {
