@@ -79,6 +79,34 @@ final class AgentApp {
     return new AgentApp(p, stderr, out);
   }
 
+  /**
+   * Reads the program's stdout on a daemon thread from now on and keeps, in the returned reference,
+   * the two numbers of the last line that {@code line} matches (its groups 1 and 2); null until one
+   * came.
+   */
+  java.util.concurrent.atomic.AtomicReference<long[]> lastNumbers(java.util.regex.Pattern line) {
+    java.util.concurrent.atomic.AtomicReference<long[]> last =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    Thread reader =
+        new Thread(
+            () -> {
+              try {
+                for (String l = out.readLine(); l != null; l = out.readLine()) {
+                  java.util.regex.Matcher m = line.matcher(l);
+                  if (m.matches()) {
+                    last.set(new long[] {Long.parseLong(m.group(1)), Long.parseLong(m.group(2))});
+                  }
+                }
+              } catch (IOException e) {
+                // the program ended: the caller's assertions say what is missing
+              }
+            },
+            "agent-app-output");
+    reader.setDaemon(true);
+    reader.start();
+    return last;
+  }
+
   /** What the program and the agent wrote to stderr so far. */
   String stderr() throws IOException {
     return Files.readString(stderr);

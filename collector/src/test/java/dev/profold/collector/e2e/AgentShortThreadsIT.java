@@ -3,12 +3,10 @@ package dev.profold.collector.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.profold.collector.testing.ThreadSeconds;
-import java.io.IOException;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -29,7 +27,7 @@ class AgentShortThreadsIT {
 
   private JarDaemon collector;
   private AgentApp app;
-  private final AtomicReference<long[]> measured = new AtomicReference<>();
+  private AtomicReference<long[]> measured; // the program's own figures, from its output
 
   @BeforeAll
   void start() throws Exception {
@@ -39,24 +37,7 @@ class AgentShortThreadsIT {
             PlantedShortThreads.class,
             "service=short,instance=short-1,interval=1s,endpoint=127.0.0.1:" + collector.grpcPort,
             "planted short threads running");
-    Thread reader =
-        new Thread(
-            () -> {
-              try {
-                for (String line = app.out.readLine(); line != null; line = app.out.readLine()) {
-                  Matcher m = SHORT.matcher(line);
-                  if (m.matches()) {
-                    measured.set(
-                        new long[] {Long.parseLong(m.group(1)), Long.parseLong(m.group(2))});
-                  }
-                }
-              } catch (IOException e) {
-                // the program ended: the assertions say what is missing
-              }
-            },
-            "short-output");
-    reader.setDaemon(true);
-    reader.start();
+    measured = app.lastNumbers(SHORT);
   }
 
   @AfterAll

@@ -3,7 +3,6 @@ package dev.profold.collector.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.profold.collector.testing.ThreadSeconds;
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -39,7 +38,7 @@ class AgentThreadChurnIT {
   private JarDaemon collector;
   private AgentApp app;
   private Path tmp; // the program's java.io.tmpdir
-  private final AtomicReference<long[]> measured = new AtomicReference<>();
+  private AtomicReference<long[]> measured; // the program's own figures, from its output
 
   @BeforeAll
   void start() throws Exception {
@@ -53,24 +52,7 @@ class AgentThreadChurnIT {
             "-XX:+UnlockDiagnosticVMOptions",
             "-XX:+DebugNonSafepoints",
             "-Djava.io.tmpdir=" + tmp);
-    Thread reader =
-        new Thread(
-            () -> {
-              try {
-                for (String line = app.out.readLine(); line != null; line = app.out.readLine()) {
-                  Matcher m = CHURN.matcher(line);
-                  if (m.matches()) {
-                    measured.set(
-                        new long[] {Long.parseLong(m.group(1)), Long.parseLong(m.group(2))});
-                  }
-                }
-              } catch (IOException e) {
-                // the program ended: the assertions say what is missing
-              }
-            },
-            "churn-output");
-    reader.setDaemon(true);
-    reader.start();
+    measured = app.lastNumbers(CHURN);
   }
 
   @AfterAll

@@ -385,12 +385,7 @@ public final class ThreadActivity {
       } else if (before != null) {
         cpu = t.cpuNanos() - before;
       } else {
-        // New since the last close: its whole CPU time is in this interval, unless this is the
-        // first close, when threads are older than the interval and their past CPU is unknown;
-        // or unless its clock holds more than the interval, which a thread started in it cannot
-        // have spent: an OS thread the JVM took on again under a new thread (the launcher's
-        // DestroyJavaVM after main returns), whose clock carries its earlier life.
-        cpu = first ? Math.min(t.cpuNanos(), length) : t.cpuNanos() > length ? 0 : t.cpuNanos();
+        cpu = newThreadCpu(t.cpuNanos(), length);
         if (!first && t.name().equals(DESTROY_JAVA_VM)) {
           cpu = 0; // its clock is the initial thread's, whose end counted it already
         }
@@ -455,6 +450,18 @@ public final class ThreadActivity {
     return encode(groups);
   }
 
+  /**
+   * The CPU time in this interval of a thread new since the last close whose clock reads {@code
+   * clock}: all of it, unless this is the first close, when threads are older than the interval and
+   * their past CPU is unknown (then at most the interval); or unless the clock holds more than the
+   * interval, which a thread started in it cannot have spent: an OS thread the JVM took on again
+   * under a new thread (the launcher's DestroyJavaVM after main returns), whose clock carries its
+   * earlier life (then none).
+   */
+  private long newThreadCpu(long clock, long length) {
+    return first ? Math.min(clock, length) : clock > length ? 0 : clock;
+  }
+
   /** When thread {@code id} started, if in this interval and reported, else {@code start}. */
   private long startOf(long id, long start) {
     Long at = startedAt.get(id);
@@ -488,10 +495,7 @@ public final class ThreadActivity {
       }
       Long before = lastCpu.get(id);
       long cpu =
-          before != null
-              ? e.cpuNanos() - before
-              : first ? Math.min(e.cpuNanos(), length) : e.cpuNanos() > length ? 0 : e.cpuNanos();
-      cpu = Math.max(0, cpu);
+          Math.max(0, before != null ? e.cpuNanos() - before : newThreadCpu(e.cpuNanos(), length));
       long wall;
       if (before != null || startedAt.containsKey(id)) {
         long from = before != null ? startNanos : startOf(id, startNanos);

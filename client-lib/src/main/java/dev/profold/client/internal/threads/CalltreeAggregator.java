@@ -26,7 +26,7 @@ final class CalltreeAggregator implements ThreadAggregator {
     Grouping.byGroup(threads)
         .forEach(
             (group, members) -> {
-              List<List<ThreadSnapshot>> clusters = clusters(members, contexts);
+              List<List<ThreadSnapshot>> clusters = clusters(members, contexts::visits);
               for (int i = 0; i < clusters.size(); i++) {
                 Grouping.emitMerged(
                     clusters.get(i),
@@ -39,15 +39,16 @@ final class CalltreeAggregator implements ThreadAggregator {
 
   /**
    * The clusters of one group's threads (given sorted by thread id), in order of their smallest
-   * thread id, each cluster's threads in id order; a cell counts as a visit when {@code contexts}
-   * {@linkplain ContextView#visits says its measurement does}.
+   * thread id, each cluster's threads in id order; a cell counts as a visit when {@code visits}
+   * holds for its measurement ({@link ContextView#visits}).
    */
-  static List<List<ThreadSnapshot>> clusters(List<ThreadSnapshot> members, ContextView contexts) {
+  static List<List<ThreadSnapshot>> clusters(
+      List<ThreadSnapshot> members, java.util.function.IntPredicate visits) {
     Map<Set<Integer>, List<ThreadSnapshot>> byVisited = new LinkedHashMap<>();
     for (ThreadSnapshot t : members) {
       Set<Integer> visited = new TreeSet<>();
       for (Cell c : t.cells()) {
-        if (contexts.visits(c.metric())) {
+        if (visits.test(c.metric())) {
           visited.add(c.context());
         }
       }

@@ -49,25 +49,6 @@ public final class ThreadAggregators {
   private static final ThreadAggregator KEY = new KeyAggregator();
   private static final ThreadAggregator CALLTREE = new CalltreeAggregator();
 
-  /** A view for {@link #clusters(List)}, which asks it nothing but {@link ContextView#visits}. */
-  private static final ContextView EVERY_CELL_VISITS =
-      new ContextView() {
-        @Override
-        public dev.profold.client.Kind kind(int context) {
-          throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public int pathNode(int context) {
-          throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public void addKey(int context, dev.profold.proto.v1.Entry.Builder entry) {
-          throw new UnsupportedOperationException();
-        }
-      };
-
   private ThreadAggregators() {}
 
   /** The aggregator for {@code mode}. */
@@ -98,18 +79,21 @@ public final class ThreadAggregators {
    * of its list; cluster {@code n} is the one whose entries carry {@code thread.cluster -> n}.
    */
   public static SortedMap<String, List<List<Long>>> clusters(List<ThreadSnapshot> threads) {
-    return clusters(threads, EVERY_CELL_VISITS);
+    return clusters(threads, metric -> true);
   }
 
-  /** As {@link #clusters(List)}, with visits told apart by {@code contexts}. */
+  /**
+   * As {@link #clusters(List)}, a cell counting as a visit when {@code visits} holds for its
+   * measurement (as the aggregation does with {@link ContextView#visits}).
+   */
   public static SortedMap<String, List<List<Long>>> clusters(
-      List<ThreadSnapshot> threads, ContextView contexts) {
+      List<ThreadSnapshot> threads, java.util.function.IntPredicate visits) {
     SortedMap<String, List<List<Long>>> out = new TreeMap<>();
     Grouping.byGroup(threads)
         .forEach(
             (group, members) -> {
               List<List<Long>> ids = new ArrayList<>();
-              for (List<ThreadSnapshot> cluster : CalltreeAggregator.clusters(members, contexts)) {
+              for (List<ThreadSnapshot> cluster : CalltreeAggregator.clusters(members, visits)) {
                 ids.add(cluster.stream().map(ThreadSnapshot::threadId).toList());
               }
               out.put(group, List.copyOf(ids));
