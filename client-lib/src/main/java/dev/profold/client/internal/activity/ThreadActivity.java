@@ -97,6 +97,7 @@ public final class ThreadActivity {
   private final Map<Long, Long> lastCpu = new HashMap<>();
   private long pauses;
   private boolean first = true;
+  private Map<Long, Long> intervalCpu = Map.of(); // of the last close, by thread id
   private LongSupplier ioUnobserved; // cumulative; null: nothing observes
   private long ioUnobservedTaken; // what of the current source's total was accounted
   private long ioUnobservedKept; // accounted, not yet returned by a take
@@ -367,6 +368,15 @@ public final class ThreadActivity {
     }
   }
 
+  /**
+   * Each thread's CPU time in the interval the last {@link #close} closed, by thread id: the
+   * threads alive at its look whose CPU time is known, and those that ended in it. Empty before the
+   * first close and after a {@link #baseline()}.
+   */
+  public synchronized Map<Long, Long> intervalCpu() {
+    return intervalCpu;
+  }
+
   private List<ThreadGroupActivity> close(long startNanos, long endNanos, List<LiveThread> live) {
     long length = Math.max(0, endNanos - startNanos);
     Map<String, Group> groups = new HashMap<>();
@@ -376,6 +386,7 @@ public final class ThreadActivity {
     for (LiveThread t : live) {
       byId.put(t.id(), t);
     }
+    Map<Long, Long> cpuOf = new HashMap<>(live.size() * 2);
     for (LiveThread t : live) {
       cpuNow.put(t.id(), t.cpuNanos());
       Long before = lastCpu.get(t.id());
@@ -401,6 +412,9 @@ public final class ThreadActivity {
       if (block != null && length > 0) { // not at a baseline, whose time is not a look's
         lockBlocks.put(t.id(), inIt ? seen : new Seen(block, endNanos));
       }
+      if (t.cpuNanos() >= 0) {
+        cpuOf.put(t.id(), Math.max(0, cpu));
+      }
       wall = Math.max(wall, Math.min(Math.max(0, cpu), length)); // it ran that long at least
       if (wall == 0 && length > 0) {
         continue; // started after the interval's end, before the look: counted from the next
@@ -413,7 +427,8 @@ public final class ThreadActivity {
           .computeIfAbsent(ThreadGroups.normalise(t.name()), Group::new)
           .add(inIt ? length : wall, classes, Math.min(Math.max(0, cpu), length));
     }
-    closeEnded(groups, byId, startNanos, endNanos);
+    closeEnded(groups, byId, startNanos, endNanos, cpuOf);
+    intervalCpu = length == 0 ? Map.of() : cpuOf;
     startedAt.keySet().removeIf(id -> cpuNow.containsKey(id) || startedAt.get(id) < startNanos);
     lastCpu.clear();
     lastCpu.putAll(cpuNow);
@@ -471,10 +486,15 @@ public final class ThreadActivity {
   /**
    * Counts the threads that ended before this close's look at the live threads ({@code live} by
    * id): from the interval's start, or their own, to their end, with the CPU time they had used by
-   * then. An end reported by a thread the look still found alive is kept for the next close.
+   * then (also put into {@code cpuOf}). An end reported by a thread the look still found alive is
+   * kept for the next close.
    */
   private void closeEnded(
-      Map<String, Group> groups, Map<Long, LiveThread> live, long startNanos, long endNanos) {
+      Map<String, Group> groups,
+      Map<Long, LiveThread> live,
+      long startNanos,
+      long endNanos,
+      Map<Long, Long> cpuOf) {
     long length = Math.max(0, endNanos - startNanos);
     Map<Long, Ended> later = new HashMap<>();
     for (Map.Entry<Long, Ended> x : ended.entrySet()) {
@@ -496,6 +516,7 @@ public final class ThreadActivity {
       Long before = lastCpu.get(id);
       long cpu =
           Math.max(0, before != null ? e.cpuNanos() - before : newThreadCpu(e.cpuNanos(), length));
+      cpuOf.put(id, cpu);
       long wall;
       if (before != null || startedAt.containsKey(id)) {
         long from = before != null ? startNanos : startOf(id, startNanos);

@@ -16,7 +16,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@link ForeignThread} table per thread id, written only by the caller (the JFR consumer thread),
  * flushed with the application's own tables and merged with what the thread recorded itself. An
  * observation's context is the attribute {@code event} (the JFR event type) and, inside it, one
- * region per path element, COMPUTE except the innermost, which has the observation's kind.
+ * region per path element, COMPUTE except the innermost, which has the observation's kind. CPU
+ * samples are recorded as {@link Recorder#CPU_SAMPLES}, which the flush values by their thread's
+ * measured CPU time.
  *
  * <p>A table is retired, so that the next flush takes its last values and forgets it, when its
  * thread's {@code jdk.ThreadEnd} arrives ({@link #threadEnded}). Some events of a thread arrive
@@ -101,7 +103,10 @@ final class JfrSink {
       }
       c = next;
     }
-    int metric = o.bytes() ? allocation : time;
+    int metric =
+        o.bytes()
+            ? allocation
+            : o.event().equals(EventMapper.EXECUTION_SAMPLE) ? Recorder.CPU_SAMPLES : time;
     Table t = threads.get(o.threadId());
     if (t == null) {
       ForeignThread f = recorder.foreign(o.threadId(), o.threadName(), o.initialThread());

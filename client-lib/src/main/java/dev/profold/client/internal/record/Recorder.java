@@ -47,10 +47,19 @@ public final class Recorder {
    */
   public static final int NO_METRIC = -1;
 
+  /**
+   * The metric CPU samples are recorded under, on behalf of the sampled thread (the agent's JFR
+   * consumer), each value the sampler's nominal period in seconds. Not an encoder id (those count
+   * up from 1) and never sent: {@link #collect(Map)} turns these cells into {@code time} cells
+   * valued by the threads' measured CPU time ({@link SampledCpu}).
+   */
+  public static final int CPU_SAMPLES = Integer.MAX_VALUE;
+
   private final DeltaEncoder encoder;
   private final ContextTable contexts;
   private final int maxCellsPerThread;
   private final int timeMetric;
+  private final SampledCpu sampledCpu;
   private final ConcurrentHashMap<String, Integer> metrics = new ConcurrentHashMap<>();
   private final Object metricsLock = new Object();
   private final ConcurrentLinkedQueue<ThreadState> threads = new ConcurrentLinkedQueue<>();
@@ -118,6 +127,7 @@ public final class Recorder {
                         + " PROFOLD_MAX_CONTEXTS"));
     this.maxCellsPerThread = maxCellsPerThread;
     this.timeMetric = encoder.measurement(TIME, ValueType.VALUE_TYPE_DOUBLE, "seconds");
+    this.sampledCpu = new SampledCpu(timeMetric);
     for (Misuse m : Misuse.values()) {
       misuse.put(m, new LongAdder());
       logged.put(m, ConcurrentHashMap.newKeySet());
@@ -693,7 +703,16 @@ public final class Recorder {
    * and scoped attributes, opened in another order) come as one: a thread has at most one cell per
    * key and metric.
    */
-  public synchronized List<ThreadSnapshot> collect() {
+  public List<ThreadSnapshot> collect() {
+    return collect(Map.of());
+  }
+
+  /**
+   * {@link #collect()}, with CPU samples valued by {@code cpuNanos}: each thread's CPU time over
+   * the interval by thread id, for the threads whose CPU time is known (see {@link SampledCpu}; the
+   * samples of other threads keep their nominal values).
+   */
+  public synchronized List<ThreadSnapshot> collect(Map<Long, Long> cpuNanos) {
     // The previous collection's ageing runs now, before anything is drained: its contexts were
     // encoded by then, and should it throw, no table has been taken yet, so nothing is lost.
     contexts.endCollection();
@@ -745,7 +764,7 @@ public final class Recorder {
                 t.group(),
                 t.initial(),
                 mergedByKey(contexts.canonical(t.cells()))));
-    return out;
+    return sampledCpu.apply(out, cpuNanos);
   }
 
   /** How many times {@link #collect()} ran: intervals closed so far. Any thread may read it. */

@@ -22,6 +22,7 @@ import dev.profold.proto.v1.Delta;
 import dev.profold.proto.v1.Entry;
 import dev.profold.proto.v1.IoObservation;
 import dev.profold.proto.v1.SourceIdentity;
+import dev.profold.proto.v1.ThreadGroupActivity;
 import io.grpc.ManagedChannel;
 import java.lang.System.Logger.Level;
 import java.security.SecureRandom;
@@ -331,7 +332,10 @@ public final class ProfoldRuntime {
    * {@code ioUnobserved} (-1: not reported); returns only once the delta was submitted.
    */
   private void submitInterval(long end, long ioUnobserved) {
-    List<ThreadSnapshot> threads = recorder.collect();
+    // The activity first: its threads' CPU time of the interval values their CPU samples. (Should
+    // the rest fail, the interval's activity is lost with its values, as when the submit fails.)
+    List<ThreadGroupActivity> threadActivity = activity.close(intervalStart, end);
+    List<ThreadSnapshot> threads = recorder.collect(activity.intervalCpu());
     List<Entry> encoded;
     try {
       List<AggregatedEntry> reduced =
@@ -359,7 +363,7 @@ public final class ProfoldRuntime {
               .setIntervalEndUnixNanos(end)
               .setThreadAggregation(ThreadAggregators.toProto(config.threadAggregation()))
               .addAllEntries(encoded)
-              .addAllThreadActivity(activity.close(intervalStart, end))
+              .addAllThreadActivity(threadActivity)
               .setOverhead(
                   ClientOverhead.newBuilder()
                       .setCpuNanos(ownCpuNanos())

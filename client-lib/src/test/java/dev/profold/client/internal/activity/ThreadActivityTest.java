@@ -6,6 +6,7 @@ import dev.profold.client.Kind;
 import dev.profold.proto.v1.ThreadGroupActivity;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import net.jqwik.api.ForAll;
@@ -273,6 +274,24 @@ class ThreadActivityTest {
     assertThat(group(activity.close(10 * S, 20 * S), "batch-*").getThreads())
         .as("counted once")
         .isEqualTo(1);
+  }
+
+  @Test
+  void theIntervalsCpuTimeOfEachThreadIsKeptForItsSamples() {
+    threads.set(
+        new LiveThread(1, "batch-1", 10 * S),
+        new LiveThread(2, "batch-2", 10 * S),
+        new LiveThread(3, "virtual", -1));
+    activity.close(0, 0);
+    assertThat(activity.intervalCpu()).as("a baseline has no interval").isEmpty();
+    activity.ended(2, "batch-2", 13 * S, 6 * S);
+    threads.set(new LiveThread(1, "batch-1", 14 * S), new LiveThread(3, "virtual", -1));
+
+    activity.close(0, 10 * S);
+
+    // the live thread's CPU over the interval, the ended one's up to its end; none for a thread
+    // whose CPU time is unknown
+    assertThat(activity.intervalCpu()).isEqualTo(Map.of(1L, 4 * S, 2L, 3 * S));
   }
 
   @Test

@@ -725,7 +725,8 @@ class RecorderTest {
     java.util.concurrent.ExecutorService flush =
         java.util.concurrent.Executors.newSingleThreadExecutor();
     try {
-      java.util.concurrent.Future<List<ThreadSnapshot>> done = flush.submit(recorder::collect);
+      java.util.concurrent.Future<List<ThreadSnapshot>> done =
+          flush.submit(() -> recorder.collect());
       // Generous: a stalled flush never returns; a working one returns at once.
       List<ThreadSnapshot> out = done.get(30, java.util.concurrent.TimeUnit.SECONDS);
       assertThat(out).hasSize(1);

@@ -1,0 +1,218 @@
+package dev.profold.client.internal.jfr;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import dev.profold.client.Kind;
+import dev.profold.client.internal.export.DeltaEncoder;
+import dev.profold.client.internal.record.Recorder;
+import dev.profold.client.internal.threads.Cell;
+import dev.profold.client.internal.threads.ThreadSnapshot;
+import dev.profold.proto.v1.SourceIdentity;
+import java.util.List;
+import java.util.Map;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
+import net.jqwik.api.constraints.LongRange;
+import net.jqwik.api.constraints.Size;
+import org.junit.jupiter.api.Test;
+
+/**
+ * CPU samples valued by their thread's measured CPU time at the flush ({@code
+ * Recorder.collect(Map)}, {@code SampledCpu}), recorded through the agent's sink as JFR samples
+ * are.
+ */
+class SampledCpuTest {
+  private static final double PERIOD = 0.020;
+  private static final long MS = 1_000_000L;
+
+  private final DeltaEncoder encoder =
+      new DeltaEncoder(
+          SourceIdentity.newBuilder().setService("s").setInstance("i").setIncarnationId(1).build());
+  private final Recorder recorder = new Recorder(encoder, 1024);
+  private final JfrSink sink = new JfrSink(recorder);
+
+  private void samples(long thread, int n, String... path) {
+    for (int i = 0; i < n; i++) {
+      sink.record(
+          new Observation(
+              EventMapper.EXECUTION_SAMPLE,
+              thread,
+              "worker-" + thread,
+              false,
+              List.of(path),
+              Kind.COMPUTE,
+              false,
+              PERIOD));
+    }
+  }
+
+  private List<Rows.Row> collect(Map<Long, Long> cpu) {
+    return Rows.of(encoder, recorder, recorder.collect(cpu));
+  }
+
+  private static Rows.Row row(long thread, String path, long count, double sum) {
+    return new Rows.Row(
+        thread, "worker-*", EventMapper.EXECUTION_SAMPLE, path, Kind.COMPUTE, "time", count, sum);
+  }
+
+  @Test
+  void aThreadsSamplesShareItsCpuTimeInProportionToTheirCounts() {
+    samples(7, 3, "Thread.run", "A.work");
+    samples(7, 1, "Thread.run", "B.work");
+    samples(8, 2, "Thread.run", "A.work");
+
+    // 7: 40 ms over 4 samples (oversubscribed: the nominal 80 ms overstate it); 8: 200 ms over 2
+    // (more busy threads than the sampler takes per period: the nominal 40 ms understate it)
+    List<Rows.Row> rows = collect(Map.of(7L, 40 * MS, 8L, 200 * MS));
+
+    assertThat(rows)
+        .usingRecursiveFieldByFieldElementComparatorIgnoringFields("sum")
+        .containsExactlyInAnyOrder(
+            row(7, "Thread.run/A.work", 3, 0),
+            row(7, "Thread.run/B.work", 1, 0),
+            row(8, "Thread.run/A.work", 2, 0));
+    for (Rows.Row r : rows) {
+      double each = r.threadId() == 7 ? 0.010 : 0.100;
+      assertThat(r.sum()).as(r.toString()).isCloseTo(r.count() * each, within(1e-12));
+    }
+  }
+
+  @Test
+  void eachSampleIsOneValueOfItsShareSoMinMaxAndTheHistogramAgree() {
+    samples(7, 5, "Thread.run", "A.work");
+
+    ThreadSnapshot t = recorder.collect(Map.of(7L, 60 * MS)).get(0);
+
+    Cell c = t.cells().get(0);
+    assertThat(c.metric()).isEqualTo(recorder.timeMetric());
+    assertThat(c.state().count()).isEqualTo(5);
+    assertThat(c.state().min()).isCloseTo(0.012, within(1e-15));
+    assertThat(c.state().max()).isCloseTo(0.012, within(1e-15));
+    assertThat(c.state().sumOfSquares()).isCloseTo(5 * 0.012 * 0.012, within(1e-15));
+    assertThat(c.state().histogram().totalCount()).isEqualTo(5);
+  }
+
+  @Test
+  void samplesOfAThreadWhoseCpuTimeIsUnknownKeepTheirNominalValue() {
+    samples(7, 3, "Thread.run", "A.work");
+    samples(8, 2, "Thread.run", "A.work");
+
+    assertThat(collect(Map.of(8L, 10 * MS))) // 7 unknown (a virtual thread, no CPU clock)
+        .containsExactlyInAnyOrder(
+            row(7, "Thread.run/A.work", 3, 3 * PERIOD), row(8, "Thread.run/A.work", 2, 0.010));
+    samples(7, 1, "Thread.run", "A.work");
+    assertThat(collect(Map.of())).containsExactly(row(7, "Thread.run/A.work", 1, PERIOD));
+  }
+
+  @Test
+  void cpuTimeOfAnIntervalWithoutSamplesGoesToTheNextIntervalsSamplesOnly() {
+    // Samples come up to a second late: a burst at an interval's end is sampled in the next one.
+    assertThat(collect(Map.of(7L, 50 * MS))).isEmpty();
+    samples(7, 5, "Thread.run", "A.work");
+    assertThat(collect(Map.of(7L, 0L))).containsExactly(row(7, "Thread.run/A.work", 5, 0.050));
+
+    // Owed for one interval, not longer: the 30 ms are dropped, the 20 ms taken.
+    assertThat(collect(Map.of(7L, 30 * MS))).isEmpty();
+    assertThat(collect(Map.of(7L, 20 * MS))).isEmpty();
+    samples(7, 2, "Thread.run", "A.work");
+    assertThat(collect(Map.of(7L, 4 * MS))).containsExactly(row(7, "Thread.run/A.work", 2, 0.024));
+  }
+
+  @Test
+  void samplesOfAnIntervalWithoutCpuTimeAreCountedButWeighNothing() {
+    samples(7, 4, "Thread.run", "A.work");
+
+    ThreadSnapshot t = recorder.collect(Map.of(7L, 0L)).get(0);
+
+    assertThat(t.cells()).hasSize(1);
+    assertThat(t.cells().get(0).state().count()).isEqualTo(4);
+    assertThat(t.cells().get(0).state().sum()).isZero();
+    assertThat(t.cells().get(0).state().histogram().zeroCount()).isEqualTo(4);
+  }
+
+  @Test
+  void otherMeasurementsOfTheThreadAreLeftAsRecorded() {
+    samples(7, 2, "Thread.run", "A.work");
+    sink.record(
+        new Observation(
+            "jdk.JavaMonitorEnter",
+            7,
+            "worker-7",
+            false,
+            List.of("Thread.run", "A.work"),
+            Kind.SYNC,
+            false,
+            0.5));
+    sink.record(
+        new Observation(
+            "jdk.ObjectAllocationSample",
+            7,
+            "worker-7",
+            false,
+            List.of("Thread.run", "A.work"),
+            Kind.COMPUTE,
+            true,
+            4096));
+
+    assertThat(collect(Map.of(7L, 40 * MS)))
+        .containsExactlyInAnyOrder(
+            row(7, "Thread.run/A.work", 2, 0.040),
+            new Rows.Row(
+                7,
+                "worker-*",
+                "jdk.JavaMonitorEnter",
+                "Thread.run/A.work",
+                Kind.SYNC,
+                "time",
+                1,
+                0.5),
+            new Rows.Row(
+                7,
+                "worker-*",
+                "jdk.ObjectAllocationSample",
+                "Thread.run/A.work",
+                Kind.COMPUTE,
+                "allocation",
+                1,
+                4096));
+  }
+
+  /**
+   * The law: in every interval in which a thread has samples, its sampled time is its CPU time of
+   * the interval plus what the interval before owed (CPU time with no sample then), whatever the
+   * counts; the counts are the samples taken.
+   */
+  @Property(tries = 200)
+  void sampledTimeAddsUpToTheCpuTimeOwedAndSpent(
+      @ForAll @Size(min = 1, max = 12)
+          List<@IntRange(min = 0, max = 40) Integer> samplesPerInterval,
+      @ForAll @Size(min = 12, max = 12) List<@LongRange(min = 0, max = 5_000_000_000L) Long> cpu) {
+    SampledCpuTest fresh = new SampledCpuTest(); // one recorder per try
+    long owed = 0;
+    for (int i = 0; i < samplesPerInterval.size(); i++) {
+      int n = samplesPerInterval.get(i);
+      for (int k = 0; k < n; k++) {
+        fresh.samples(7, 1, "Thread.run", k % 3 == 0 ? "A.work" : "B.work");
+      }
+      List<ThreadSnapshot> out = fresh.recorder.collect(Map.of(7L, cpu.get(i)));
+      long count = 0;
+      double sum = 0;
+      for (ThreadSnapshot t : out) {
+        for (Cell c : t.cells()) {
+          assertThat(c.metric()).isEqualTo(fresh.recorder.timeMetric());
+          count += c.state().count();
+          sum += c.state().sum();
+        }
+      }
+      assertThat(count).isEqualTo(n);
+      if (n > 0) {
+        assertThat(sum).isCloseTo((cpu.get(i) + owed) * 1e-9, within(1e-9));
+        owed = 0;
+      } else {
+        owed = cpu.get(i);
+      }
+    }
+  }
+}
