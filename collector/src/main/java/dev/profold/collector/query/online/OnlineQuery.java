@@ -1,9 +1,11 @@
 package dev.profold.collector.query.online;
 
 import dev.profold.collector.query.OutputFormat;
+import dev.profold.collector.query.Query;
 import dev.profold.collector.query.QueryEvaluator;
 import dev.profold.collector.query.QueryException;
 import dev.profold.collector.query.QueryResult;
+import dev.profold.collector.query.SelectItem;
 import dev.profold.sinks.snapshot.CollectorSnapshot;
 import dev.profold.sinks.snapshot.IntervalSnapshot;
 import dev.profold.sinks.snapshot.SchemeSnapshot;
@@ -85,12 +87,12 @@ public final class OnlineQuery {
     SchemeSnapshot scheme = find(snapshot, name);
     String text = request.query();
     if (text == null || text.isBlank()) {
-      text = scheme.query();
-      if (text == null || text.isBlank()) {
+      if (scheme.query() == null || scheme.query().isBlank()) {
         throw new OnlineQueryException(
             OnlineQueryException.Reason.INVALID,
             "scheme '" + name + "' has no configured query; give one");
       }
+      text = ownQuery(scheme.query());
     }
     QueryEvaluator evaluator;
     try {
@@ -114,6 +116,48 @@ public final class OnlineQuery {
         request.range().isCumulative(),
         selection.intervals(),
         note(scheme, request.range(), selection.intervals()));
+  }
+
+  /**
+   * What an empty query text runs: the scheme's {@code configured} query as its kept records answer
+   * it. Its WHERE was applied as the records were folded, and the records keep only the GROUP BY
+   * attributes, so it is left out (run again it would match nothing: {@code WHERE kind=io} over
+   * records without {@code kind}; schemes have no LET); and a SELECT list that leaves out GROUP BY
+   * attributes gets them first, so each row says which group it is. A query that needs neither
+   * change is returned as configured.
+   */
+  static String ownQuery(String configured) {
+    Query q;
+    try {
+      q = Query.parse(configured);
+    } catch (QueryException e) {
+      return configured; // checked when the scheme was configured; the evaluator says why
+    }
+    List<SelectItem> select = new ArrayList<>();
+    if (!q.select().isEmpty() && q.select().stream().noneMatch(i -> i instanceof SelectItem.All)) {
+      for (String key : q.groupBy()) {
+        boolean shown =
+            q.select().stream()
+                .anyMatch(i -> i instanceof SelectItem.Attribute a && a.name().equals(key));
+        if (!shown && !key.equals(Query.ALL_NESTED)) {
+          select.add(new SelectItem.Attribute(key, null, 0));
+        }
+      }
+    }
+    if (q.where().isEmpty() && select.isEmpty()) {
+      return configured;
+    }
+    select.addAll(q.select());
+    return new Query(
+            select,
+            q.aggregate(),
+            List.of(),
+            q.groupBy(),
+            q.let(),
+            q.orderBy(),
+            q.limit(),
+            q.format())
+        .toString();
   }
 
   private static SchemeSnapshot find(CollectorSnapshot snapshot, String name)
