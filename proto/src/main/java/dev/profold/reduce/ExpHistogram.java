@@ -16,6 +16,12 @@ package dev.profold.reduce;
  * sums. Recording and merging allocate only when a bucket array grows, so in steady state they
  * allocate nothing.
  *
+ * <p>The scale never goes below {@link #MIN_SCALE}: there every finite double falls into one of
+ * three buckets per sign ({@link #minIndex} to {@link #maxIndex}), so a histogram of at least three
+ * buckets per sign always fits; one of two buckets holds three at {@link #MIN_SCALE} rather than go
+ * lower. Merges take only bucket indices that finite doubles have at their scale, and check them
+ * before they change anything. Counts saturate at {@link Long#MAX_VALUE} rather than wrap.
+ *
  * <p>Not thread-safe.
  */
 public final class ExpHistogram {
@@ -97,6 +103,37 @@ public final class ExpHistogram {
     this.maxBuckets = maxBuckets;
     this.startScale = startScale;
     this.scale = startScale;
+  }
+
+  /**
+   * The lowest bucket index a finite non-zero double has at {@code scale} ({@link
+   * #MIN_SCALE}..{@link #MAX_SCALE}): the bucket of {@link Double#MIN_VALUE}, 2^-1074.
+   */
+  public static int minIndex(int scale) {
+    return scale >= 0 ? (-1074 << scale) - 1 : -1075 >> -scale;
+  }
+
+  /**
+   * The highest bucket index a finite double has at {@code scale} ({@link #MIN_SCALE}..{@link
+   * #MAX_SCALE}): the bucket of {@link Double#MAX_VALUE}, just below 2^1024. Its upper boundary,
+   * 2^1024, is beyond the doubles: {@link #lowerBoundary} of the index above it is infinite.
+   */
+  public static int maxIndex(int scale) {
+    return scale >= 0 ? (1024 << scale) - 1 : 1023 >> -scale;
+  }
+
+  /**
+   * {@code index >> by} for any {@code by >= 0}: Java shifts an int by the low five bits of the
+   * distance only, so a plain shift by 32 or more would leave the index as it was.
+   */
+  private static int shiftDown(int index, int by) {
+    return index >> Math.min(by, 31);
+  }
+
+  /** {@code a + b} for counts {@code a, b >= 0}, held at {@link Long#MAX_VALUE} (saturated). */
+  static long addCounts(long a, long b) {
+    long r = a + b;
+    return r < 0 ? Long.MAX_VALUE : r;
   }
 
   /**
@@ -203,7 +240,7 @@ public final class ExpHistogram {
       return;
     }
     if (value == 0.0) {
-      zeroCount += count;
+      zeroCount = addCounts(zeroCount, count);
       return;
     }
     Buckets side = value > 0 ? positive : negative;
@@ -211,14 +248,14 @@ public final class ExpHistogram {
     if (side.addIfOccupied(index, count)) { // the common case: a bucket already in range
       return;
     }
-    int down = side.downscaleNeeded(index, index, 0, maxBuckets);
+    int down = side.downscaleNeeded(index, index, 0, maxBuckets, scale - MIN_SCALE);
     while (down > 0) {
       downscale(down);
       // At the new scale the value's index is its old index shifted, except where the index
       // computation rounds differently at the two scales (values near the smallest normal
       // double): then check again rather than overrun the bucket array.
       index = indexOf(value, scale);
-      down = side.downscaleNeeded(index, index, 0, maxBuckets);
+      down = side.downscaleNeeded(index, index, 0, maxBuckets, scale - MIN_SCALE);
     }
     side.add(index, count, maxBuckets);
   }
@@ -242,6 +279,10 @@ public final class ExpHistogram {
    * Adds histogram data given as primitive runs: {@code posLen} positive bucket counts for indices
    * {@code posOffset...} read from {@code pos[posFrom...]}, likewise for negatives. Used to merge
    * wire data without building an intermediate histogram.
+   *
+   * @throws IllegalArgumentException without changing the histogram, when {@code otherScale} is
+   *     outside {@link #MIN_SCALE}..{@link #MAX_SCALE} or a run holds an index no finite double has
+   *     at that scale ({@link #minIndex}..{@link #maxIndex})
    */
   public void mergeRaw(
       int otherScale,
@@ -254,10 +295,18 @@ public final class ExpHistogram {
       long[] neg,
       int negFrom,
       int negLen) {
-    zeroCount += otherZeroCount;
+    checkScale(otherScale);
+    if (posLen > 0) {
+      checkIndices(otherScale, posOffset, (long) posOffset + posLen - 1, "positive");
+    }
+    if (negLen > 0) {
+      checkIndices(otherScale, negOffset, (long) negOffset + negLen - 1, "negative");
+    }
+    zeroCount = addCounts(zeroCount, otherZeroCount);
     int target = Math.min(scale, otherScale);
     int otherShift = otherScale - target;
     int selfShift = scale - target;
+    int room = target - MIN_SCALE;
     int extra = 0;
     if (posLen > 0) {
       extra =
@@ -267,7 +316,8 @@ public final class ExpHistogram {
                   posOffset >> otherShift,
                   (posOffset + posLen - 1) >> otherShift,
                   selfShift,
-                  maxBuckets));
+                  maxBuckets,
+                  room));
     }
     if (negLen > 0) {
       extra =
@@ -277,7 +327,8 @@ public final class ExpHistogram {
                   negOffset >> otherShift,
                   (negOffset + negLen - 1) >> otherShift,
                   selfShift,
-                  maxBuckets));
+                  maxBuckets,
+                  room));
     }
     if (selfShift + extra > 0) {
       downscale(selfShift + extra);
@@ -286,14 +337,40 @@ public final class ExpHistogram {
     for (int k = 0; k < posLen; k++) {
       long c = pos[posFrom + k];
       if (c != 0) {
-        positive.add((posOffset + k) >> shift, c, maxBuckets);
+        positive.add(shiftDown(posOffset + k, shift), c, maxBuckets);
       }
     }
     for (int k = 0; k < negLen; k++) {
       long c = neg[negFrom + k];
       if (c != 0) {
-        negative.add((negOffset + k) >> shift, c, maxBuckets);
+        negative.add(shiftDown(negOffset + k, shift), c, maxBuckets);
       }
+    }
+  }
+
+  private static void checkScale(int otherScale) {
+    if (otherScale < MIN_SCALE || otherScale > MAX_SCALE) {
+      throw new IllegalArgumentException(
+          "scale must be within " + MIN_SCALE + ".." + MAX_SCALE + ", was " + otherScale);
+    }
+  }
+
+  /** Checks that the indices {@code lo..hi} (of {@code side}) are those of finite doubles. */
+  private static void checkIndices(int otherScale, long lo, long hi, String side) {
+    if (lo < minIndex(otherScale) || hi > maxIndex(otherScale)) {
+      throw new IllegalArgumentException(
+          side
+              + " bucket indices "
+              + lo
+              + ".."
+              + hi
+              + " at scale "
+              + otherScale
+              + " are outside "
+              + minIndex(otherScale)
+              + ".."
+              + maxIndex(otherScale)
+              + ", the buckets finite doubles have at that scale");
     }
   }
 
@@ -302,6 +379,10 @@ public final class ExpHistogram {
    * {@code counts[k]}, positive buckets for {@code k} in {@code posFrom..posFrom+posLen-1},
    * negative ones in {@code negFrom..negFrom+negLen-1}, each run sorted by ascending index. Used by
    * the collector's fold, which keeps only non-zero buckets of wire data.
+   *
+   * @throws IllegalArgumentException without changing the histogram, when {@code otherScale} is
+   *     outside {@link #MIN_SCALE}..{@link #MAX_SCALE} or a run is not ascending or holds an index
+   *     no finite double has at that scale ({@link #minIndex}..{@link #maxIndex})
    */
   public void mergeSparse(
       int otherScale,
@@ -312,10 +393,14 @@ public final class ExpHistogram {
       int posLen,
       int negFrom,
       int negLen) {
-    zeroCount += otherZeroCount;
+    checkScale(otherScale);
+    checkAscending(otherScale, index, posFrom, posLen, "positive");
+    checkAscending(otherScale, index, negFrom, negLen, "negative");
+    zeroCount = addCounts(zeroCount, otherZeroCount);
     int target = Math.min(scale, otherScale);
     int otherShift = otherScale - target;
     int selfShift = scale - target;
+    int room = target - MIN_SCALE;
     int extra = 0;
     if (posLen > 0) {
       extra =
@@ -323,7 +408,8 @@ public final class ExpHistogram {
               index[posFrom] >> otherShift,
               index[posFrom + posLen - 1] >> otherShift,
               selfShift,
-              maxBuckets);
+              maxBuckets,
+              room);
     }
     if (negLen > 0) {
       extra =
@@ -333,24 +419,47 @@ public final class ExpHistogram {
                   index[negFrom] >> otherShift,
                   index[negFrom + negLen - 1] >> otherShift,
                   selfShift,
-                  maxBuckets));
+                  maxBuckets,
+                  room));
     }
     if (selfShift + extra > 0) {
       downscale(selfShift + extra);
     }
     int shift = otherShift + extra;
     for (int k = posFrom; k < posFrom + posLen; k++) {
-      positive.add(index[k] >> shift, counts[k], maxBuckets);
+      positive.add(shiftDown(index[k], shift), counts[k], maxBuckets);
     }
     for (int k = negFrom; k < negFrom + negLen; k++) {
-      negative.add(index[k] >> shift, counts[k], maxBuckets);
+      negative.add(shiftDown(index[k], shift), counts[k], maxBuckets);
     }
   }
 
-  /** Lowers the scale by {@code by} steps, merging buckets accordingly. */
+  /** Checks that {@code index[from..from+len-1]} ascend within the finite doubles' buckets. */
+  private static void checkAscending(int otherScale, int[] index, int from, int len, String side) {
+    if (len == 0) {
+      return;
+    }
+    checkIndices(otherScale, index[from], index[from + len - 1], side);
+    for (int k = from + 1; k < from + len; k++) {
+      if (index[k] <= index[k - 1]) {
+        throw new IllegalArgumentException(
+            side + " bucket indices must ascend, found " + index[k - 1] + " then " + index[k]);
+      }
+    }
+  }
+
+  /**
+   * Lowers the scale by {@code by} steps, merging buckets accordingly.
+   *
+   * @throws IllegalArgumentException when that would go below {@link #MIN_SCALE} (nothing changes)
+   */
   public void downscale(int by) {
     if (by <= 0) {
       return;
+    }
+    if (by > scale - MIN_SCALE) {
+      throw new IllegalArgumentException(
+          "cannot lower scale " + scale + " by " + by + ": the lowest scale is " + MIN_SCALE);
     }
     positive.downscale(by);
     negative.downscale(by);
@@ -380,9 +489,9 @@ public final class ExpHistogram {
     return zeroCount;
   }
 
-  /** Total of all counts: zeros, positive and negative buckets. */
+  /** Total of all counts: zeros, positive and negative buckets (saturated at Long.MAX_VALUE). */
   public long totalCount() {
-    return zeroCount + positive.total() + negative.total();
+    return addCounts(addCounts(zeroCount, positive.total()), negative.total());
   }
 
   /** Index of the first occupied positive bucket; meaningless when {@link #positiveSize} is 0. */
@@ -466,24 +575,26 @@ public final class ExpHistogram {
     long total() {
       long t = 0;
       for (int i = lo; i <= hi; i++) {
-        t += counts[i - offset];
+        t = addCounts(t, counts[i - offset]);
       }
       return t;
     }
 
     /**
      * How many further scale steps are needed so that this side's range, first lowered by {@code
-     * selfShift}, together with {@code [newLo, newHi]} spans at most {@code max}.
+     * selfShift}, together with {@code [newLo, newHi]} spans at most {@code max}; at most {@code
+     * room}, the steps left above {@link #MIN_SCALE} (where the range may span more than {@code
+     * max}, three buckets at most for finite doubles).
      */
-    int downscaleNeeded(int newLo, int newHi, int selfShift, int max) {
+    int downscaleNeeded(int newLo, int newHi, int selfShift, int max, int room) {
       long l = newLo;
       long h = newHi;
       if (!isEmpty()) {
-        l = Math.min(l, lo >> selfShift);
-        h = Math.max(h, hi >> selfShift);
+        l = Math.min(l, shiftDown(lo, selfShift));
+        h = Math.max(h, shiftDown(hi, selfShift));
       }
       int d = 0;
-      while (((h >> d) - (l >> d)) + 1 > max) {
+      while (d < room && ((h >> d) - (l >> d)) + 1 > max) {
         d++;
       }
       return d;
@@ -494,7 +605,7 @@ public final class ExpHistogram {
       if (index < lo || index > hi) {
         return false;
       }
-      counts[index - offset] += count;
+      counts[index - offset] = addCounts(counts[index - offset], count);
       return true;
     }
 
@@ -509,7 +620,7 @@ public final class ExpHistogram {
       } else if (index < lo || index > hi) {
         ensureRange(Math.min(lo, index), Math.max(hi, index), max);
       }
-      counts[index - offset] += count;
+      counts[index - offset] = addCounts(counts[index - offset], count);
     }
 
     private void ensureRange(int newLo, int newHi, int max) {
@@ -520,8 +631,8 @@ public final class ExpHistogram {
       }
       int span = newHi - newLo + 1;
       long[] target = counts;
-      if (span > counts.length) {
-        target = new long[Math.min(max, Math.max(span, counts.length * 2))];
+      if (span > counts.length) { // more than max only at MIN_SCALE (see downscaleNeeded)
+        target = new long[Math.max(span, Math.min(max, counts.length * 2))];
       }
       int newOffset = newLo - (target.length - span) / 2;
       if (target == counts) { // move in place (arraycopy handles the overlap), clear the rest
@@ -541,14 +652,15 @@ public final class ExpHistogram {
       if (isEmpty()) {
         return;
       }
-      int newLo = lo >> by;
-      int newHi = hi >> by;
+      int newLo = shiftDown(lo, by);
+      int newHi = shiftDown(hi, by);
       // Compact into the front of the array: the write position never passes the read one.
       for (int i = lo; i <= hi; i++) {
         int read = i - offset;
         long c = counts[read];
         counts[read] = 0;
-        counts[(i >> by) - newLo] += c;
+        int write = shiftDown(i, by) - newLo;
+        counts[write] = addCounts(counts[write], c);
       }
       offset = newLo;
       lo = newLo;
