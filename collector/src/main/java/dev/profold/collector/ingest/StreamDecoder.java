@@ -629,10 +629,10 @@ public final class StreamDecoder {
     b.scale[m] = h.getScale();
     b.zeroCount[m] = h.getZeroCount();
     b.posFrom[m] = slab;
-    slab = copyBuckets(h.getPositive(), at, ".state.histogram.positive", b, slab);
+    slab = copyBuckets(h.getPositive(), h.getScale(), at, ".state.histogram.positive", b, slab);
     b.posLen[m] = slab - b.posFrom[m];
     b.negFrom[m] = slab;
-    slab = copyBuckets(h.getNegative(), at, ".state.histogram.negative", b, slab);
+    slab = copyBuckets(h.getNegative(), h.getScale(), at, ".state.histogram.negative", b, slab);
     b.negLen[m] = slab - b.negFrom[m];
     for (int i = b.posFrom[m]; i < slab; i++) {
       total += b.bucketCount[i];
@@ -660,9 +660,15 @@ public final class StreamDecoder {
     return n;
   }
 
-  /** Appends the non-zero buckets of a dense wire run to the slab; returns the new slab end. */
+  /**
+   * Appends the non-zero buckets of a dense wire run at {@code scale} to the slab; returns the new
+   * slab end. A non-zero bucket must be one a finite double has at that scale ({@link
+   * ExpHistogram#minIndex} .. {@link ExpHistogram#maxIndex}): beyond, its boundaries are not
+   * doubles (at scale 0, bucket 1024 would end at 2^1025) and no value can be in it.
+   */
   private static int copyBuckets(
       ExponentialHistogram.Buckets buckets,
+      int scale,
       Cursor at,
       String field,
       DecodedDelta.Builder b,
@@ -677,10 +683,30 @@ public final class StreamDecoder {
       throw at.error(field + ".offset", "offset + bucket count overflows");
     }
     int offset = buckets.getOffset();
+    int lowest = ExpHistogram.minIndex(scale);
+    int highest = ExpHistogram.maxIndex(scale);
     for (int i = 0; i < n; i++) {
       long c = buckets.getCounts(i);
       if (c < 0) {
         throw at.error(field + ".counts[" + i + "]", "too large (above 2^63 - 1)");
+      }
+      if (c != 0 && (offset + i < lowest || offset + i > highest)) {
+        throw at.error(
+            field + ".counts[" + i + "]",
+            "bucket "
+                + (offset + i)
+                + " (offset "
+                + offset
+                + " + "
+                + i
+                + ") is outside "
+                + lowest
+                + ".."
+                + highest
+                + ", the buckets finite doubles have at scale "
+                + scale
+                + " (from the bucket of 2^-1074 to that of the largest double); compute"
+                + " indices as in docs/protocol.md §6");
       }
       if (c != 0) {
         b.bucketIndex[slab] = offset + i;

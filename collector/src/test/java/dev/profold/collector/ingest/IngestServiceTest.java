@@ -14,8 +14,12 @@ import dev.profold.collector.testing.MutableClock;
 import dev.profold.proto.v1.Ack;
 import dev.profold.proto.v1.AckResult;
 import dev.profold.proto.v1.Delta;
+import dev.profold.proto.v1.Entry;
+import dev.profold.proto.v1.ExponentialHistogram;
 import dev.profold.proto.v1.ExportResponse;
 import dev.profold.proto.v1.IngestGrpc;
+import dev.profold.proto.v1.Measurement;
+import dev.profold.proto.v1.MetricState;
 import dev.profold.proto.v1.RegionKind;
 import dev.profold.sinks.snapshot.SeriesSnapshot;
 import io.grpc.ManagedChannel;
@@ -205,6 +209,77 @@ class IngestServiceTest {
     assertThat(only("main/db.query").state().count()).isEqualTo(4);
     assertThat(registry.get("profold.deltas.rejected").tag("reason", "invalid").counter().count())
         .isEqualTo(1);
+  }
+
+  private static MetricState histogramState(int scale, int offset, long... counts) {
+    ExponentialHistogram.Buckets.Builder b =
+        ExponentialHistogram.Buckets.newBuilder().setOffset(offset);
+    long n = 0;
+    for (long c : counts) {
+      b.addCounts(c);
+      n += c;
+    }
+    return MetricState.newBuilder()
+        .setCount(n)
+        .setSum(n)
+        .setMin(1)
+        .setMax(1)
+        .setSumOfSquares(n)
+        .setHistogram(ExponentialHistogram.newBuilder().setScale(scale).setPositive(b))
+        .build();
+  }
+
+  private static Entry histogramEntry(int node, MetricState state) {
+    return Entry.newBuilder()
+        .addKey(Deltas.regionKey(node))
+        .addMeasurements(Measurement.newBuilder().setAttributeId(Deltas.TIME).setState(state))
+        .build();
+  }
+
+  /**
+   * The reviewer's input: a bucket at scale -10 that no double has (index -2^26, below -2), in a
+   * group whose histogram is at scale 3. It used to pass the decoder and crash the fold after the
+   * delta's first entry was folded: acked REJECTED/INTERNAL ("not applied"), yet counted, and
+   * counted again when resent. Now the decoder refuses the whole delta and names the field.
+   */
+  @Test
+  void histogramBucketNoDoubleHasIsRejectedWholeAndItsResendCountsNothing() throws Exception {
+    start(1 << 20, true);
+    PushStream s = new PushStream();
+    long[] ones = new long[151];
+    java.util.Arrays.fill(ones, 1);
+    Deltas.Builder b =
+        Deltas.source("evil", "e-1")
+            .seq(1)
+            .region(1, "main", RegionKind.REGION_KIND_COMPUTE)
+            .region(2, "ok", RegionKind.REGION_KIND_COMPUTE)
+            .entry(histogramEntry(1, histogramState(3, 0, ones))); // scale 3, buckets 0..150
+    assertThat(s.send(b.build()).getResult()).isEqualTo(AckResult.ACK_RESULT_APPLIED);
+
+    Delta second =
+        b.seq(2)
+            .clearEntries()
+            .entry(histogramEntry(2, histogramState(3, 0, 1)))
+            .entry(histogramEntry(1, histogramState(-10, -(1 << 26), 1)))
+            .build();
+    Ack rejected = s.send(second);
+    assertThat(rejected.getResult()).isEqualTo(AckResult.ACK_RESULT_REJECTED);
+    assertThat(rejected.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT.value());
+    assertThat(rejected.getStatus().getMessage())
+        .startsWith(
+            "entries[1].measurements[0].state.histogram.positive.counts[0]: bucket -67108864"
+                + " (offset -67108864 + 0) is outside -2..0");
+    Ack resent = s.send(second);
+    assertThat(resent.getResult()).isEqualTo(AckResult.ACK_RESULT_REJECTED);
+
+    assertThat(registry.get("profold.deltas.rejected").tag("reason", "invalid").counter().count())
+        .isEqualTo(2);
+    assertThat(registry.find("profold.deltas.rejected").tag("reason", "internal_error").counter())
+        .isNull();
+    List<SeriesSnapshot> series = worker.snapshot().schemes().get(0).cumulative();
+    assertThat(series).noneMatch(x -> x.labelValues().get(2).equals("ok"));
+    assertThat(only("main").state().count()).isEqualTo(151);
+    assertThat(only("main").state().scale()).isEqualTo(3);
   }
 
   private static dev.profold.proto.v1.Entry badEntry() {

@@ -1061,6 +1061,7 @@ class StreamDecoderTest {
           "at most 4096 buckets, got 4097");
     }
 
+    /** At scale 1, buckets -2048..2047 are all ones doubles have (at scale 0 only -1075..1023). */
     @Test
     void exactly4096BucketsAreAccepted() throws Exception {
       long[] ones = LongStream.generate(() -> 1).limit(4096).toArray();
@@ -1071,7 +1072,7 @@ class StreamDecoderTest {
                   state(4096)
                       .setHistogram(
                           ExponentialHistogram.newBuilder()
-                              .setScale(0)
+                              .setScale(1)
                               .setPositive(buckets(-2048, ones)))));
       assertThat(d.posLen[2]).isEqualTo(4096);
       assertThat(d.bucketIndex[d.posFrom[2]]).isEqualTo(-2048);
@@ -1123,6 +1124,90 @@ class StreamDecoderTest {
                           .setPositive(buckets(Integer.MAX_VALUE, 1, 1)))),
           STATE + ".histogram.positive.offset",
           "offset + bucket count overflows");
+    }
+
+    /** Scale 0, bucket 2000: its bound 2^2001 is no double (it broke every scrape). */
+    @Test
+    void bucketAboveTheLargestDoubleIsRejected() {
+      assertInvalid(
+          withState(
+              state(1)
+                  .setHistogram(
+                      ExponentialHistogram.newBuilder().setScale(0).setPositive(buckets(2000, 1)))),
+          STATE + ".histogram.positive.counts[0]",
+          "bucket 2000 (offset 2000 + 0) is outside -1075..1023, the buckets finite doubles have"
+              + " at scale 0");
+      assertInvalid(
+          withState(
+              state(1)
+                  .setHistogram(
+                      ExponentialHistogram.newBuilder()
+                          .setScale(0)
+                          .setNegative(buckets(1022, 0, 0, 1)))),
+          STATE + ".histogram.negative.counts[2]",
+          "bucket 1024 (offset 1022 + 2) is outside -1075..1023");
+    }
+
+    /** Runs near Integer.MAX_VALUE and MIN_VALUE at scale -10 drove a group below MIN_SCALE. */
+    @Test
+    void bucketsFarOutsideTheDoublesAtScaleMinus10AreRejected() {
+      assertInvalid(
+          withState(
+              state(1)
+                  .setHistogram(
+                      ExponentialHistogram.newBuilder()
+                          .setScale(-10)
+                          .setPositive(buckets(Integer.MAX_VALUE - 10, 1)))),
+          STATE + ".histogram.positive.counts[0]",
+          "is outside -2..0, the buckets finite doubles have at scale -10");
+      assertInvalid(
+          withState(
+              state(1)
+                  .setHistogram(
+                      ExponentialHistogram.newBuilder()
+                          .setScale(-10)
+                          .setPositive(buckets(Integer.MIN_VALUE, 1)))),
+          STATE + ".histogram.positive.counts[0]",
+          "bucket -2147483648 (offset -2147483648 + 0) is outside -2..0");
+      assertInvalid(
+          withState(
+              state(1)
+                  .setHistogram(
+                      ExponentialHistogram.newBuilder()
+                          .setScale(20)
+                          .setPositive(buckets(ExpHistogram.minIndex(20) - 1, 1)))),
+          STATE + ".histogram.positive.counts[0]",
+          "is outside " + ExpHistogram.minIndex(20) + ".." + ExpHistogram.maxIndex(20));
+    }
+
+    /** Zero counts hold no value: a run may reach past the doubles' buckets with them. */
+    @Test
+    void bucketsOfTheSmallestAndLargestDoublesAreAccepted() throws Exception {
+      DecodedDelta d =
+          decode(
+              decoder,
+              withState(
+                  state(4)
+                      .setHistogram(
+                          ExponentialHistogram.newBuilder()
+                              .setScale(-10)
+                              .setPositive(buckets(-3, 0, 1, 0, 1, 0))
+                              .setNegative(buckets(-2, 1, 0, 1)))));
+      assertThat(d.bucketIndex[d.posFrom[2]]).isEqualTo(-2);
+      assertThat(d.bucketIndex[d.posFrom[2] + 1]).isZero();
+      assertThat(d.negLen[2]).isEqualTo(2);
+      int top = ExpHistogram.maxIndex(20);
+      DecodedDelta fine =
+          decode(
+              decoder,
+              withState(
+                  state(2)
+                      .setHistogram(
+                          ExponentialHistogram.newBuilder()
+                              .setScale(20)
+                              .setPositive(buckets(top, 1))
+                              .setNegative(buckets(ExpHistogram.minIndex(20), 1)))));
+      assertThat(fine.bucketIndex[fine.posFrom[2]]).isEqualTo(top);
     }
 
     @Test
