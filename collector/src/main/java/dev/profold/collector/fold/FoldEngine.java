@@ -37,6 +37,13 @@ import java.util.Map;
  * {@link #reconfigure} swaps the scheme list, keeping the state of schemes whose definition did not
  * change.
  *
+ * <p><b>Whole deltas.</b> A delta the decoder accepted folds without an exception: the decoder
+ * checks every value the fold's reducers refuse (histogram scales and bucket indices), and counts
+ * saturate rather than overflow. Should a fold fail all the same (a collector bug), the part of the
+ * delta already folded cannot be taken out again: {@link #apply} then takes the delta's sequence as
+ * applied, so that a resend is a duplicate rather than counted twice, and throws {@link
+ * PartlyAppliedException}.
+ *
  * <p>Not thread-safe: one thread (the fold thread, see {@link FoldWorker}) calls everything.
  * Steady-state folding of an entry allocates nothing.
  */
@@ -188,7 +195,12 @@ public final class FoldEngine {
     return version;
   }
 
-  /** Applies one delta; see the class comment for the rules. */
+  /**
+   * Applies one delta; see the class comment for the rules.
+   *
+   * @throws PartlyAppliedException when folding failed after it had begun (a collector bug); the
+   *     delta's sequence then counts as applied
+   */
   public FoldResult apply(DecodedDelta d) {
     long started = System.nanoTime();
     long now = nowNanos();
@@ -242,8 +254,14 @@ public final class FoldEngine {
     late[0] = false;
     late[1] = false;
     int overflowed = 0;
-    for (SchemeFold f : schemes) {
-      overflowed = Math.max(overflowed, f.fold(inst, d, late));
+    try {
+      for (SchemeFold f : schemes) {
+        overflowed = Math.max(overflowed, f.fold(inst, d, late));
+      }
+    } catch (RuntimeException e) {
+      inst.lastSequence = d.sequence;
+      version++; // what was folded is visible
+      throw new PartlyAppliedException(d.source, d.sequence, e);
     }
     if (late[0]) {
       metrics.lateMeasurements(d.measurements());

@@ -106,6 +106,23 @@ public final class FoldWorker implements SnapshotSource {
           FoldResult r;
           try {
             r = engine.apply(delta);
+          } catch (PartlyAppliedException e) {
+            log.error(
+                "fold failed part-way through delta {} of {}: part of it may be applied; its"
+                    + " sequence counts as applied, so a resend is acknowledged as a duplicate",
+                delta.sequence,
+                delta.source,
+                e.getCause());
+            metrics.deltaRejected("internal_error");
+            r =
+                new FoldResult(
+                    FoldResult.Outcome.REJECTED,
+                    null,
+                    "internal error while folding ("
+                        + e.getCause().getMessage()
+                        + "); part of this delta may have been applied and the rest was dropped;"
+                        + " do not resend it (a resend is acknowledged as a duplicate)",
+                    0);
           } catch (RuntimeException e) {
             log.error("fold failed for a delta of {}; it was not applied", delta.source, e);
             metrics.deltaRejected("internal_error");

@@ -349,8 +349,12 @@ final class SchemeFold {
     return g;
   }
 
+  /**
+   * Merges measurement {@code j} of {@code d} into {@code into}, the histogram first: it checks its
+   * input before it changes anything, and the moments cannot fail, so a measurement is merged whole
+   * or not at all.
+   */
   private static void merge(Aggregate into, DecodedDelta d, int j) {
-    into.mergeMoments(d.count[j], d.sum[j], d.min[j], d.max[j], d.sumOfSquares[j]);
     if (d.posLen[j] > 0 || d.negLen[j] > 0 || d.zeroCount[j] > 0) {
       into.histogram()
           .mergeSparse(
@@ -363,6 +367,7 @@ final class SchemeFold {
               d.negFrom[j],
               d.negLen[j]);
     }
+    into.mergeMoments(d.count[j], d.sum[j], d.min[j], d.max[j], d.sumOfSquares[j]);
   }
 
   /**

@@ -9,9 +9,11 @@ import static dev.profold.proto.v1.ValueType.VALUE_TYPE_INT;
 import static dev.profold.proto.v1.ValueType.VALUE_TYPE_PATH;
 import static dev.profold.proto.v1.ValueType.VALUE_TYPE_STRING;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.entry;
 
 import dev.profold.collector.dictionary.GlobalDictionary;
+import dev.profold.collector.ingest.DecodedDelta;
 import dev.profold.collector.telemetry.CollectorMetrics;
 import dev.profold.collector.testing.Deltas;
 import dev.profold.collector.testing.MutableClock;
@@ -336,6 +338,39 @@ class FoldEngineTest {
       assertThat(source("i-1").missingDeltas()).isZero();
       assertThat(counter("profold.deltas.duplicate")).isEqualTo(2);
       assertThat(counter("profold.deltas.applied")).isEqualTo(2);
+    }
+
+    /**
+     * A fold that fails part-way (here: a bucket index no double has, which the decoder refuses,
+     * put into an already decoded delta to stand for a collector bug) cannot take out the entries
+     * it folded: the delta's sequence counts as applied, so its resend is a duplicate and nothing
+     * is counted twice, and the folded part is in the next snapshot.
+     */
+    @Test
+    void aFoldFailingPartWayTakesTheSequenceAsAppliedSoAResendIsNotCountedTwice() {
+      apply(checkout("i-1").seq(1).entry(1, 0.5));
+      long version = engine.version();
+      DecodedDelta broken = checkout("i-1").seq(2).entry(2, 0.25).entry(1, 0.5).decode(dictionary);
+      int second = broken.measStart[1];
+      assertThat(broken.posLen[second]).isEqualTo(1);
+      broken.bucketIndex[broken.posFrom[second]] = Integer.MAX_VALUE;
+
+      assertThatThrownBy(() -> engine.apply(broken))
+          .isInstanceOfSatisfying(
+              PartlyAppliedException.class,
+              e -> {
+                assertThat(e.sequence()).isEqualTo(2);
+                assertThat(e.getCause()).isInstanceOf(IllegalArgumentException.class);
+              });
+      assertThat(engine.version()).isGreaterThan(version);
+      assertThat(source("i-1").lastSequence()).isEqualTo(2);
+      List<SeriesSnapshot> cumulative = scheme().cumulative();
+      assertState(find(cumulative, labels("i-1", "main/db.query", "io")), 0.25);
+      assertState(find(cumulative, labels("i-1", "main", "compute")), 0.5);
+
+      FoldResult resent = apply(checkout("i-1").seq(2).entry(2, 0.25).entry(1, 0.5));
+      assertThat(resent.outcome()).isEqualTo(FoldResult.Outcome.DUPLICATE);
+      assertState(find(scheme().cumulative(), labels("i-1", "main/db.query", "io")), 0.25);
     }
 
     @Test
