@@ -29,6 +29,7 @@ import dev.profold.collector.query.online.QueryHttpHandler;
 import dev.profold.collector.query.online.QueryService;
 import dev.profold.collector.scheme.SchemeDefinition;
 import dev.profold.collector.telemetry.CollectorMetrics;
+import dev.profold.collector.telemetry.LeftOutSeriesLog;
 import dev.profold.proto.v1.IngestGrpc;
 import dev.profold.proto.v1.QueryGrpc;
 import dev.profold.sinks.prometheus.PrometheusExposition;
@@ -153,7 +154,7 @@ public final class CollectorServer {
               return t;
             });
     queryExecutor.allowCoreThreadTimeOut(true);
-    registry.register(new PrometheusExposition(worker));
+    registry.register(new PrometheusExposition(worker, new LeftOutSeriesLog(metrics)));
     this.alertMetrics = new AlertMetrics(meters);
     // What alert rules see: the given source and the collector's own producers.
     RegionAnalysisValues regionAnalysis = new RegionAnalysisValues(worker, config.analysis());

@@ -194,6 +194,17 @@ public final class CollectorMetrics {
   }
 
   /** Entry measurements folded into a scheme's overflow group. */
+  /** A series left out of a scrape because Prometheus's model refused it (a collector bug). */
+  public void seriesLeftOut() {
+    OwnMeter.EXPOSITION_SERIES_LEFT_OUT
+        .counter()
+        .description(
+            "Series left out of a scrape because Prometheus's model refused them (a collector"
+                + " bug; each distinct series is logged once).")
+        .register(registry)
+        .increment();
+  }
+
   public void overflowed(String scheme, int n) {
     overflow
         .computeIfAbsent(

@@ -55,10 +55,20 @@ import java.util.function.ToDoubleFunction;
  * claimed first come, first served: the fixed families and every scheme's own gauges first, then
  * each measurement with all its family names at once, in snapshot order; a measurement any of whose
  * names is taken is left out whole, and of series with equal labels in one family the first is
- * kept. Thread-safe: it keeps no state between scrapes.
+ * kept.
+ *
+ * <p>Histograms: native buckets go out only at schemas Prometheus accepts (-4..8); a histogram
+ * below scale -4 keeps its classic buckets only, since its buckets cannot be split exactly into a
+ * finer schema. A saturated state (count {@link Long#MAX_VALUE}: its counts stopped there) has only
+ * the +Inf bucket. A series the model refuses all the same is left out of the scrape and reported
+ * to a {@link SeriesLeftOut}, so that one series cannot fail the scrape.
+ *
+ * <p>Thread-safe: it keeps no state between scrapes.
  */
 public final class PrometheusExposition implements MultiCollector {
   /** Prometheus accepts native schemas -4..8. */
+  private static final int MIN_NATIVE_SCHEMA = -4;
+
   private static final int MAX_NATIVE_SCHEMA = 8;
 
   /** Suffixes of every scheme's own gauges. */
@@ -92,9 +102,17 @@ public final class PrometheusExposition implements MultiCollector {
           "profold_client_export_buffer_limit_bytes");
 
   private final SnapshotSource source;
+  private final SeriesLeftOut leftOut;
 
+  /** An exposition of {@code source} that ignores series the model refuses (leaving them out). */
   public PrometheusExposition(SnapshotSource source) {
+    this(source, SeriesLeftOut.IGNORE);
+  }
+
+  /** An exposition of {@code source} that tells {@code leftOut} of series the model refuses. */
+  public PrometheusExposition(SnapshotSource source, SeriesLeftOut leftOut) {
     this.source = source;
+    this.leftOut = leftOut;
   }
 
   @Override
@@ -107,7 +125,7 @@ public final class PrometheusExposition implements MultiCollector {
       taken.add(prefix(scheme) + INTERVAL_END);
     }
     for (SchemeSnapshot scheme : snapshot.schemes()) {
-      addScheme(scheme, taken, out);
+      addScheme(scheme, taken, out, leftOut);
     }
     addSources(snapshot.sources(), out);
     addExport(snapshot.sources(), out);
@@ -421,7 +439,8 @@ public final class PrometheusExposition implements MultiCollector {
    * Adds scheme {@code s}'s families whose names are not in {@code taken}, and claims them (see the
    * class comment).
    */
-  private static void addScheme(SchemeSnapshot s, Set<String> taken, List<MetricSnapshot> out) {
+  private static void addScheme(
+      SchemeSnapshot s, Set<String> taken, List<MetricSnapshot> out, SeriesLeftOut leftOut) {
     String prefix = prefix(s);
     out.add(
         GaugeSnapshot.builder()
@@ -456,7 +475,7 @@ public final class PrometheusExposition implements MultiCollector {
     }
     for (Map.Entry<Measure, List<SeriesSnapshot>> e : cumulative.entrySet()) {
       if (exposed.contains(e.getKey())) {
-        out.add(histogram(prefix, s, e.getKey(), e.getValue()));
+        out.add(histogram(prefix, s, e.getKey(), e.getValue(), leftOut));
       }
     }
     for (Map.Entry<Measure, List<SeriesSnapshot>> e : interval.entrySet()) {
@@ -540,10 +559,15 @@ public final class PrometheusExposition implements MultiCollector {
   }
 
   private static HistogramSnapshot histogram(
-      String prefix, SchemeSnapshot s, Measure m, List<SeriesSnapshot> series) {
+      String prefix,
+      SchemeSnapshot s,
+      Measure m,
+      List<SeriesSnapshot> series,
+      SeriesLeftOut leftOut) {
+    String name = histogramName(prefix, m);
     HistogramSnapshot.Builder b =
         HistogramSnapshot.builder()
-            .name(histogramName(prefix, m))
+            .name(name)
             .help(
                 "Distribution of measurement "
                     + m.name()
@@ -551,23 +575,42 @@ public final class PrometheusExposition implements MultiCollector {
                     + s.scheme()
                     + ", cumulative since the source's incarnation started.");
     for (SeriesSnapshot x : series) {
-      StateSnapshot st = x.state();
-      HistogramDataPointSnapshot.Builder p =
-          HistogramDataPointSnapshot.builder()
-              .labels(labels(s, x))
-              .sum(st.sum())
-              .classicHistogramBuckets(ClassicBuckets.of(st));
-      if (st.hasHistogram() && st.histogramTotal() == st.count()) {
-        NativeForm n = NativeForm.of(st, MAX_NATIVE_SCHEMA);
-        p.nativeSchema(n.schema)
-            .nativeZeroCount(st.zeroCount())
-            .nativeZeroThreshold(0.0)
-            .nativeBucketsForPositiveValues(n.positive)
-            .nativeBucketsForNegativeValues(n.negative);
+      try {
+        b.dataPoint(histogramPoint(s, x));
+      } catch (IllegalArgumentException e) {
+        leftOut.leftOut(name, x.labelValues(), e);
       }
-      b.dataPoint(p.build());
     }
     return b.build();
+  }
+
+  /**
+   * The data point of series {@code x}.
+   *
+   * @throws IllegalArgumentException when Prometheus's model refuses it
+   */
+  private static HistogramDataPointSnapshot histogramPoint(SchemeSnapshot s, SeriesSnapshot x) {
+    StateSnapshot st = x.state();
+    HistogramDataPointSnapshot.Builder p =
+        HistogramDataPointSnapshot.builder().labels(labels(s, x)).sum(st.sum());
+    if (st.count() == Long.MAX_VALUE) { // saturated: how many of them are in which bucket is lost
+      return p.classicHistogramBuckets(
+              ClassicHistogramBuckets.of(
+                  List.of(Double.POSITIVE_INFINITY), List.of(Long.MAX_VALUE)))
+          .build();
+    }
+    p.classicHistogramBuckets(ClassicBuckets.of(st));
+    if (st.hasHistogram()
+        && st.histogramTotal() == st.count()
+        && st.scale() >= MIN_NATIVE_SCHEMA) { // a lower scale cannot be made finer exactly
+      NativeForm n = NativeForm.of(st, MAX_NATIVE_SCHEMA);
+      p.nativeSchema(n.schema)
+          .nativeZeroCount(st.zeroCount())
+          .nativeZeroThreshold(0.0)
+          .nativeBucketsForPositiveValues(n.positive)
+          .nativeBucketsForNegativeValues(n.negative);
+    }
+    return p.build();
   }
 
   /** Native-histogram buckets (Prometheus indexing: bucket i has upper bound base^i). */
@@ -612,7 +655,11 @@ public final class PrometheusExposition implements MultiCollector {
     }
   }
 
-  /** Classic cumulative buckets at powers of two, lossless from the exponential buckets. */
+  /**
+   * Classic cumulative buckets at powers of two, lossless from the exponential buckets, except at
+   * the ends of the doubles: a bucket whose bound is 2^1024 (no double) counts in +Inf, and a
+   * negative bucket whose bound rounds to -0 counts in 0.
+   */
   static final class ClassicBuckets {
     private ClassicBuckets() {}
 
@@ -620,27 +667,40 @@ public final class PrometheusExposition implements MultiCollector {
       List<Double> bounds = new ArrayList<>();
       List<Long> counts = new ArrayList<>();
       int shift = Math.max(0, st.scale()); // down to scale 0: bucket i = (2^i, 2^(i+1)]
+      int coarse = st.scale() < 0 ? -st.scale() : 0;
       if (st.hasHistogram()) {
         long[] neg = scaleZero(st.negativeOffset(), st.negativeCounts(), shift);
         int negLo = (st.negativeOffset() >> shift);
+        long belowZero = 0; // of buckets whose bound -2^i rounds to -0
         // Negative bucket i holds v in [-2^(i+1), -2^i): most negative first.
         for (int k = neg.length - 1; k >= 0; k--) {
-          bounds.add(-boundary(negLo + k, st.scale() < 0 ? -st.scale() : 0));
-          counts.add(neg[k]);
+          double bound = -boundary(negLo + k, coarse);
+          if (bound == 0.0) {
+            belowZero += neg[k];
+          } else {
+            bounds.add(bound);
+            counts.add(neg[k]);
+          }
         }
         if (st.zeroCount() > 0 || neg.length > 0) {
           bounds.add(0.0);
-          counts.add(st.zeroCount());
+          counts.add(st.zeroCount() + belowZero);
         }
         long[] pos = scaleZero(st.positiveOffset(), st.positiveCounts(), shift);
         int posLo = (st.positiveOffset() >> shift);
+        long beyond = 0; // of buckets whose bound 2^1024 is no double
         for (int k = 0; k < pos.length; k++) {
-          bounds.add(boundary(posLo + k + 1, st.scale() < 0 ? -st.scale() : 0));
-          counts.add(pos[k]);
+          double bound = boundary(posLo + k + 1, coarse);
+          if (bound == Double.POSITIVE_INFINITY) {
+            beyond += pos[k];
+          } else {
+            bounds.add(bound);
+            counts.add(pos[k]);
+          }
         }
         // Values merged without a histogram are only known to be somewhere: +Inf.
         bounds.add(Double.POSITIVE_INFINITY);
-        counts.add(st.count() - st.histogramTotal());
+        counts.add(st.count() - st.histogramTotal() + beyond);
       } else {
         bounds.add(Double.POSITIVE_INFINITY);
         counts.add(st.count());
@@ -650,7 +710,8 @@ public final class PrometheusExposition implements MultiCollector {
 
     /** 2^(index * 2^coarse): the boundary at a scale of {@code -coarse} (<= 0). */
     private static double boundary(int index, int coarse) {
-      return Math.scalb(1.0, index << coarse);
+      long exponent = (long) index << coarse; // beyond +-2^11 the result is 0 or infinite anyway
+      return Math.scalb(1.0, (int) Math.max(-4096, Math.min(4096, exponent)));
     }
 
     /** Dense counts at scale min(scale, 0), from index (offset >> shift) on. */

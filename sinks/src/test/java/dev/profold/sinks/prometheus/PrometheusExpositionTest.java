@@ -3,6 +3,7 @@ package dev.profold.sinks.prometheus;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.profold.reduce.Aggregate;
+import dev.profold.reduce.ExpHistogram;
 import dev.profold.sinks.snapshot.ClassTimes;
 import dev.profold.sinks.snapshot.ClientExport;
 import dev.profold.sinks.snapshot.CollectorSnapshot;
@@ -15,6 +16,7 @@ import dev.profold.sinks.snapshot.StateSnapshot;
 import dev.profold.sinks.snapshot.ThreadActivitySnapshot;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.prometheus.metrics.model.snapshots.HistogramSnapshot;
 import io.prometheus.metrics.model.snapshots.NativeHistogramBuckets;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
@@ -321,6 +323,117 @@ class PrometheusExpositionTest {
     assertThat(b.getBucketIndex(0)).isEqualTo(0);
     assertThat(b.getBucketIndex(1)).isEqualTo(36);
     assertThat(b.getBucketIndex(2)).isEqualTo(68);
+  }
+
+  private static StateSnapshot stateAtScale(int scale, double... values) {
+    Aggregate a = new Aggregate(new ExpHistogram(ExpHistogram.DEFAULT_MAX_BUCKETS, scale));
+    for (double v : values) {
+      a.record(v);
+    }
+    return StateSnapshot.of(a);
+  }
+
+  private static HistogramSnapshot.HistogramDataPointSnapshot onlyPoint(
+      CollectorSnapshot snapshot, SeriesLeftOut leftOut) {
+    return new PrometheusExposition(() -> snapshot, leftOut)
+        .collect().stream()
+            .filter(m -> m instanceof HistogramSnapshot)
+            .map(m -> ((HistogramSnapshot) m).getDataPoints())
+            .flatMap(List::stream)
+            .findFirst()
+            .orElseThrow();
+  }
+
+  private static CollectorSnapshot oneSeries(StateSnapshot st) {
+    SeriesSnapshot s = new SeriesSnapshot(List.of("svc", "a"), TIME, st);
+    return new CollectorSnapshot(List.of(scheme(List.of(s), List.of())), List.of());
+  }
+
+  /**
+   * A client may send scales -10..20, Prometheus takes native schemas -4..8 only, and a bucket at
+   * scale -5 cannot be split exactly into two of schema -4: the series keeps its classic buckets.
+   */
+  @Test
+  void aHistogramBelowSchemaMinus4HasClassicBucketsOnly() throws Exception {
+    StateSnapshot st = stateAtScale(-5, 1.0, 3.0);
+    assertThat(st.scale()).isEqualTo(-5);
+    String text = render(oneSeries(st));
+    String l = "path=\"a\",service=\"svc\"";
+    assertThat(text)
+        .contains("profold_region_time_seconds_bucket{" + l + ",le=\"1.0\"} 1\n")
+        .contains("profold_region_time_seconds_bucket{" + l + ",le=\"4.294967296E9\"} 2\n")
+        .contains("profold_region_time_seconds_count{" + l + "} 2\n");
+    assertThat(onlyPoint(oneSeries(st), SeriesLeftOut.IGNORE).hasNativeHistogramData()).isFalse();
+
+    HistogramSnapshot.HistogramDataPointSnapshot atMinus4 =
+        onlyPoint(oneSeries(stateAtScale(-4, 1.0, 3.0)), SeriesLeftOut.IGNORE);
+    assertThat(atMinus4.hasNativeHistogramData()).isTrue();
+    assertThat(atMinus4.getNativeSchema()).isEqualTo(-4);
+  }
+
+  /**
+   * The largest values' bucket ends at 2^1024, beyond the doubles (at scale -10: every value above
+   * 1), and the bound of the smallest negative values' bucket rounds to -0: neither may make a
+   * classic bound that repeats +Inf or 0, which failed the whole scrape.
+   */
+  @Test
+  void bucketsAtTheEndsOfTheDoublesCountInInfAndInZero() throws Exception {
+    String l = "path=\"a\",service=\"svc\"";
+    String coarse = render(oneSeries(stateAtScale(-10, 0.5, 2.0, -Double.MIN_VALUE, 0.0)));
+    assertThat(coarse)
+        .contains("profold_region_time_seconds_bucket{" + l + ",le=\"0.0\"} 2\n")
+        .contains("profold_region_time_seconds_bucket{" + l + ",le=\"1.0\"} 3\n")
+        .contains("profold_region_time_seconds_bucket{" + l + ",le=\"+Inf\"} 4\n");
+    String fine = render(oneSeries(state(1.0, Double.MAX_VALUE)));
+    assertThat(fine)
+        .contains("profold_region_time_seconds_bucket{" + l + ",le=\"1.0\"} 1\n")
+        .contains("profold_region_time_seconds_bucket{" + l + ",le=\"+Inf\"} 2\n");
+  }
+
+  /** Counts that stopped at 2^63 - 1 say how many values there were at least, not where. */
+  @Test
+  void aSaturatedStateHasOnlyTheInfBucket() throws Exception {
+    Aggregate a = new Aggregate();
+    a.mergeMoments(Long.MAX_VALUE, 1.0, 1.0, 1.0, 1.0);
+    a.histogram().record(1.0, Long.MAX_VALUE);
+    String text = render(oneSeries(StateSnapshot.of(a)));
+    String l = "path=\"a\",service=\"svc\"";
+    assertThat(text)
+        .contains("profold_region_time_seconds_bucket{" + l + ",le=\"+Inf\"} 9223372036854775807\n")
+        .doesNotContain("le=\"1.0\"");
+  }
+
+  /**
+   * A state the model refuses (here a histogram holding more values than the count) is left out.
+   */
+  @Test
+  void aSeriesTheModelRefusesIsLeftOutAndReportedAndTheScrapeGoesOn() throws Exception {
+    Aggregate broken = new Aggregate();
+    broken.mergeMoments(1, 1.0, 1.0, 1.0, 1.0);
+    broken.histogram().record(1.0);
+    broken.histogram().record(2.0);
+    SeriesSnapshot bad = new SeriesSnapshot(List.of("svc", "bad"), TIME, StateSnapshot.of(broken));
+    SeriesSnapshot good = new SeriesSnapshot(List.of("svc", "good"), TIME, state(0.5));
+    CollectorSnapshot snapshot =
+        new CollectorSnapshot(List.of(scheme(List.of(bad, good), List.of())), List.of());
+    List<String> reported = new java.util.concurrent.CopyOnWriteArrayList<>();
+    PrometheusRegistry registry = new PrometheusRegistry();
+    registry.register(
+        new PrometheusExposition(
+            () -> snapshot,
+            (family, labels, cause) ->
+                reported.add(family + " " + labels + " " + cause.getMessage())));
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    PrometheusTextFormatWriter.create().write(out, registry.scrape());
+    String text = out.toString(StandardCharsets.UTF_8);
+
+    assertThat(text)
+        .contains("profold_region_time_seconds_count{path=\"good\",service=\"svc\"} 1\n")
+        .doesNotContain("path=\"bad\"");
+    assertThat(reported).hasSize(1);
+    assertThat(reported.get(0))
+        .startsWith("profold_region_time_seconds [svc, bad] ")
+        .contains("cannot be negative");
   }
 
   @Test
