@@ -14,6 +14,8 @@ package dev.profold.reduce;
  * merges exactly where M2's merge formula rounds; {@link #variance()} clamps the small negative
  * results cancellation can give.
  *
+ * <p>Counts saturate at {@link Long#MAX_VALUE} rather than wrap ({@link #saturated()}).
+ *
  * <p>Not thread-safe. Recording and merging allocate only when the histogram's bucket array grows.
  */
 public final class Aggregate {
@@ -78,7 +80,7 @@ public final class Aggregate {
     if (n == 0) {
       return;
     }
-    count += n;
+    count = ExpHistogram.addCounts(count, n);
     sum += s;
     sumOfSquares += squares;
     min = Math.min(min, lo);
@@ -100,6 +102,14 @@ public final class Aggregate {
     reset();
     mergeMoments(other.count, other.sum, other.min, other.max, other.sumOfSquares);
     histogram.copyFrom(other.histogram);
+  }
+
+  /**
+   * True when the count reached {@link Long#MAX_VALUE}: merges went past it and stopped there, as
+   * the histogram's counts do (they saturate rather than wrap), so the counts are lower bounds.
+   */
+  public boolean saturated() {
+    return count == Long.MAX_VALUE;
   }
 
   public boolean isEmpty() {

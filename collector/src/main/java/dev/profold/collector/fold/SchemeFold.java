@@ -22,6 +22,8 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One online scheme at work: its groups, its interval windows and its retained intervals.
@@ -47,6 +49,7 @@ import java.util.Map;
  * <p>Not thread-safe: owned by the fold thread.
  */
 final class SchemeFold {
+  private static final Logger log = LoggerFactory.getLogger(SchemeFold.class);
   private static final long NO_WINDOW = Long.MIN_VALUE;
 
   final SchemeDefinition def;
@@ -68,6 +71,7 @@ final class SchemeFold {
   private final long[] slotWindow = new long[GroupTable.SLOTS];
   private long currentWindow;
   private final ArrayDeque<IntervalSnapshot> retained = new ArrayDeque<>();
+  private boolean saturationLogged;
 
   /** Labels and measurement attribute of a group. */
   private record GroupKey(List<String> labels, int measurement) {}
@@ -231,9 +235,11 @@ final class SchemeFold {
             overflowed++;
           }
         }
-        merge(groups.cumulative(g), d, j);
-        if (slot >= 0) {
-          merge(groups.window(slot, g), d, j);
+        if (merge(groups.cumulative(g), d, j)) {
+          saturated(inst, g);
+        }
+        if (slot >= 0 && merge(groups.window(slot, g), d, j)) {
+          saturated(inst, g);
         }
       }
     }
@@ -353,8 +359,11 @@ final class SchemeFold {
    * Merges measurement {@code j} of {@code d} into {@code into}, the histogram first: it checks its
    * input before it changes anything, and the moments cannot fail, so a measurement is merged whole
    * or not at all.
+   *
+   * @return true when this merge saturated {@code into}'s count (see {@link Aggregate#saturated})
    */
-  private static void merge(Aggregate into, DecodedDelta d, int j) {
+  private static boolean merge(Aggregate into, DecodedDelta d, int j) {
+    boolean was = into.saturated();
     if (d.posLen[j] > 0 || d.negLen[j] > 0 || d.zeroCount[j] > 0) {
       into.histogram()
           .mergeSparse(
@@ -368,6 +377,22 @@ final class SchemeFold {
               d.negLen[j]);
     }
     into.mergeMoments(d.count[j], d.sum[j], d.min[j], d.max[j], d.sumOfSquares[j]);
+    return !was && into.saturated();
+  }
+
+  /** Group {@code g}'s state saturated as {@code inst} fed it: counted, and the first logged. */
+  private void saturated(Instance inst, int g) {
+    metrics.countsSaturated(def.name());
+    if (!saturationLogged) {
+      saturationLogged = true;
+      log.warn(
+          "the count of group {} of scheme {} reached 2^63 - 1 as {} fed it and stops there; its"
+              + " distribution is no longer exposed. Further ones are only counted in"
+              + " profold_scheme_counts_saturated_total",
+          keyOf[g] == null ? "(overflow)" : keyOf[g].labels(),
+          def.name(),
+          inst.key);
+    }
   }
 
   /**

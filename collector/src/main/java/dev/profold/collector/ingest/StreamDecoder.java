@@ -49,6 +49,13 @@ public final class StreamDecoder {
   static final int MAX_BUCKETS = 4096;
   static final int MAX_SOURCE_LABELS = 32;
 
+  /**
+   * Most values one measurement of one delta may count: 2^53, up to which doubles (and so
+   * Prometheus's samples) hold every integer. Far beyond any real interval; a larger count is a
+   * client bug, and 2^10 of them would overflow a cumulative count.
+   */
+  static final long MAX_COUNT = 1L << 53;
+
   /** Longest path of a path node, in characters: its names from the root joined with '/'. */
   static final int MAX_PATH_CHARS = 1 << 20; // 2048 agent frames of 511 characters on average
 
@@ -606,6 +613,7 @@ public final class StreamDecoder {
     b.max[m] = s.getMax();
     b.sumOfSquares[m] = s.getSumOfSquares();
     if (!s.hasHistogram()) {
+      checkCountLimit(s, at);
       b.scale[m] = ExpHistogram.MAX_SCALE;
       b.posFrom[m] = slab;
       b.negFrom[m] = slab;
@@ -649,7 +657,22 @@ public final class StreamDecoder {
               + s.getCount()
               + "; they must be equal (or leave the histogram out)");
     }
+    checkCountLimit(s, at); // after the histogram's own checks, which name its fields
     return slab;
+  }
+
+  /** Refuses a count above {@link #MAX_COUNT}; the histogram's counts add up to it or less. */
+  private static void checkCountLimit(MetricState s, Cursor at) throws InvalidDeltaException {
+    if (s.getCount() > MAX_COUNT) {
+      throw at.error(
+          ".state.count",
+          "too large: at most 2^53 ("
+              + MAX_COUNT
+              + ") values per measurement and delta, was "
+              + s.getCount()
+              + "; a count that large is a bug in the client (check that it sends the count of"
+              + " values, not their sum or a timestamp)");
+    }
   }
 
   private static int nonZero(ExponentialHistogram.Buckets buckets) {

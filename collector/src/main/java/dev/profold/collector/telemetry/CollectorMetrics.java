@@ -33,6 +33,7 @@ public final class CollectorMetrics {
   private final AtomicLong pendingBytes = new AtomicLong();
   private final ConcurrentMap<String, Counter> rejected = new ConcurrentHashMap<>();
   private final ConcurrentMap<String, Counter> overflow = new ConcurrentHashMap<>();
+  private final ConcurrentMap<String, Counter> saturated = new ConcurrentHashMap<>();
 
   public CollectorMetrics(MeterRegistry registry) {
     this.registry = registry;
@@ -194,6 +195,22 @@ public final class CollectorMetrics {
   }
 
   /** Entry measurements folded into a scheme's overflow group. */
+  /** A group state of {@code scheme} whose count reached 2^63 - 1 and stopped there. */
+  public void countsSaturated(String scheme) {
+    saturated
+        .computeIfAbsent(
+            scheme,
+            s ->
+                OwnMeter.SCHEME_COUNTS_SATURATED
+                    .counter()
+                    .tag("scheme", s)
+                    .description(
+                        "Group states (cumulative or of an interval) whose count reached 2^63 - 1"
+                            + " and stopped there; their distribution is no longer known.")
+                    .register(registry))
+        .increment();
+  }
+
   /** A series left out of a scrape because Prometheus's model refused it (a collector bug). */
   public void seriesLeftOut() {
     OwnMeter.EXPOSITION_SERIES_LEFT_OUT

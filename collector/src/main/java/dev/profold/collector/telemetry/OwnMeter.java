@@ -38,6 +38,7 @@ public enum OwnMeter {
   FOLD_LATENCY("profold.fold.latency", Meter.Type.TIMER, null),
   CONFIG_RELOADS("profold.config.reloads", Meter.Type.COUNTER, null),
   SCHEME_OVERFLOW_MEASUREMENTS("profold.scheme.overflow.measurements", Meter.Type.COUNTER, null),
+  SCHEME_COUNTS_SATURATED("profold.scheme.counts.saturated", Meter.Type.COUNTER, null),
   EXPOSITION_SERIES_LEFT_OUT("profold.exposition.series.left.out", Meter.Type.COUNTER, null),
   THREAD_GROUPS_EVICTED("profold.thread.groups.evicted", Meter.Type.COUNTER, null),
   ARCHIVE_INTERVALS_WRITTEN("profold.archive.intervals.written", Meter.Type.COUNTER, null),

@@ -943,6 +943,28 @@ class StreamDecoderTest {
       assertInvalid(withState(state(Long.MIN_VALUE)), STATE + ".count", "too large");
     }
 
+    /** 2^63 - 1 and then 1 used to wrap the cumulative count to a negative number. */
+    @Test
+    void countAbove2To53IsRejected() {
+      assertInvalid(
+          withState(state(Long.MAX_VALUE)),
+          STATE + ".count",
+          "too large: at most 2^53 (9007199254740992) values per measurement and delta, was"
+              + " 9223372036854775807");
+      assertInvalid(
+          withState(
+              state((1L << 53) + 1)
+                  .setHistogram(ExponentialHistogram.newBuilder().setZeroCount((1L << 53) + 1))),
+          STATE + ".count",
+          "at most 2^53");
+    }
+
+    @Test
+    void countOf2To53IsAccepted() throws Exception {
+      DecodedDelta d = decode(decoder, withState(state(1L << 53)));
+      assertThat(d.count[2]).isEqualTo(1L << 53);
+    }
+
     @Test
     void nonFiniteSumIsRejected() {
       assertInvalid(

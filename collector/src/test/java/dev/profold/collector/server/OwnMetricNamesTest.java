@@ -54,6 +54,7 @@ class OwnMetricNamesTest {
       server.metrics().threadGroupsEvicted(1);
       server.metrics().deltaRejected("invalid");
       server.metrics().overflowed("region", 1);
+      server.metrics().countsSaturated("region");
       server.metrics().seriesLeftOut();
       meters =
           server.meters().getMeters().stream()
