@@ -123,6 +123,10 @@ public final class StreamDecoder {
     if (released) {
       throw new IllegalStateException("the stream's decoder was used after release()");
     }
+    String problem = LenientDeltas.problem(delta);
+    if (problem != null) {
+      throw new InvalidDeltaException("delta", problem);
+    }
     readSource(delta);
     if (delta.getSequence() == 0) {
       throw new InvalidDeltaException("sequence", "must be > 0 (the first delta is 1)");

@@ -23,6 +23,7 @@ import dev.profold.collector.fold.FoldConfig;
 import dev.profold.collector.fold.FoldEngine;
 import dev.profold.collector.fold.FoldWorker;
 import dev.profold.collector.ingest.IngestService;
+import dev.profold.collector.ingest.LenientDeltas;
 import dev.profold.collector.ingest.OversizedMessages;
 import dev.profold.collector.query.online.OnlineQuery;
 import dev.profold.collector.query.online.QueryHttpHandler;
@@ -221,7 +222,7 @@ public final class CollectorServer {
         NettyServerBuilder.forAddress(new InetSocketAddress(config.listen(), config.grpcPort()))
             .maxInboundMessageSize(config.maxMessageBytes())
             .addStreamTracerFactory(new OversizedMessages(metrics, config.maxMessageBytes()))
-            .addService(ingest)
+            .addService(LenientDeltas.wrap(ingest.bindService()))
             .addService(new QueryService(queries, queryExecutor))
             .addService(health.getHealthService())
             .addService(ProtoReflectionServiceV1.newInstance())

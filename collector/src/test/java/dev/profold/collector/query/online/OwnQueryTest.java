@@ -36,7 +36,8 @@ class OwnQueryTest {
   void theWhereTheFoldAppliedIsLeftOutAndTheGroupKeysAreShown() throws Exception {
     OnlineQuery.Answer a = run("SELECT sum(time) WHERE kind=io GROUP BY service ORDER BY service");
 
-    assertThat(a.query()).isEqualTo("SELECT service,sum(time) GROUP BY service ORDER BY service ASC");
+    assertThat(a.query())
+        .isEqualTo("SELECT service,sum(time) GROUP BY service ORDER BY service ASC");
     assertThat(a.result().columns()).containsExactly("service", "sum#time");
     assertThat(a.result().rows())
         .containsExactly(
