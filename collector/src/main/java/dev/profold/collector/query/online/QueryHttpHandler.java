@@ -23,8 +23,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>200 with the result in the format asked for, else the query's FORMAT clause, else JSON (an
  * array of row objects, as {@code profold query --format json} prints it). The header {@code
- * Profold-Intervals} says what was read ({@code cumulative}, or {@code start-end} pairs in unix
- * nanoseconds separated by commas, or nothing for a range with no retained data) and {@code
+ * Profold-Intervals} says what was read ({@code cumulative}, or {@code start-end} runs of touching
+ * intervals in unix nanoseconds separated by commas, or nothing for a range with no retained data),
+ * {@code Profold-Interval-Count} how many intervals (0 for the cumulative state), and {@code
  * Profold-Note} carries the note when there is one. Errors are JSON {@code {"error": "..."}}: 400
  * for a bad query or parameter, 404 for an unknown scheme, 405 for a method other than GET, 500 for
  * a bug (logged, never sent as a stack trace). Thread-safe.
@@ -74,7 +75,10 @@ public final class QueryHttpHandler implements HttpHandler {
         error(ex, e.reason() == OnlineQueryException.Reason.NOT_FOUND ? 404 : 400, e.getMessage());
         return;
       }
-      ex.getResponseHeaders().set("Profold-Intervals", intervals(answer));
+      ex.getResponseHeaders()
+          .set("Profold-Intervals", intervals(answer.cumulative(), answer.intervals()));
+      ex.getResponseHeaders()
+          .set("Profold-Interval-Count", Integer.toString(answer.intervals().size()));
       if (!answer.note().isEmpty()) {
         ex.getResponseHeaders().set("Profold-Note", answer.note());
       }
@@ -151,13 +155,34 @@ public final class QueryHttpHandler implements HttpHandler {
     }
   }
 
-  private static String intervals(OnlineQuery.Answer answer) {
-    if (answer.cumulative()) {
+  /**
+   * The {@code Profold-Intervals} header: {@code cumulative}, or the intervals read as {@code
+   * start-end} runs in unix nanoseconds separated by commas, touching intervals joined into one run
+   * (so its length does not grow with the range: 360 retained intervals of a day are one run, not
+   * 14 KB of header, more than proxies take).
+   */
+  static String intervals(boolean cumulative, List<Interval> read) {
+    if (cumulative) {
       return "cumulative";
     }
     StringJoiner j = new StringJoiner(",");
-    for (Interval i : answer.intervals()) {
-      j.add(i.startUnixNanos() + "-" + i.endUnixNanos());
+    boolean open = false; // a run is being built
+    long start = 0;
+    long end = 0;
+    for (Interval i : read) {
+      if (open && i.startUnixNanos() == end) {
+        end = i.endUnixNanos();
+        continue;
+      }
+      if (open) {
+        j.add(start + "-" + end);
+      }
+      open = true;
+      start = i.startUnixNanos();
+      end = i.endUnixNanos();
+    }
+    if (open) {
+      j.add(start + "-" + end);
     }
     return j.toString();
   }
