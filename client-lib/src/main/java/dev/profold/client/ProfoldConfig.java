@@ -526,17 +526,27 @@ public final class ProfoldConfig {
       return this;
     }
 
-    /** A source label; keys match {@code [a-zA-Z_][a-zA-Z0-9_]*}, at most 32 labels. */
+    /**
+     * A source label; keys match {@code [a-zA-Z_][a-zA-Z0-9_]*} (at most 128 characters), values
+     * have at most 256 characters (the collector's limits), at most 32 labels.
+     */
     public Builder label(String key, String value) {
       if (key == null || !LABEL.matcher(key).matches()) {
         throw new Refused(
             "label", "have a label name matching [a-zA-Z_][a-zA-Z0-9_]*", "'" + key + "'");
       }
+      if (key.length() > 128) {
+        throw new Refused(
+            "label", "have a label name of at most 128 characters", key.length() + " characters");
+      }
       if (labels.size() >= 32 && !labels.containsKey(key)) {
         throw new Refused("label", "stay within 32 labels", "a 33rd, '" + key + "'");
       }
-      if (value == null) {
-        throw new Refused("label", "have a value", "null for '" + key + "'");
+      if (value == null || value.length() > 256) {
+        throw new Refused(
+            "label",
+            "have a value of at most 256 characters",
+            value == null ? "null for '" + key + "'" : value.length() + " for '" + key + "'");
       }
       labels.put(key, value);
       return this;

@@ -190,6 +190,16 @@ class ProfoldConfigTest {
   }
 
   @Test
+  void labelsStayWithinTheCollectorsLimits() {
+    assertThat(ProfoldConfig.builder().label("zone", "v".repeat(256)).build().labels())
+        .containsEntry("zone", "v".repeat(256));
+    assertThatThrownBy(() -> ProfoldConfig.builder().label("zone", "v".repeat(257)))
+        .hasMessageContaining("have a value of at most 256 characters, was 257 for 'zone'");
+    assertThatThrownBy(() -> ProfoldConfig.builder().label("k".repeat(129), "v"))
+        .hasMessageContaining("have a label name of at most 128 characters, was 129 characters");
+  }
+
+  @Test
   void durationsTakeHoursAndValuesAreTrimmed() {
     assertThat(env(Map.of("PROFOLD_MAX_BACKOFF", "1h")).maxBackoff())
         .isEqualTo(Duration.ofHours(1));

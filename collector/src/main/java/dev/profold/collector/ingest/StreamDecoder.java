@@ -49,6 +49,9 @@ public final class StreamDecoder {
   static final int MAX_BUCKETS = 4096;
   static final int MAX_SOURCE_LABELS = 32;
 
+  /** Most characters of a source's host, runtime and SDK versions and label values. */
+  static final int MAX_SOURCE_TEXT = 256;
+
   /**
    * Most values one measurement of one delta may count: 2^53, up to which doubles (and so
    * Prometheus's samples) hold every integer. Far beyond any real interval; a larger count is a
@@ -219,12 +222,21 @@ public final class StreamDecoder {
       throw new InvalidDeltaException(
           "source.labels", "at most " + MAX_SOURCE_LABELS + " labels, got " + s.getLabelsCount());
     }
+    checkLength("source.host", s.getHost(), MAX_SOURCE_TEXT);
+    checkLength("source.runtime_version", s.getRuntimeVersion(), MAX_SOURCE_TEXT);
+    checkLength("source.sdk_version", s.getSdkVersion(), MAX_SOURCE_TEXT);
     for (Map.Entry<String, String> e : s.getLabelsMap().entrySet()) {
+      if (e.getKey().length() > MAX_NAME) {
+        throw new InvalidDeltaException(
+            "source.labels[\"" + e.getKey().substring(0, 64) + "...\"]",
+            "label names have at most " + MAX_NAME + " characters, got " + e.getKey().length());
+      }
       if (!LABEL_NAME.matcher(e.getKey()).matches()) {
         throw new InvalidDeltaException(
             "source.labels[\"" + e.getKey() + "\"]",
             "label names must match [a-zA-Z_][a-zA-Z0-9_]*");
       }
+      checkLength("source.labels[\"" + e.getKey() + "\"]", e.getValue(), MAX_SOURCE_TEXT);
     }
     identity = s;
     sourceKey = new SourceKey(s.getService(), s.getInstance());
@@ -237,6 +249,18 @@ public final class StreamDecoder {
             s.getRuntimeVersion(),
             s.getSdkVersion(),
             s.getLabelsMap());
+  }
+
+  /**
+   * Checks an optional text of the source (shown on every scrape as a label of {@code
+   * profold_source_info}): at most {@code max} characters, empty allowed.
+   */
+  private static void checkLength(String field, String value, int max)
+      throws InvalidDeltaException {
+    if (value.length() > max) {
+      throw new InvalidDeltaException(
+          field, "at most " + max + " characters, got " + value.length());
+    }
   }
 
   private static void checkName(String field, String value, int max) throws InvalidDeltaException {

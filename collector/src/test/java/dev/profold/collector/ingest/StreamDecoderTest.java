@@ -178,6 +178,30 @@ class StreamDecoderTest {
       assertInvalid(b.label("l32", "v").build(), "source.labels", "at most 32 labels, got 33");
     }
 
+    @Test
+    void sourceTextsLongerThan256CharactersAreRejected() throws Exception {
+      String ok = "h".repeat(256);
+      String over = "h".repeat(257);
+      assertThat(
+              decode(new StreamDecoder(dictionary), valid().host(ok).label("zone", ok).build())
+                  .info
+                  .host())
+          .isEqualTo(ok);
+      assertInvalid(
+          valid().host("h".repeat(1 << 20)).build(),
+          "source.host",
+          "at most 256 characters, got 1048576");
+      assertInvalid(
+          valid().label("zone", over).build(),
+          "source.labels[\"zone\"]",
+          "at most 256 characters, got 257");
+      String longName = "k".repeat(129);
+      assertInvalid(
+          valid().label(longName, "v").build(),
+          "source.labels[\"" + longName.substring(0, 64) + "...\"]",
+          "label names have at most 128 characters, got 129");
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"", "1abc", "a-b", "a.b", "zone id"})
     void invalidLabelNameIsRejected(String name) {

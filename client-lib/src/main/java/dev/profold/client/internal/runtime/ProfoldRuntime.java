@@ -116,13 +116,14 @@ public final class ProfoldRuntime {
             .setService(config.service())
             .setInstance(config.instance())
             .setPid(ProcessHandle.current().pid())
-            .setRuntimeVersion(System.getProperty("java.vm.name", "Java") + " " + Runtime.version())
+            .setRuntimeVersion(
+                atMost256(System.getProperty("java.vm.name", "Java") + " " + Runtime.version()))
             .setSdkVersion("profold-java/" + version())
             .setIncarnationId(incarnation == 0 ? 1 : incarnation)
             .setProcessStartUnixNanos(processStartNanos())
             .putAllLabels(config.labels());
     try {
-      id.setHost(java.net.InetAddress.getLocalHost().getHostName());
+      id.setHost(atMost256(java.net.InetAddress.getLocalHost().getHostName()));
     } catch (java.io.IOException | RuntimeException e) {
       id.setHost("");
     }
@@ -310,6 +311,11 @@ public final class ProfoldRuntime {
             t.toString());
       }
     }
+  }
+
+  /** {@code s} cut to the 256 characters the collector takes for a source's texts. */
+  private static String atMost256(String s) {
+    return s.length() <= 256 ? s : s.substring(0, 256);
   }
 
   /** Closes the current interval: collects, aggregates, encodes and submits one delta. */
