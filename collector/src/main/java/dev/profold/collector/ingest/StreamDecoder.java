@@ -49,6 +49,12 @@ public final class StreamDecoder {
   static final int MAX_BUCKETS = 4096;
   static final int MAX_SOURCE_LABELS = 32;
 
+  /**
+   * Most attributes one stream defines. The collector keeps attributes for its lifetime (unlike
+   * strings and path nodes), so this bounds what one client can add to them.
+   */
+  static final int MAX_STREAM_ATTRIBUTES = 4096;
+
   /** Most characters of a source's host, runtime and SDK versions and label values. */
   static final int MAX_SOURCE_TEXT = 256;
 
@@ -350,9 +356,21 @@ public final class StreamDecoder {
           field + ".unit",
           "\"" + a.getUnit() + "\" is not a base-unit word such as seconds or bytes ([a-z_]*)");
     }
-    int global = dictionary.internAttribute(a.getName(), type, measurement, a.getUnit());
     long key = a.getId() & 0xFFFFFFFFL;
     int index = attributeIndex.get(key);
+    if (index == LongIntMap.MISSING && attributes.size() >= MAX_STREAM_ATTRIBUTES) {
+      // Checked before interning: the collector never frees attributes, so one stream defining
+      // ever new ones (a measurement per user or endpoint) would fill the dictionary for all.
+      throw new InvalidDeltaException(
+          field,
+          "a stream defines at most "
+              + MAX_STREAM_ATTRIBUTES
+              + " attributes (dimensions and measurements), and this is one more (\""
+              + a.getName()
+              + "\"); names made of ids, users or endpoints belong in attribute values, not"
+              + " names");
+    }
+    int global = dictionary.internAttribute(a.getName(), type, measurement, a.getUnit());
     if (index != LongIntMap.MISSING) {
       if (attributes.get(index).id() != global) {
         throw new InvalidDeltaException(

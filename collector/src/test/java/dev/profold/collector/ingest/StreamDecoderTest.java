@@ -532,6 +532,43 @@ class StreamDecoderTest {
     }
 
     @Test
+    void aStreamDefinesAtMost4096AttributesAndTheOneMoreIsNotInterned() throws Exception {
+      Delta firstDelta = valid().build();
+      decode(decoder, firstDelta);
+      Deltas.Builder flood = Deltas.next().seq(2);
+      int first = 1000;
+      int room =
+          StreamDecoder.MAX_STREAM_ATTRIBUTES - firstDelta.getDictionary().getAttributesCount();
+      for (int i = 0; i < room; i++) {
+        flood.attribute(
+            first + i,
+            "latency_user" + i,
+            VALUE_TYPE_DOUBLE,
+            ATTRIBUTE_KIND_MEASUREMENT,
+            "seconds");
+      }
+      decode(decoder, flood.build());
+      int attributesBefore = dictionary.size();
+
+      assertInvalid(
+          Deltas.next()
+              .seq(3)
+              .attribute(
+                  first + room,
+                  "latency_user" + room,
+                  VALUE_TYPE_DOUBLE,
+                  ATTRIBUTE_KIND_MEASUREMENT,
+                  "seconds")
+              .build(),
+          "dictionary.attributes[0]",
+          "a stream defines at most 4096 attributes (dimensions and measurements), and this is"
+              + " one more (\"latency_user"
+              + room
+              + "\")");
+      assertThat(dictionary.size()).as("not interned").isEqualTo(attributesBefore);
+    }
+
+    @Test
     void redefiningAttributeWithDifferentContentInOneDeltaIsRejected() {
       assertInvalid(
           valid()
