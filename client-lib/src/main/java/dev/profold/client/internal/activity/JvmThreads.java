@@ -22,6 +22,9 @@ public final class JvmThreads implements LiveThreads {
   /** Names of JDK Flight Recorder's Java threads. */
   static final String JFR_PREFIX = "JFR ";
 
+  /** The class of the JDK's carrier threads of virtual threads (Java 21 and later). */
+  static final String CARRIER_CLASS = "jdk.internal.misc.CarrierThread";
+
   private final ThreadMXBean mx = ManagementFactory.getThreadMXBean();
   private final boolean cpu;
 
@@ -88,7 +91,15 @@ public final class JvmThreads implements LiveThreads {
     for (int i = 0; i < ids.length; i++) {
       ThreadInfo info = infos[i];
       boolean runnable = info != null && info.getThreadState() == Thread.State.RUNNABLE;
-      out.add(new LiveThread(ids[i], kept.get(i).getName(), times[i], block(info), runnable));
+      Thread t = kept.get(i);
+      out.add(
+          new LiveThread(
+              ids[i],
+              t.getName(),
+              times[i],
+              block(info),
+              runnable,
+              t.getClass().getName().equals(CARRIER_CLASS)));
     }
     return out;
   }

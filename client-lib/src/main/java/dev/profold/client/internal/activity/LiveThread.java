@@ -9,11 +9,19 @@ package dev.profold.client.internal.activity;
  * @param block the lock block it is in (entering a monitor, or parked on an owned lock), or null
  * @param runnable whether the JVM had it runnable (running, or in native code such as a blocking
  *     socket call)
+ * @param carrier whether it is a carrier thread of virtual threads (Java 21 and later): its CPU
+ *     time holds the time of the virtual threads it ran
  */
-public record LiveThread(long id, String name, long cpuNanos, Block block, boolean runnable) {
+public record LiveThread(
+    long id, String name, long cpuNanos, Block block, boolean runnable, boolean carrier) {
   /** A thread not known to be blocked or runnable. */
   public LiveThread(long id, String name, long cpuNanos) {
     this(id, name, cpuNanos, null, false);
+  }
+
+  /** A platform thread that is not a carrier of virtual threads. */
+  public LiveThread(long id, String name, long cpuNanos, Block block, boolean runnable) {
+    this(id, name, cpuNanos, block, runnable, false);
   }
 
   /**

@@ -1,13 +1,16 @@
 package dev.profold.client.internal.activity;
 
 import dev.profold.client.Kind;
+import dev.profold.client.internal.record.ThreadCpu;
 import dev.profold.client.internal.record.ThreadGroups;
 import dev.profold.proto.v1.ThreadGroupActivity;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 
@@ -97,7 +100,7 @@ public final class ThreadActivity {
   private final Map<Long, Long> lastCpu = new HashMap<>();
   private long pauses;
   private boolean first = true;
-  private Map<Long, Long> intervalCpu = Map.of(); // of the last close, by thread id
+  private ThreadCpu intervalCpu = ThreadCpu.NONE; // of the last close
   private LongSupplier ioUnobserved; // cumulative; null: nothing observes
   private long ioUnobservedTaken; // what of the current source's total was accounted
   private long ioUnobservedKept; // accounted, not yet returned by a take
@@ -118,6 +121,8 @@ public final class ThreadActivity {
 
   private static final System.Logger LOG = System.getLogger("dev.profold.client");
   private boolean loggedCap;
+
+  private final Map<String, Group> heldBack = new HashMap<>(); // of flushes that failed
 
   private final Map<Long, Long> startedAt = new HashMap<>(); // since the last close, epoch nanos
   private final Map<Long, Ended> ended = new HashMap<>(); // reported since the last close
@@ -336,6 +341,24 @@ public final class ThreadActivity {
     }
   }
 
+  /**
+   * Takes back the thread activity {@code groups} a {@link #close} returned for an interval whose
+   * delta was not sent (the flush failed after the close): the next close that closes an interval
+   * adds it to its own, so that the time is not lost. Its delta then spans both intervals, and a
+   * group's threads, times and CPU sum add up over them: a thread alive in both counts as two
+   * thread-intervals, and the group's CPU minimum and maximum are over thread-intervals. Groups
+   * beyond {@link #MAX_GROUPS} held back go into {@link #OTHER_GROUP}.
+   */
+  public synchronized void giveBack(List<ThreadGroupActivity> groups) {
+    for (ThreadGroupActivity a : groups) {
+      String name =
+          heldBack.size() < MAX_GROUPS || heldBack.containsKey(a.getThreadGroup())
+              ? a.getThreadGroup()
+              : OTHER_GROUP;
+      heldBack.computeIfAbsent(name, Group::new).merge(Group.of(a));
+    }
+  }
+
   /** Every thread was stopped for {@code nanos} (a GC pause, reaching a safepoint). */
   public synchronized void pause(long nanos) {
     if (nanos > 0) {
@@ -369,11 +392,11 @@ public final class ThreadActivity {
   }
 
   /**
-   * Each thread's CPU time in the interval the last {@link #close} closed, by thread id: the
-   * threads alive at its look whose CPU time is known, and those that ended in it. Empty before the
-   * first close and after a {@link #baseline()}.
+   * Each thread's CPU time in the interval the last {@link #close} closed: the threads alive at its
+   * look whose CPU time is known, and those that ended in it, with the carriers of virtual threads
+   * among them marked. None before the first close and after a {@link #baseline()}.
    */
-  public synchronized Map<Long, Long> intervalCpu() {
+  public synchronized ThreadCpu intervalCpu() {
     return intervalCpu;
   }
 
@@ -387,6 +410,7 @@ public final class ThreadActivity {
       byId.put(t.id(), t);
     }
     Map<Long, Long> cpuOf = new HashMap<>(live.size() * 2);
+    Set<Long> carriers = new HashSet<>();
     for (LiveThread t : live) {
       cpuNow.put(t.id(), t.cpuNanos());
       Long before = lastCpu.get(t.id());
@@ -414,6 +438,9 @@ public final class ThreadActivity {
       }
       if (t.cpuNanos() >= 0) {
         cpuOf.put(t.id(), Math.max(0, cpu));
+        if (t.carrier()) {
+          carriers.add(t.id());
+        }
       }
       wall = Math.max(wall, Math.min(Math.max(0, cpu), length)); // it ran that long at least
       if (wall == 0 && length > 0) {
@@ -428,7 +455,7 @@ public final class ThreadActivity {
           .add(inIt ? length : wall, classes, Math.min(Math.max(0, cpu), length));
     }
     closeEnded(groups, byId, startNanos, endNanos, cpuOf);
-    intervalCpu = length == 0 ? Map.of() : cpuOf;
+    intervalCpu = length == 0 ? ThreadCpu.NONE : new ThreadCpu(cpuOf, carriers);
     startedAt.keySet().removeIf(id -> cpuNow.containsKey(id) || startedAt.get(id) < startNanos);
     lastCpu.clear();
     lastCpu.putAll(cpuNow);
@@ -462,6 +489,10 @@ public final class ThreadActivity {
     managementCpu.clear();
     pauses = 0;
     first = false;
+    if (length > 0) {
+      heldBack.forEach((name, g) -> groups.computeIfAbsent(name, Group::new).merge(g));
+      heldBack.clear();
+    }
     return encode(groups);
   }
 
@@ -720,6 +751,24 @@ public final class ThreadActivity {
 
     Group(String name) {
       this.name = name;
+    }
+
+    /** The totals {@code a} holds. */
+    static Group of(ThreadGroupActivity a) {
+      Group g = new Group(a.getThreadGroup());
+      g.threads = a.getThreads();
+      g.wall = a.getWallNanos();
+      g.classes[COMPUTE] = a.getComputeNanos();
+      g.classes[SYNC] = a.getSyncNanos();
+      g.classes[WAIT] = a.getWaitNanos();
+      g.classes[IO] = a.getIoNanos();
+      g.classes[RUNTIME] = a.getRuntimeNanos();
+      g.classes[THREAD_MGMT] = a.getThreadMgmtNanos();
+      g.classes[IDLE] = a.getIdleNanos();
+      g.cpuMin = a.getThreads() == 0 ? Long.MAX_VALUE : a.getCpuMinNanos();
+      g.cpuMax = a.getCpuMaxNanos();
+      g.cpuSum = a.getCpuSumNanos();
+      return g;
     }
 
     void add(long threadWall, long[] threadClasses, long cpu) {

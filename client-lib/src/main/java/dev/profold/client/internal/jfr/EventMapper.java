@@ -1,6 +1,7 @@
 package dev.profold.client.internal.jfr;
 
 import dev.profold.client.Kind;
+import dev.profold.client.internal.record.ThreadGroups;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -14,7 +15,9 @@ import java.util.regex.Pattern;
  *   <caption>Events and what they record</caption>
  *   <tr><th>event</th><th>kind of the innermost region</th><th>value</th></tr>
  *   <tr><td>jdk.ExecutionSample</td><td>COMPUTE, or THREAD_MGMT in thread and executor code
- *       outside tasks (see {@link #inThreadManagement})</td><td>the sample period</td></tr>
+ *       outside tasks (see {@link #inThreadManagement})</td><td>the sample period, a nominal
+ *       value: the flush values each sample by its thread's measured CPU time instead (see {@code
+ *       SampledCpu})</td></tr>
  *   <tr><td>jdk.JavaMonitorEnter</td><td>SYNC</td><td>duration</td></tr>
  *   <tr><td>jdk.JavaMonitorWait, jdk.ThreadSleep</td><td>WAIT</td><td>duration</td></tr>
  *   <tr><td>jdk.ThreadPark</td><td>SYNC on a lock (see {@link #parkKind}), else WAIT</td>
@@ -51,7 +54,7 @@ public final class EventMapper {
    * (named {@code virtual}, the group the client library pools them in), since a table per virtual
    * thread would grow with the request rate. No platform thread has this id.
    */
-  public static final long VIRTUAL_THREADS = Long.MAX_VALUE;
+  public static final long VIRTUAL_THREADS = ThreadGroups.VIRTUAL_THREADS;
 
   /** Its name (and group). */
   public static final String VIRTUAL_THREADS_NAME = "virtual";

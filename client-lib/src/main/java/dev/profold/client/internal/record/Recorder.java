@@ -50,8 +50,8 @@ public final class Recorder {
   /**
    * The metric CPU samples are recorded under, on behalf of the sampled thread (the agent's JFR
    * consumer), each value the sampler's nominal period in seconds. Not an encoder id (those count
-   * up from 1) and never sent: {@link #collect(Map)} turns these cells into {@code time} cells
-   * valued by the threads' measured CPU time ({@link SampledCpu}).
+   * up from 1) and never sent: {@link #collect(ThreadCpu)} turns these cells into {@code time}
+   * cells valued by the threads' measured CPU time ({@link SampledCpu}).
    */
   public static final int CPU_SAMPLES = Integer.MAX_VALUE;
 
@@ -704,15 +704,15 @@ public final class Recorder {
    * key and metric.
    */
   public List<ThreadSnapshot> collect() {
-    return collect(Map.of());
+    return collect(ThreadCpu.NONE);
   }
 
   /**
-   * {@link #collect()}, with CPU samples valued by {@code cpuNanos}: each thread's CPU time over
-   * the interval by thread id, for the threads whose CPU time is known (see {@link SampledCpu}; the
-   * samples of other threads keep their nominal values).
+   * {@link #collect()}, with CPU samples valued by {@code cpu}: the threads' CPU time over the
+   * interval, for the threads whose CPU time is known (see {@link SampledCpu}; the samples of other
+   * threads keep their nominal values).
    */
-  public synchronized List<ThreadSnapshot> collect(Map<Long, Long> cpuNanos) {
+  public synchronized List<ThreadSnapshot> collect(ThreadCpu cpu) {
     // The previous collection's ageing runs now, before anything is drained: its contexts were
     // encoded by then, and should it throw, no table has been taken yet, so nothing is lost.
     contexts.endCollection();
@@ -764,7 +764,7 @@ public final class Recorder {
                 t.group(),
                 t.initial(),
                 mergedByKey(contexts.canonical(t.cells()))));
-    return sampledCpu.apply(out, cpuNanos);
+    return sampledCpu.apply(out, cpu);
   }
 
   /** How many times {@link #collect()} ran: intervals closed so far. Any thread may read it. */

@@ -5,9 +5,11 @@ import dev.profold.client.internal.threads.ThreadSnapshot;
 import dev.profold.reduce.Aggregate;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Turns CPU samples ({@link Recorder#CPU_SAMPLES} cells) into {@code time} values that add up to
@@ -27,15 +29,26 @@ import java.util.Map;
  * may fall into neighbouring intervals. CPU time of an interval in which the thread had no sample
  * is owed to its samples of the next interval, then dropped (its paths lose it; the thread activity
  * still counts it). Samples of an interval in which the thread used no CPU and is owed none get 0
- * (counted, weighing nothing). Over a run the values of a thread's samples add up to its CPU time
- * but for such drops. A thread whose CPU time is unknown (no thread CPU clock, a virtual thread)
- * keeps the nominal values.
+ * (counted, weighing nothing); so do the late samples of a thread that ended in the interval
+ * before, beyond what it was owed. Over a run the values of a thread's samples add up to its CPU
+ * time but for such drops. A thread whose CPU time is unknown (no thread CPU clock) keeps the
+ * nominal values.
+ *
+ * <p>Virtual threads (Java 21 and later) have no CPU clock of their own: their time is in the clock
+ * of the carrier threads that ran them, and their samples come under one table ({@link
+ * ThreadGroups#VIRTUAL_THREADS}). A carrier's own samples are few (taken while it ran the scheduler
+ * between two virtual threads), so valuing them by its clock would give them the virtual threads'
+ * time a second time. In an interval with samples of virtual threads, the carriers' CPU time, with
+ * what they were owed, is therefore shared among the virtual threads' samples and the carriers'
+ * together, each sample the same value. With no carrier's time known (a carrier that ended, a
+ * scheduler of another kind), the virtual threads' samples keep the nominal values.
  *
  * <p>Not thread-safe: one thread (the flush) calls it.
  */
 final class SampledCpu {
   private final int timeMetric;
   private Map<Long, Long> owed = new HashMap<>(); // thread id -> CPU nanos with no sample yet
+  private Set<Long> lastKnown = Set.of(); // threads whose CPU time the interval before knew
 
   SampledCpu(int timeMetric) {
     this.timeMetric = timeMetric;
@@ -43,39 +56,83 @@ final class SampledCpu {
 
   /**
    * {@code threads} with every {@link Recorder#CPU_SAMPLES} cell turned into a {@code time} cell
-   * (merged with one of the same context, if the thread has one), valued by {@code cpuNanos}: each
-   * thread's CPU time over the interval, by thread id, for the threads whose CPU time is known.
+   * (merged with one of the same context, if the thread has one), valued by {@code cpu}, the
+   * threads' CPU time over the interval.
    */
-  List<ThreadSnapshot> apply(List<ThreadSnapshot> threads, Map<Long, Long> cpuNanos) {
+  List<ThreadSnapshot> apply(List<ThreadSnapshot> threads, ThreadCpu cpu) {
+    Map<Long, Long> nanos = cpu.nanos();
     Map<Long, Long> nextOwed = new HashMap<>();
-    cpuNanos.forEach(
-        (id, nanos) -> {
-          if (nanos > 0) {
-            nextOwed.put(id, nanos); // taken out again below for the threads with samples
+    nanos.forEach(
+        (id, n) -> {
+          if (n > 0) {
+            nextOwed.put(id, n); // taken out again below for the threads with samples
           }
         });
-    List<ThreadSnapshot> out = new ArrayList<>(threads.size());
-    for (ThreadSnapshot t : threads) {
-      long samples = 0;
-      for (Cell c : t.cells()) {
-        if (c.metric() == Recorder.CPU_SAMPLES) {
-          samples += c.state().count();
+    long[] samples = new long[threads.size()];
+    boolean virtualSampled = false;
+    for (int i = 0; i < samples.length; i++) {
+      samples[i] = samples(threads.get(i));
+      virtualSampled |= samples[i] > 0 && threads.get(i).threadId() == ThreadGroups.VIRTUAL_THREADS;
+    }
+    Set<Long> carriers = new HashSet<>(cpu.carriers());
+    carriers.retainAll(nanos.keySet());
+    boolean pooled = virtualSampled && !carriers.isEmpty();
+    double poolEach = Double.NaN;
+    if (pooled) {
+      long poolNanos = 0;
+      for (long c : carriers) {
+        poolNanos += Math.max(0, nanos.get(c)) + owed.getOrDefault(c, 0L);
+        nextOwed.remove(c);
+      }
+      long poolSamples = 0;
+      for (int i = 0; i < samples.length; i++) {
+        if (inPool(threads.get(i), carriers)) {
+          poolSamples += samples[i];
         }
       }
-      if (samples == 0) {
+      poolEach = poolNanos * 1e-9 / poolSamples;
+    }
+    List<ThreadSnapshot> out = new ArrayList<>(threads.size());
+    for (int i = 0; i < samples.length; i++) {
+      ThreadSnapshot t = threads.get(i);
+      long id = t.threadId();
+      if (samples[i] == 0) {
         out.add(t);
-        continue;
+      } else if (pooled && inPool(t, carriers)) {
+        out.add(valued(t, poolEach));
+      } else {
+        nextOwed.remove(id);
+        Long spent = nanos.get(id);
+        Long due = owed.get(id);
+        boolean known = spent != null || due != null || lastKnown.contains(id);
+        double each =
+            known // else unknown: the nominal values are kept
+                ? (Math.max(0, spent == null ? 0 : spent) + (due == null ? 0 : due))
+                    * 1e-9
+                    / samples[i]
+                : Double.NaN;
+        out.add(valued(t, each));
       }
-      Long nanos = cpuNanos.get(t.threadId());
-      nextOwed.remove(t.threadId());
-      double each =
-          nanos == null
-              ? Double.NaN // unknown: the nominal values are kept
-              : (Math.max(0, nanos) + owed.getOrDefault(t.threadId(), 0L)) * 1e-9 / samples;
-      out.add(valued(t, each));
     }
     owed = nextOwed;
+    lastKnown = nanos.keySet();
     return out;
+  }
+
+  /** Whether {@code t}'s samples share the carriers' CPU time: virtual threads' and carriers'. */
+  private static boolean inPool(ThreadSnapshot t, Set<Long> carriers) {
+    return t.threadId() == ThreadGroups.VIRTUAL_THREADS || carriers.contains(t.threadId());
+  }
+
+  /** How many CPU samples {@code t} has. */
+  private static long samples(ThreadSnapshot t) {
+    long n = 0;
+    for (Cell c : t.cells()) {
+      if (c.metric() == Recorder.CPU_SAMPLES) {
+        n += c.state().count();
+      }
+    }
+    return n;
   }
 
   /**

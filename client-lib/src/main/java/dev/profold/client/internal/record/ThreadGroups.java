@@ -11,6 +11,13 @@ public final class ThreadGroups {
   /** The group of unnamed virtual threads (their name is empty). */
   static final String VIRTUAL = "virtual";
 
+  /**
+   * The thread id under which the agent records the JFR events of virtual threads, all of them in
+   * one table, since a table per virtual thread would grow with the request rate. No platform
+   * thread has this id.
+   */
+  public static final long VIRTUAL_THREADS = Long.MAX_VALUE;
+
   /** {@code Thread.isVirtual()} (Java 21 and later), or null on a JVM without virtual threads. */
   private static final MethodHandle IS_VIRTUAL = isVirtualHandle();
 

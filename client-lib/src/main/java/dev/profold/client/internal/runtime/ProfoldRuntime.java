@@ -83,6 +83,7 @@ public final class ProfoldRuntime {
   private ScheduledFuture<?> schedule; // guarded by scheduleLock
   private boolean stopping; // guarded by scheduleLock
   private long intervalStart;
+  private long activityStart; // the last activity close's end: a failed flush's was given back
   private final java.util.Map<Long, Long> ownCpu = new java.util.HashMap<>(); // at the last flush
   private boolean flushFailureLogged;
   private long lastEventsLost;
@@ -167,6 +168,7 @@ public final class ProfoldRuntime {
       ProfoldConfig config, LongSupplier nanoClock, WaitListener waits, LongSupplier wallClock) {
     ProfoldRuntime r = new ProfoldRuntime(config, nanoClock, waits, wallClock);
     r.intervalStart = wallClock.getAsLong();
+    r.activityStart = r.intervalStart;
     // What the threads spent before is not the first interval's.
     r.activity.baseline();
     r.scheduleNextFlush(false);
@@ -338,11 +340,19 @@ public final class ProfoldRuntime {
    * {@code ioUnobserved} (-1: not reported); returns only once the delta was submitted.
    */
   private void submitInterval(long end, long ioUnobserved) {
-    // The activity first: its threads' CPU time of the interval values their CPU samples. (Should
-    // the rest fail, the interval's activity is lost with its values, as when the submit fails.)
-    List<ThreadGroupActivity> threadActivity = activity.close(intervalStart, end);
-    List<ThreadSnapshot> threads = recorder.collect(activity.intervalCpu());
+    // The activity first: its threads' CPU time of the interval values their CPU samples. Should
+    // the rest fail, the activity is given back, to go with the next delta.
+    List<ThreadGroupActivity> threadActivity =
+        activity.close(Math.min(activityStart, end - 1), end);
+    activityStart = end;
+    List<ThreadSnapshot> threads;
     List<Entry> encoded;
+    try {
+      threads = recorder.collect(activity.intervalCpu());
+    } catch (RuntimeException | Error e) {
+      activity.giveBack(threadActivity); // the activity goes with the next delta
+      throw e;
+    }
     try {
       List<AggregatedEntry> reduced =
           aggregation.aggregate(threads, recorder.contexts(), recorder.timeMetric());
@@ -350,6 +360,7 @@ public final class ProfoldRuntime {
     } catch (RuntimeException | Error e) {
       // The tables were taken: their values are lost with this interval; say so in the next.
       lostInFailedFlushes += values(threads);
+      activity.giveBack(threadActivity);
       throw e;
     }
     ExporterStats stats = exporter.stats();
@@ -392,6 +403,7 @@ public final class ProfoldRuntime {
       intervalStart = end;
     } catch (RuntimeException | Error e) {
       lostInFailedFlushes += eventsDropped + values(threads);
+      activity.giveBack(threadActivity);
       misuse.forEach((kind, n) -> misuseOfFailedFlushes.merge(kind, n, Long::sum));
       reconnectsOfFailedFlushes += reconnects;
       mergesOfFailedFlushes += merges;

@@ -283,7 +283,7 @@ class ThreadActivityTest {
         new LiveThread(2, "batch-2", 10 * S),
         new LiveThread(3, "virtual", -1));
     activity.close(0, 0);
-    assertThat(activity.intervalCpu()).as("a baseline has no interval").isEmpty();
+    assertThat(activity.intervalCpu().nanos()).as("a baseline has no interval").isEmpty();
     activity.ended(2, "batch-2", 13 * S, 6 * S);
     threads.set(new LiveThread(1, "batch-1", 14 * S), new LiveThread(3, "virtual", -1));
 
@@ -291,7 +291,72 @@ class ThreadActivityTest {
 
     // the live thread's CPU over the interval, the ended one's up to its end; none for a thread
     // whose CPU time is unknown
-    assertThat(activity.intervalCpu()).isEqualTo(Map.of(1L, 4 * S, 2L, 3 * S));
+    assertThat(activity.intervalCpu().nanos()).isEqualTo(Map.of(1L, 4 * S, 2L, 3 * S));
+  }
+
+  @Test
+  void carriersOfVirtualThreadsAreMarkedInTheIntervalsCpuTime() {
+    threads.set(
+        new LiveThread(1, "ForkJoinPool-1-worker-1", 0, null, true, true),
+        new LiveThread(2, "ForkJoinPool-2-worker-1", 0)); // a pool of its own: no carrier
+    activity.close(0, 0);
+    threads.set(
+        new LiveThread(1, "ForkJoinPool-1-worker-1", 5 * S, null, true, true),
+        new LiveThread(2, "ForkJoinPool-2-worker-1", 2 * S));
+
+    activity.close(0, 10 * S);
+
+    assertThat(activity.intervalCpu().nanos()).isEqualTo(Map.of(1L, 5 * S, 2L, 2 * S));
+    assertThat(activity.intervalCpu().carriers()).containsExactly(1L);
+  }
+
+  @Test
+  void activityGivenBackFromAFailedFlushGoesWithTheNextIntervals() {
+    threads.set(new LiveThread(1, "worker-1", 0), new LiveThread(2, "worker-2", 0));
+    activity.close(0, 0);
+    threads.set(new LiveThread(1, "worker-1", 4 * S), new LiveThread(2, "worker-2", 1 * S));
+    List<ThreadGroupActivity> failed = activity.close(0, 10 * S);
+    activity.giveBack(failed);
+    activity.giveBack(List.of()); // nothing more
+    threads.set(new LiveThread(1, "worker-1", 6 * S), new LiveThread(3, "loader", 3 * S));
+
+    List<ThreadGroupActivity> next = activity.close(10 * S, 20 * S);
+
+    ThreadGroupActivity workers = group(next, "worker-*");
+    assertThat(workers.getThreads()).as("thread-intervals: 2, then 1").isEqualTo(3);
+    assertThat(workers.getWallNanos()).isEqualTo(30 * S);
+    assertThat(workers.getComputeNanos()).isEqualTo(7 * S);
+    assertThat(workers.getIdleNanos()).isEqualTo(23 * S);
+    assertThat(workers.getCpuSumNanos()).isEqualTo(7 * S);
+    assertThat(workers.getCpuMinNanos()).isEqualTo(1 * S);
+    assertThat(workers.getCpuMaxNanos()).isEqualTo(4 * S);
+    assertThat(group(next, "loader").getThreads()).isEqualTo(1);
+    // Once only: the interval after has its own activity alone.
+    threads.set(new LiveThread(1, "worker-1", 6 * S));
+    assertThat(group(activity.close(20 * S, 30 * S), "worker-*").getThreads()).isEqualTo(1);
+  }
+
+  @Test
+  void activityGivenBackKeepsToTheBoundOnGroups() {
+    List<ThreadGroupActivity> many = new ArrayList<>();
+    for (int i = 0; i < ThreadActivity.MAX_GROUPS + 10; i++) {
+      many.add(
+          ThreadGroupActivity.newBuilder()
+              .setThreadGroup("g" + (char) ('a' + i % 26) + "-" + (char) ('a' + i / 26))
+              .setThreads(1)
+              .setWallNanos(S)
+              .setIdleNanos(S)
+              .build());
+    }
+    activity.close(0, 0);
+    activity.giveBack(many);
+
+    List<ThreadGroupActivity> next = activity.close(0, 10 * S);
+
+    assertThat(next).hasSizeLessThanOrEqualTo(ThreadActivity.MAX_GROUPS);
+    assertThat(next.stream().mapToLong(ThreadGroupActivity::getThreads).sum())
+        .as("no group's threads lost")
+        .isEqualTo(ThreadActivity.MAX_GROUPS + 10);
   }
 
   @Test

@@ -6,11 +6,13 @@ import static org.assertj.core.api.Assertions.within;
 import dev.profold.client.Kind;
 import dev.profold.client.internal.export.DeltaEncoder;
 import dev.profold.client.internal.record.Recorder;
+import dev.profold.client.internal.record.ThreadCpu;
 import dev.profold.client.internal.threads.Cell;
 import dev.profold.client.internal.threads.ThreadSnapshot;
 import dev.profold.proto.v1.SourceIdentity;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
@@ -20,8 +22,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * CPU samples valued by their thread's measured CPU time at the flush ({@code
- * Recorder.collect(Map)}, {@code SampledCpu}), recorded through the agent's sink as JFR samples
- * are.
+ * Recorder.collect(ThreadCpu)}, {@code SampledCpu}), recorded through the agent's sink as JFR
+ * samples are.
  */
 class SampledCpuTest {
   private static final double PERIOD = 0.020;
@@ -49,7 +51,7 @@ class SampledCpuTest {
   }
 
   private List<Rows.Row> collect(Map<Long, Long> cpu) {
-    return Rows.of(encoder, recorder, recorder.collect(cpu));
+    return Rows.of(encoder, recorder, recorder.collect(ThreadCpu.of(cpu)));
   }
 
   private static Rows.Row row(long thread, String path, long count, double sum) {
@@ -83,7 +85,7 @@ class SampledCpuTest {
   void eachSampleIsOneValueOfItsShareSoMinMaxAndTheHistogramAgree() {
     samples(7, 5, "Thread.run", "A.work");
 
-    ThreadSnapshot t = recorder.collect(Map.of(7L, 60 * MS)).get(0);
+    ThreadSnapshot t = recorder.collect(ThreadCpu.of(Map.of(7L, 60 * MS))).get(0);
 
     Cell c = t.cells().get(0);
     assertThat(c.metric()).isEqualTo(recorder.timeMetric());
@@ -121,10 +123,130 @@ class SampledCpuTest {
   }
 
   @Test
+  void lateSamplesOfAThreadThatEndedGetWhatItWasOwedAndNoMore() {
+    samples(7, 4, "Thread.run", "A.work");
+    assertThat(collect(Map.of(7L, 40 * MS, 8L, 30 * MS)))
+        .containsExactly(row(7, "Thread.run/A.work", 4, 0.040));
+    // Both ended in that interval; their last samples come in the next. 7's CPU time went to its
+    // samples already: its late ones weigh nothing (not the nominal period each). 8 had no
+    // sample then: its late ones get the 30 ms it was owed.
+    samples(7, 2, "Thread.run", "A.work");
+    samples(8, 3, "Thread.run", "A.work");
+    assertThat(collect(Map.of()))
+        .containsExactlyInAnyOrder(
+            row(7, "Thread.run/A.work", 2, 0), row(8, "Thread.run/A.work", 3, 0.030));
+  }
+
+  private void virtualSamples(int n) {
+    for (int i = 0; i < n; i++) {
+      sink.record(
+          new Observation(
+              EventMapper.EXECUTION_SAMPLE,
+              EventMapper.VIRTUAL_THREADS,
+              EventMapper.VIRTUAL_THREADS_NAME,
+              false,
+              List.of("VirtualThread.run", "Handler.serve"),
+              Kind.COMPUTE,
+              false,
+              PERIOD));
+    }
+  }
+
+  /** The values of every sample of {@code out}, by thread id. */
+  private static Map<Long, Double> timeByThread(List<ThreadSnapshot> out) {
+    Map<Long, Double> sums = new java.util.HashMap<>();
+    for (ThreadSnapshot t : out) {
+      for (Cell c : t.cells()) {
+        sums.merge(t.threadId(), c.state().sum(), Double::sum);
+      }
+    }
+    return sums;
+  }
+
+  @Test
+  void virtualThreadsAndTheirCarriersShareTheCarriersCpuTime() {
+    // Carriers 20 and 21 ran virtual threads for 100 ms in all; 8 samples of virtual threads, 2
+    // of carrier 20's own (its scheduler between two virtual threads). Before: the virtual
+    // threads' samples kept 8 x 20 ms, and carrier 20's two samples got all its 60 ms.
+    virtualSamples(8);
+    samples(20, 2, "ForkJoinWorkerThread.run", "ForkJoinPool.scan");
+    samples(9, 1, "Thread.run", "A.work");
+    List<ThreadSnapshot> out =
+        recorder.collect(
+            new ThreadCpu(Map.of(20L, 60 * MS, 21L, 40 * MS, 9L, 7 * MS), Set.of(20L, 21L)));
+
+    Map<Long, Double> time = timeByThread(out);
+    assertThat(time.get(EventMapper.VIRTUAL_THREADS)).isCloseTo(0.080, within(1e-12));
+    assertThat(time.get(20L)).isCloseTo(0.020, within(1e-12));
+    assertThat(time.get(9L)).as("not a carrier").isCloseTo(0.007, within(1e-12));
+
+    // The carriers' time went to the samples: none is owed to the next interval.
+    samples(21, 1, "ForkJoinWorkerThread.run", "ForkJoinPool.scan");
+    out = recorder.collect(new ThreadCpu(Map.of(20L, 0L, 21L, 0L), Set.of(20L, 21L)));
+    assertThat(timeByThread(out).get(21L)).isZero();
+  }
+
+  @Test
+  void withoutSamplesOfVirtualThreadsACarrierIsValuedAsAnyThread() {
+    samples(20, 2, "ForkJoinWorkerThread.run", "ForkJoinPool.scan");
+    List<ThreadSnapshot> out =
+        recorder.collect(new ThreadCpu(Map.of(20L, 10 * MS, 21L, 40 * MS), Set.of(20L, 21L)));
+    assertThat(timeByThread(out).get(20L)).isCloseTo(0.010, within(1e-12));
+
+    // No carrier's CPU time known: the virtual threads' samples keep their nominal values.
+    virtualSamples(3);
+    out = recorder.collect(new ThreadCpu(Map.of(9L, 10 * MS), Set.of()));
+    assertThat(timeByThread(out).get(EventMapper.VIRTUAL_THREADS))
+        .isCloseTo(3 * PERIOD, within(1e-12));
+  }
+
+  /**
+   * The law for virtual threads: in an interval with their samples, the samples of virtual threads
+   * and of carriers add up to the carriers' CPU time and what they were owed, all samples alike.
+   */
+  @Property(tries = 200)
+  void virtualAndCarrierSamplesAddUpToTheCarriersCpuTime(
+      @ForAll @IntRange(min = 1, max = 50) int virtual,
+      @ForAll @Size(min = 3, max = 3) List<@IntRange(min = 0, max = 5) Integer> carrierSamples,
+      @ForAll @Size(min = 3, max = 3) List<@LongRange(min = 0, max = 2_000_000_000L) Long> owed,
+      @ForAll @Size(min = 3, max = 3) List<@LongRange(min = 0, max = 2_000_000_000L) Long> cpu) {
+    SampledCpuTest fresh = new SampledCpuTest();
+    Set<Long> carriers = Set.of(20L, 21L, 22L);
+    Map<Long, Long> first = new java.util.HashMap<>();
+    Map<Long, Long> second = new java.util.HashMap<>();
+    long total = 0;
+    for (int i = 0; i < 3; i++) {
+      first.put(20L + i, owed.get(i)); // no samples: owed to the next interval
+      second.put(20L + i, cpu.get(i));
+      total += owed.get(i) + cpu.get(i);
+    }
+    assertThat(fresh.recorder.collect(new ThreadCpu(first, carriers))).isEmpty();
+    fresh.virtualSamples(virtual);
+    long all = virtual;
+    for (int i = 0; i < 3; i++) {
+      fresh.samples(20L + i, carrierSamples.get(i), "ForkJoinWorkerThread.run", "A.scan");
+      all += carrierSamples.get(i);
+    }
+
+    List<ThreadSnapshot> out = fresh.recorder.collect(new ThreadCpu(second, carriers));
+
+    double each = total * 1e-9 / all;
+    double sum = 0;
+    for (ThreadSnapshot t : out) {
+      for (Cell c : t.cells()) {
+        assertThat(c.state().min()).isCloseTo(each, within(1e-12));
+        assertThat(c.state().max()).isCloseTo(each, within(1e-12));
+        sum += c.state().sum();
+      }
+    }
+    assertThat(sum).isCloseTo(total * 1e-9, within(1e-9));
+  }
+
+  @Test
   void samplesOfAnIntervalWithoutCpuTimeAreCountedButWeighNothing() {
     samples(7, 4, "Thread.run", "A.work");
 
-    ThreadSnapshot t = recorder.collect(Map.of(7L, 0L)).get(0);
+    ThreadSnapshot t = recorder.collect(ThreadCpu.of(Map.of(7L, 0L))).get(0);
 
     assertThat(t.cells()).hasSize(1);
     assertThat(t.cells().get(0).state().count()).isEqualTo(4);
@@ -196,7 +318,7 @@ class SampledCpuTest {
       for (int k = 0; k < n; k++) {
         fresh.samples(7, 1, "Thread.run", k % 3 == 0 ? "A.work" : "B.work");
       }
-      List<ThreadSnapshot> out = fresh.recorder.collect(Map.of(7L, cpu.get(i)));
+      List<ThreadSnapshot> out = fresh.recorder.collect(ThreadCpu.of(Map.of(7L, cpu.get(i))));
       long count = 0;
       double sum = 0;
       for (ThreadSnapshot t : out) {

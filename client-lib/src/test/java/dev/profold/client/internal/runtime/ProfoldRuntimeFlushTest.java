@@ -103,6 +103,54 @@ class ProfoldRuntimeFlushTest {
     }
   }
 
+  /**
+   * The thread activity of an interval whose delta failed to go out goes with the next delta: the
+   * CPU time a thread spent in it is not lost (nor shown as idle), and the thread's wall time over
+   * the two intervals is not more than the delta's span.
+   */
+  @Test
+  void theThreadActivityOfADeltaThatFailedToGoOutArrivesWithTheNext() throws Exception {
+    try (AckingCollector collector = new AckingCollector()) {
+      ProfoldRuntime r = start(collector);
+      try {
+        java.lang.management.ThreadMXBean mx =
+            java.lang.management.ManagementFactory.getThreadMXBean();
+        long from = mx.getCurrentThreadCpuTime();
+        long x = 0;
+        while (mx.getCurrentThreadCpuTime() - from < 200_000_000L) {
+          x += Long.numberOfTrailingZeros(x + System.nanoTime());
+        }
+        long burnt = mx.getCurrentThreadCpuTime() - from;
+        r.beforeSubmit =
+            () -> {
+              throw new OutOfMemoryError("planted");
+            };
+        assertThatThrownBy(r::flushInterval).isInstanceOf(OutOfMemoryError.class);
+        r.beforeSubmit = () -> {};
+        assertThat(r.flush(Duration.ofSeconds(30))).isTrue();
+        Delta d = collector.received().get(0);
+        long span = d.getIntervalEndUnixNanos() - d.getIntervalStartUnixNanos();
+        String group =
+            dev.profold.client.internal.record.ThreadGroups.normalise(
+                Thread.currentThread().getName());
+        dev.profold.proto.v1.ThreadGroupActivity mine =
+            d.getThreadActivityList().stream()
+                .filter(g -> g.getThreadGroup().equals(group))
+                .findFirst()
+                .orElseThrow();
+        assertThat(mine.getCpuSumNanos())
+            .as("before the fix: the failed interval's %d ns of CPU were lost (x=%d)", burnt, x)
+            .isGreaterThanOrEqualTo(burnt);
+        assertThat(mine.getThreads()).as("the same threads in two intervals").isEven();
+        assertThat(mine.getWallNanos())
+            .as("before the fix: the second close counted the failed interval's wall again")
+            .isLessThanOrEqualTo(span * mine.getThreads() / 2);
+      } finally {
+        r.shutdown(Duration.ofSeconds(5));
+      }
+    }
+  }
+
   @Test
   void deltasSayHowLongIoWentUnobservedOnceSomethingObservesItAndAFailedFlushLosesNothing()
       throws Exception {

@@ -1,0 +1,28 @@
+package dev.profold.client.internal.record;
+
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The CPU time threads used over one interval, which values their CPU samples ({@link SampledCpu}).
+ *
+ * @param nanos CPU nanoseconds by thread id, for the threads whose CPU time is known: those alive
+ *     at the interval's end with a CPU clock, and those that ended in it
+ * @param carriers the ids, among them, of carrier threads of virtual threads: their CPU time holds
+ *     that of the virtual threads they ran, whose samples come under {@link
+ *     ThreadGroups#VIRTUAL_THREADS}
+ */
+public record ThreadCpu(Map<Long, Long> nanos, Set<Long> carriers) {
+  /** No thread's CPU time known: every sample keeps its nominal value. */
+  public static final ThreadCpu NONE = new ThreadCpu(Map.of(), Set.of());
+
+  public ThreadCpu {
+    nanos = Map.copyOf(nanos);
+    carriers = Set.copyOf(carriers);
+  }
+
+  /** The CPU time of threads none of which is a carrier. */
+  public static ThreadCpu of(Map<Long, Long> nanos) {
+    return new ThreadCpu(nanos, Set.of());
+  }
+}
