@@ -45,10 +45,8 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.prometheus.metrics.exporter.httpserver.MetricsHandler;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.List;
@@ -243,13 +241,19 @@ public final class CollectorServer {
               return t;
             });
     http.setExecutor(httpExecutor);
-    http.createContext("/metrics", new MetricsHandler(meters.getPrometheusRegistry()));
-    http.createContext("/healthz", ex -> text(ex, 200, "ok\n"));
-    http.createContext(
-        "/readyz", ex -> text(ex, ready ? 200 : 503, ready ? "ready\n" : "not ready\n"));
+    for (Route r :
+        List.of(
+            Route.get("/metrics", new MetricsHandler(meters.getPrometheusRegistry())),
+            Route.get("/healthz", ex -> Route.text(ex, 200, "ok\n")),
+            Route.get(
+                "/readyz",
+                ex -> Route.text(ex, ready ? 200 : 503, ready ? "ready\n" : "not ready\n")),
+            Route.get(AlertsHttpHandler.PATH, new AlertsHttpHandler(alerts::alerts)),
+            Route.get("/", this::index))) {
+      http.createContext(r.path(), r);
+    }
+    // Its own path and methods, with errors as JSON.
     http.createContext(QueryHttpHandler.PATH, new QueryHttpHandler(queries, clock));
-    http.createContext(AlertsHttpHandler.PATH, new AlertsHttpHandler(alerts::alerts));
-    http.createContext("/", this::index);
     http.start();
     alerts.start(
         config.alerts().alertmanager() == null
@@ -280,12 +284,7 @@ public final class CollectorServer {
   }
 
   private void index(HttpExchange ex) throws IOException {
-    if (!ex.getRequestURI().getPath().equals("/")) {
-      text(
-          ex, 404, "not found; try /metrics, /healthz, /readyz, /api/v1/query or /api/v1/alerts\n");
-      return;
-    }
-    text(
+    Route.text(
         ex,
         200,
         "Profold collector\n\n"
@@ -299,15 +298,6 @@ public final class CollectorServer {
             + ":"
             + grpcPort()
             + "\n");
-  }
-
-  private static void text(HttpExchange ex, int code, String body) throws IOException {
-    byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-    ex.getResponseHeaders().set("Content-Type", "text/plain; charset=utf-8");
-    ex.sendResponseHeaders(code, bytes.length);
-    try (OutputStream out = ex.getResponseBody()) {
-      out.write(bytes);
-    }
   }
 
   /** The bound gRPC port. */
