@@ -1,9 +1,11 @@
 package dev.profold.collector.query;
 
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.Set;
 import java.util.stream.Collectors;
 
 /**
@@ -59,6 +61,52 @@ public record Query(
     }
     calls.addAll(aggregate);
     return calls;
+  }
+
+  /**
+   * The attribute names the query reads from its input records, in order of first mention: plain
+   * SELECT items, WHERE and GROUP BY attributes (not {@link #ALL_NESTED}), and the arguments of
+   * operators and LET functions that are not numbers; less the attributes LET defines.
+   */
+  public List<String> attributesRead() {
+    Set<String> names = new LinkedHashSet<>();
+    for (SelectItem item : select) {
+      if (item instanceof SelectItem.Attribute a) {
+        names.add(a.name());
+      }
+    }
+    for (Condition c : where) {
+      names.add(c.attribute());
+    }
+    for (String g : groupBy) {
+      if (!g.equals(ALL_NESTED)) {
+        names.add(g);
+      }
+    }
+    List<OperatorCall> calls = new ArrayList<>(operatorCalls());
+    for (LetBinding b : let) {
+      calls.add(b.function());
+    }
+    for (OperatorCall call : calls) {
+      for (OperatorCall.Argument arg : call.args()) {
+        if (!isNumber(arg.text())) {
+          names.add(arg.text());
+        }
+      }
+    }
+    for (LetBinding b : let) {
+      names.remove(b.target());
+    }
+    return List.copyOf(names);
+  }
+
+  private static boolean isNumber(String text) {
+    try {
+      Double.parseDouble(text);
+      return true;
+    } catch (NumberFormatException e) {
+      return false;
+    }
   }
 
   /** The query in canonical CalQL. */

@@ -18,6 +18,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * Runs CalQL queries over the collector's latest snapshot: picks the scheme, turns its cumulative
@@ -115,7 +118,58 @@ public final class OnlineQuery {
         render(result, format),
         request.range().isCumulative(),
         selection.intervals(),
-        note(scheme, request.range(), selection.intervals()));
+        notes(
+            note(scheme, request.range(), selection.intervals()),
+            unknownAttributes(name, evaluator.query(), selection.records())));
+  }
+
+  /** {@code a} and {@code b}, those that are not empty, joined. */
+  private static String notes(String a, String b) {
+    return a.isEmpty() ? b : b.isEmpty() ? a : a + "; " + b;
+  }
+
+  /** Most attribute names a note lists. */
+  private static final int NAMES_LISTED = 30;
+
+  /**
+   * A note naming the attributes {@code query} reads that none of {@code records} has (a
+   * misspelling, or an attribute scheme {@code scheme} does not keep), with those they have; empty
+   * when there are no records or every attribute is there. Such a query does not fail (CalQL takes
+   * a missing attribute as absent), but its columns come out empty.
+   */
+  static String unknownAttributes(
+      String scheme, Query query, List<? extends Map<String, ?>> records) {
+    if (records.isEmpty()) {
+      return "";
+    }
+    Set<String> seen = new TreeSet<>();
+    for (Map<String, ?> r : records) {
+      seen.addAll(r.keySet());
+    }
+    List<String> missing = new ArrayList<>();
+    for (String a : query.attributesRead()) {
+      if (!seen.contains(a)) {
+        missing.add("'" + a + "'");
+      }
+    }
+    if (missing.isEmpty()) {
+      return "";
+    }
+    List<String> have = new ArrayList<>(seen);
+    String listed =
+        have.size() <= NAMES_LISTED
+            ? String.join(", ", have)
+            : String.join(", ", have.subList(0, NAMES_LISTED))
+                + ", and "
+                + (have.size() - NAMES_LISTED)
+                + " more";
+    return "no record of scheme '"
+        + scheme
+        + "' has "
+        + (missing.size() == 1 ? "attribute " : "attributes ")
+        + String.join(", ", missing)
+        + " (a misspelling, or not kept by the scheme's GROUP BY); its records have: "
+        + listed;
   }
 
   /**

@@ -1,0 +1,70 @@
+package dev.profold.collector.query.online;
+
+import static dev.profold.collector.query.online.SnapshotFixtures.scheme;
+import static dev.profold.collector.query.online.SnapshotFixtures.snapshot;
+import static dev.profold.collector.query.online.SnapshotFixtures.time;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.profold.collector.query.OutputFormat;
+import dev.profold.collector.query.Query;
+import dev.profold.sinks.snapshot.CollectorSnapshot;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A query naming an attribute no record has still runs (CalQL takes it as absent), and its answer
+ * says which attributes those are and which the records have, instead of empty columns alone.
+ */
+class UnknownAttributeNoteTest {
+  private final CollectorSnapshot s =
+      snapshot(
+          scheme(
+              "region",
+              "",
+              List.of(time("checkout", "handle/db.query", 0.25), time("search", "handle", 2.0)),
+              List.of()));
+
+  private OnlineQuery.Answer run(String query) throws Exception {
+    return new OnlineQuery(() -> s)
+        .run(
+            new OnlineQuery.Request("region", query, TimeRange.cumulative(), null),
+            OutputFormat.TABLE);
+  }
+
+  @Test
+  void aMisspelledGroupKeyIsNamedWithTheAttributesTheRecordsHave() throws Exception {
+    OnlineQuery.Answer a = run("SELECT servce, sum(time) GROUP BY servce");
+
+    assertThat(a.note())
+        .isEqualTo(
+            "no record of scheme 'region' has attribute 'servce' (a misspelling, or not kept by"
+                + " the scheme's GROUP BY); its records have: count, instance, kind, path,"
+                + " service, time");
+  }
+
+  @Test
+  void everyUnknownNameOfSelectWhereAndOperatorsIsNamedOnce() throws Exception {
+    OnlineQuery.Answer a =
+        run("SELECT tenant, sum(tme), quantile(time, 0.99) WHERE host=a GROUP BY tenant");
+
+    assertThat(a.note()).contains("has attributes 'tenant', 'host', 'tme' (");
+  }
+
+  @Test
+  void noNoteWhenEveryAttributeIsThereOrDefinedByLet() throws Exception {
+    assertThat(run("SELECT service, sum(time) GROUP BY service").note()).isEmpty();
+    assertThat(run("LET ms=scale(time, 1000) SELECT service, sum(ms) GROUP BY service").note())
+        .isEmpty();
+    assertThat(run("SELECT count() GROUP BY prop:nested").note()).isEmpty();
+  }
+
+  @Test
+  void theQueryListsWhatItReads() throws Exception {
+    assertThat(
+            Query.parse(
+                    "LET t2=truncate(time, 10) SELECT a, ratio(b, c, 1000), sum(t2) WHERE d"
+                        + " GROUP BY a, e, prop:nested")
+                .attributesRead())
+        .containsExactly("a", "d", "e", "b", "c", "time");
+  }
+}
