@@ -25,6 +25,8 @@ import java.util.List;
  * @param maxPendingBytes received bytes waiting to be folded before ingest answers
  *     RESOURCE_EXHAUSTED
  * @param dictionaryEntries strings, attributes and path nodes the collector interns at most
+ * @param maxSources sources (service instances) the collector tracks at most; a delta of a new one
+ *     beyond it is refused, to be resent, until a silent source expires
  * @param retryDelay delay suggested to clients in RetryInfo when overloaded or shutting down
  * @param shutdownTimeout how long a clean shutdown waits for the fold to drain
  * @param schemes the aggregation schemes (by default the built-in {@code region} scheme)
@@ -43,6 +45,7 @@ public record CollectorConfig(
     int maxMessageBytes,
     long maxPendingBytes,
     int dictionaryEntries,
+    int maxSources,
     Duration retryDelay,
     Duration shutdownTimeout,
     List<SchemeSpec> schemes,
@@ -53,6 +56,8 @@ public record CollectorConfig(
   public static final int DEFAULT_GRPC_PORT = 7763;
   public static final int DEFAULT_HTTP_PORT = 7764;
   public static final int DEFAULT_HISTOGRAM_MAX_SCALE = 3;
+  public static final int DEFAULT_MAX_SOURCES =
+      dev.profold.collector.fold.FoldConfig.DEFAULT_MAX_SOURCES;
 
   /** The embedded defaults. */
   public static CollectorConfig defaults() {
@@ -67,6 +72,7 @@ public record CollectorConfig(
         16 * 1024 * 1024,
         64L * 1024 * 1024,
         1_000_000,
+        DEFAULT_MAX_SOURCES,
         Duration.ofSeconds(1),
         Duration.ofSeconds(10),
         List.of(SchemeSpec.builtIn()),
@@ -146,6 +152,7 @@ public record CollectorConfig(
         maxMessageBytes,
         maxPendingBytes,
         dictionaryEntries,
+        maxSources,
         retryDelay,
         shutdownTimeout,
         schemes,

@@ -51,7 +51,7 @@ public final class ConfigLoader {
   private static final Set<String> SCHEME_KEYS =
       Set.of("name", "query", "interval", "cardinality_limit", "retention");
   private static final Set<String> LIMITS =
-      Set.of("max_message_bytes", "max_pending_bytes", "dictionary_entries");
+      Set.of("max_message_bytes", "max_pending_bytes", "dictionary_entries", "max_sources");
   private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h)");
 
   /**
@@ -115,6 +115,7 @@ public final class ConfigLoader {
             (int) size(limits, "max_message_bytes", d.maxMessageBytes(), name, 1024, 1L << 30),
             size(limits, "max_pending_bytes", d.maxPendingBytes(), name, 1024, 1L << 40),
             (int) number(limits, "dictionary_entries", d.dictionaryEntries(), name, 1, 500_000_000),
+            (int) number(limits, "max_sources", d.maxSources(), name, 1, 10_000_000),
             duration(top, "retry_delay", d.retryDelay(), name, Duration.ZERO),
             duration(top, "shutdown_timeout", d.shutdownTimeout(), name, Duration.ZERO),
             top.containsKey("schemes") ? schemes(top.get("schemes"), name) : d.schemes(),

@@ -15,13 +15,35 @@ import java.util.List;
  * @param histogramMaxScale highest resolution kept in the groups' histograms ({@link
  *     ExpHistogram#MIN_SCALE}..{@link ExpHistogram#MAX_SCALE}); finer data is lowered on merge
  * @param schemes the aggregation schemes, in order (names unique)
+ * @param maxSources sources tracked at most, > 0: a delta of a new source beyond it is refused
+ *     (retryable) until a silent source expires
  */
 public record FoldConfig(
     long intervalNanos,
     int sourceTtlIntervals,
     int cardinalityLimit,
     int histogramMaxScale,
-    List<SchemeDefinition> schemes) {
+    List<SchemeDefinition> schemes,
+    int maxSources) {
+
+  /** The default of {@code limits.max_sources}. */
+  public static final int DEFAULT_MAX_SOURCES = 10_000;
+
+  /** Settings with {@code schemes} and the default bound on sources. */
+  public FoldConfig(
+      long intervalNanos,
+      int sourceTtlIntervals,
+      int cardinalityLimit,
+      int histogramMaxScale,
+      List<SchemeDefinition> schemes) {
+    this(
+        intervalNanos,
+        sourceTtlIntervals,
+        cardinalityLimit,
+        histogramMaxScale,
+        schemes,
+        DEFAULT_MAX_SOURCES);
+  }
 
   /** Settings keeping histograms at full resolution, with the built-in scheme only. */
   public FoldConfig(long intervalNanos, int sourceTtlIntervals, int cardinalityLimit) {
@@ -58,6 +80,9 @@ public record FoldConfig(
     }
     if (cardinalityLimit <= 0) {
       throw new IllegalArgumentException("cardinality limit must be > 0");
+    }
+    if (maxSources <= 0) {
+      throw new IllegalArgumentException("max sources must be > 0");
     }
   }
 }

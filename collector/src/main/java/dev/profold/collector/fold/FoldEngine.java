@@ -207,6 +207,18 @@ public final class FoldEngine {
     advance(now);
     Instance inst = instances.get(d.source);
     if (inst == null) {
+      if (instances.size() >= config.maxSources()) {
+        metrics.deltaRejected("too_many_sources");
+        return FoldResult.rejected(
+            FoldResult.Reason.TOO_MANY_SOURCES,
+            "source: the collector tracks "
+                + instances.size()
+                + " sources, its limit (limits.max_sources); "
+                + d.source
+                + " is new. Resend later: a source silent for source_ttl_intervals expires and"
+                + " frees its place. Raise limits.max_sources if the fleet is that large, or"
+                + " check for instance names that change with every start");
+      }
       inst = new Instance(d.source, d.info);
       // First contact (a new source, or one this collector forgot): earlier sequence numbers
       // were never ours to receive, so they are not a gap.

@@ -16,8 +16,16 @@ public record FoldResult(Outcome outcome, Reason reason, String message, long ov
     REJECTED
   }
 
-  /** Why the fold refused a (well-formed) delta. Both are permanent. */
+  /**
+   * Why the fold refused a (well-formed) delta: permanently, but for {@link #TOO_MANY_SOURCES},
+   * which a resend later can pass.
+   */
   public enum Reason {
+    /**
+     * A new source while the collector tracks {@code limits.max_sources} already; it passes once a
+     * silent source expired.
+     */
+    TOO_MANY_SOURCES,
     /** An older incarnation of an instance that has restarted since. */
     SUPERSEDED_INCARNATION,
     /** A merged delta covering sequences of which some were already applied. */

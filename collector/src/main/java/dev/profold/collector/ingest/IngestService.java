@@ -279,6 +279,10 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
   }
 
   private static Status rejection(FoldResult r) {
+    if (r.reason() == FoldResult.Reason.TOO_MANY_SOURCES) {
+      // Retryable: a place frees when a silent source expires, within minutes.
+      return status(Code.RESOURCE_EXHAUSTED, r.message(), Duration.ofMinutes(1));
+    }
     Code code = r.reason() == null ? Code.INTERNAL : Code.FAILED_PRECONDITION;
     return status(code, r.message(), null);
   }

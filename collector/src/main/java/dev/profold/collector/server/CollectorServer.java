@@ -120,7 +120,8 @@ public final class CollectorServer {
                 config.sourceTtlIntervals(),
                 config.cardinalityLimit(),
                 config.histogramMaxScale(),
-                config.schemeDefinitions()),
+                config.schemeDefinitions(),
+                config.maxSources()),
             dictionary,
             clock,
             metrics);

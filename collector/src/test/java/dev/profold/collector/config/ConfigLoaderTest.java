@@ -46,6 +46,7 @@ class ConfigLoaderTest {
               max_message_bytes: 64KiB
               max_pending_bytes: 2MiB
               dictionary_entries: 99
+              max_sources: 3
             schemes:
               - name: region
               - name: by_tenant
@@ -67,6 +68,7 @@ class ConfigLoaderTest {
                 64 * 1024,
                 2L * 1024 * 1024,
                 99,
+                3,
                 Duration.ofSeconds(2),
                 Duration.ofMinutes(1),
                 List.of(

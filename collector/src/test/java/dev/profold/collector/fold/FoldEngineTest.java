@@ -14,6 +14,7 @@ import static org.assertj.core.api.Assertions.entry;
 
 import dev.profold.collector.dictionary.GlobalDictionary;
 import dev.profold.collector.ingest.DecodedDelta;
+import dev.profold.collector.scheme.SchemeDefinition;
 import dev.profold.collector.telemetry.CollectorMetrics;
 import dev.profold.collector.testing.Deltas;
 import dev.profold.collector.testing.MutableClock;
@@ -29,6 +30,7 @@ import dev.profold.sinks.snapshot.SeriesSnapshot;
 import dev.profold.sinks.snapshot.SourceSnapshot;
 import dev.profold.sinks.snapshot.StateSnapshot;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.DisplayName;
@@ -805,6 +807,49 @@ class FoldEngineTest {
       assertThat(s.groups()).isEqualTo(1);
       assertThat(counter("profold.sources.expired")).isEqualTo(1);
       assertThat(registry.get("profold.sources.active").gauge().value()).isEqualTo(1);
+    }
+
+    @Test
+    void aNewSourceBeyondMaxSourcesIsRefusedUntilASilentOneExpires() {
+      engine =
+          new FoldEngine(
+              new FoldConfig(
+                  INTERVAL,
+                  5,
+                  1000,
+                  ExpHistogram.MAX_SCALE,
+                  List.of(SchemeDefinition.builtIn(Duration.ofNanos(INTERVAL), 1000)),
+                  2),
+              dictionary,
+              clock,
+              metrics);
+      apply(checkout("silent").seq(1).entry(1, 1.0));
+      apply(checkout("active").seq(1).entry(1, 2.0));
+
+      FoldResult r = apply(checkout("third").seq(1).entry(1, 4.0));
+
+      assertThat(r.outcome()).isEqualTo(FoldResult.Outcome.REJECTED);
+      assertThat(r.reason()).isEqualTo(FoldResult.Reason.TOO_MANY_SOURCES);
+      assertThat(r.message())
+          .startsWith("source: the collector tracks 2 sources, its limit (limits.max_sources);")
+          .contains("checkout/third is new. Resend later");
+      assertThat(counter("profold.deltas.rejected", "reason", "too_many_sources")).isEqualTo(1);
+      assertThat(engine.activeSources()).isEqualTo(2);
+      assertThat(has(scheme().cumulative(), labels("third", "main", "compute"))).isFalse();
+      // Known sources go on.
+      assertThat(apply(checkout("active").seq(2).entry(1, 2.0)).outcome())
+          .isEqualTo(FoldResult.Outcome.APPLIED);
+
+      for (int k = 1; k <= 5; k++) { // "silent" stays silent for 50 s and expires
+        clock.setNanos(T0 + k * INTERVAL + SECOND);
+        apply(inWindow(checkout("active").seq(k + 2).entry(1, 2.0), W0 + k - 1));
+      }
+      FoldResult resent = apply(inWindow(checkout("third").seq(1).entry(1, 4.0), W0 + 4));
+
+      assertThat(resent.outcome()).isEqualTo(FoldResult.Outcome.APPLIED);
+      assertThat(engine.snapshot().sources())
+          .extracting(SourceSnapshot::instance)
+          .containsExactlyInAnyOrder("active", "third");
     }
 
     @Test

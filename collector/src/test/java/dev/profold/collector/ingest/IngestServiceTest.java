@@ -59,8 +59,24 @@ class IngestServiceTest {
   private ManagedChannel channel;
 
   private void start(long maxPendingBytes, boolean startFold) throws Exception {
+    start(maxPendingBytes, startFold, FoldConfig.DEFAULT_MAX_SOURCES);
+  }
+
+  private void start(long maxPendingBytes, boolean startFold, int maxSources) throws Exception {
     FoldEngine engine =
-        new FoldEngine(new FoldConfig(10_000_000_000L, 5, 1000), dictionary, clock, metrics);
+        new FoldEngine(
+            new FoldConfig(
+                10_000_000_000L,
+                5,
+                1000,
+                dev.profold.reduce.ExpHistogram.MAX_SCALE,
+                List.of(
+                    dev.profold.collector.scheme.SchemeDefinition.builtIn(
+                        Duration.ofSeconds(10), 1000)),
+                maxSources),
+            dictionary,
+            clock,
+            metrics);
     worker =
         new FoldWorker(
             engine, metrics, maxPendingBytes, Duration.ofMillis(50), Duration.ofSeconds(5));
@@ -471,6 +487,38 @@ class IngestServiceTest {
     assertThat(only("main/db.query").state().count()).isEqualTo(2);
     worker.snapshot(); // a barrier: every queued task has run
     assertThat(metrics.pendingBytes().get()).isZero();
+  }
+
+  @Test
+  void aNewSourceBeyondMaxSourcesIsRefusedAsRetryableAndTheStreamGoesOn() throws Exception {
+    start(1 << 20, true, 1);
+    PushStream first = new PushStream();
+    assertThat(first.send(checkout().build()).getResult()).isEqualTo(AckResult.ACK_RESULT_APPLIED);
+    PushStream second = new PushStream();
+    Deltas.Builder other =
+        Deltas.source("checkout", "i-2")
+            .seq(1)
+            .region(1, "main", RegionKind.REGION_KIND_COMPUTE)
+            .entry(1, 1.0);
+
+    Ack refused = second.send(other.build());
+
+    assertThat(refused.getResult()).isEqualTo(AckResult.ACK_RESULT_REJECTED);
+    assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED.value());
+    assertThat(refused.getStatus().getMessage())
+        .startsWith("source: the collector tracks 1 sources, its limit (limits.max_sources);");
+    RetryInfo retry = refused.getStatus().getDetails(0).unpack(RetryInfo.class);
+    assertThat(retry.getRetryDelay().getSeconds()).isEqualTo(60);
+    assertThat(
+            registry
+                .get("profold.deltas.rejected")
+                .tag("reason", "too_many_sources")
+                .counter()
+                .count())
+        .isEqualTo(1);
+    // The known source goes on.
+    assertThat(first.send(checkout().withoutSource().seq(2).build()).getResult())
+        .isEqualTo(AckResult.ACK_RESULT_APPLIED);
   }
 
   @Test

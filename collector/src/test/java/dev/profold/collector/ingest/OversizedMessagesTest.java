@@ -59,6 +59,7 @@ class OversizedMessagesTest {
             LIMIT,
             d.maxPendingBytes(),
             d.dictionaryEntries(),
+            d.maxSources(),
             d.retryDelay(),
             d.shutdownTimeout(),
             d.schemes(),
