@@ -5,6 +5,7 @@ import dev.profold.collector.ingest.DecodedDelta;
 import dev.profold.collector.ingest.SourceKey;
 import dev.profold.collector.scheme.SchemeDefinition;
 import dev.profold.collector.telemetry.CollectorMetrics;
+import dev.profold.collector.telemetry.RejectReason;
 import dev.profold.sinks.snapshot.CollectorSnapshot;
 import dev.profold.sinks.snapshot.SchemeSnapshot;
 import dev.profold.sinks.snapshot.SourceSnapshot;
@@ -86,6 +87,14 @@ public final class FoldEngine {
       folds.add(newFold(def));
     }
     this.schemes = List.copyOf(folds);
+    started(schemes);
+  }
+
+  /** Registers the overflow counters of {@code folds} at 0, for schemes that now run. */
+  private void started(List<SchemeFold> folds) {
+    for (SchemeFold f : folds) {
+      metrics.schemeStarted(f.def.name());
+    }
   }
 
   private SchemeFold newFold(SchemeDefinition def) {
@@ -159,6 +168,7 @@ public final class FoldEngine {
     }
     schemes = r.next;
     version++;
+    started(schemes);
   }
 
   /** Sets who is told about closed intervals with data (one listener; replaces the previous). */
@@ -208,7 +218,7 @@ public final class FoldEngine {
     Instance inst = instances.get(d.source);
     if (inst == null) {
       if (instances.size() >= config.maxSources()) {
-        metrics.deltaRejected("too_many_sources");
+        metrics.deltaRejected(RejectReason.TOO_MANY_SOURCES);
         return FoldResult.rejected(
             FoldResult.Reason.TOO_MANY_SOURCES,
             "source: the collector tracks "
@@ -227,7 +237,7 @@ public final class FoldEngine {
       metrics.activeSources(instances.size());
     } else if (inst.info.incarnation() != d.info.incarnation()) {
       if (d.info.processStartUnixNanos() < inst.info.processStartUnixNanos()) {
-        metrics.deltaRejected("superseded_incarnation");
+        metrics.deltaRejected(RejectReason.SUPERSEDED_INCARNATION);
         return FoldResult.rejected(
             FoldResult.Reason.SUPERSEDED_INCARNATION,
             "source: incarnation "
@@ -247,7 +257,7 @@ public final class FoldEngine {
       return FoldResult.duplicate();
     }
     if (d.coveredFrom() <= inst.lastSequence) {
-      metrics.deltaRejected("overlapping_sequences");
+      metrics.deltaRejected(RejectReason.OVERLAPPING_SEQUENCES);
       return FoldResult.rejected(
           FoldResult.Reason.OVERLAPPING_SEQUENCES,
           "first_sequence: this merged delta covers sequences "

@@ -2,6 +2,7 @@ package dev.profold.collector.fold;
 
 import dev.profold.collector.ingest.DecodedDelta;
 import dev.profold.collector.telemetry.CollectorMetrics;
+import dev.profold.collector.telemetry.RejectReason;
 import dev.profold.sinks.snapshot.CollectorSnapshot;
 import dev.profold.sinks.snapshot.SnapshotSource;
 import java.time.Duration;
@@ -113,7 +114,7 @@ public final class FoldWorker implements SnapshotSource {
                 delta.sequence,
                 delta.source,
                 e.getCause());
-            metrics.deltaRejected("internal_error");
+            metrics.deltaRejected(RejectReason.INTERNAL_ERROR);
             r =
                 new FoldResult(
                     FoldResult.Outcome.REJECTED,
@@ -125,7 +126,7 @@ public final class FoldWorker implements SnapshotSource {
                     0);
           } catch (RuntimeException e) {
             log.error("fold failed for a delta of {}; it was not applied", delta.source, e);
-            metrics.deltaRejected("internal_error");
+            metrics.deltaRejected(RejectReason.INTERNAL_ERROR);
             r =
                 new FoldResult(
                     FoldResult.Outcome.REJECTED, null, "internal error: " + e.getMessage(), 0);

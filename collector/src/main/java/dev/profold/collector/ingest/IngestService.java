@@ -9,6 +9,7 @@ import dev.profold.collector.dictionary.GlobalDictionary;
 import dev.profold.collector.fold.FoldResult;
 import dev.profold.collector.fold.FoldWorker;
 import dev.profold.collector.telemetry.CollectorMetrics;
+import dev.profold.collector.telemetry.RejectReason;
 import dev.profold.proto.v1.Ack;
 import dev.profold.proto.v1.AckResult;
 import dev.profold.proto.v1.Delta;
@@ -98,7 +99,7 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
         try {
           decoded = decoder.decode(delta, size);
         } catch (InvalidDeltaException e) {
-          metrics.deltaRejected("invalid");
+          metrics.deltaRejected(RejectReason.INVALID);
           if (decoder.source() == null) {
             worker.execute(
                 () ->
@@ -113,7 +114,7 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
           }
           return;
         } catch (DictionaryFullException e) {
-          metrics.deltaRejected("dictionary_full");
+          metrics.deltaRejected(RejectReason.DICTIONARY_FULL);
           answer(
               rejectedAck(
                   seq, status(Code.RESOURCE_EXHAUSTED, e.getMessage(), Duration.ofMinutes(1))));
@@ -193,13 +194,13 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
     try {
       decoded = decoder.decode(delta, size);
     } catch (InvalidDeltaException e) {
-      metrics.deltaRejected("invalid");
+      metrics.deltaRejected(RejectReason.INVALID);
       decoder.release(); // nothing of this call was queued
       responses.onError(
           io.grpc.Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException());
       return;
     } catch (DictionaryFullException e) {
-      metrics.deltaRejected("dictionary_full");
+      metrics.deltaRejected(RejectReason.DICTIONARY_FULL);
       decoder.release(); // nothing of this call was queued
       responses.onError(
           StatusProto.toStatusRuntimeException(
@@ -235,10 +236,10 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
   /** The status for a delta the worker would not queue: overloaded or shutting down. */
   private Status refusal() {
     if (!worker.accepting()) {
-      metrics.deltaRejected("shutting_down");
+      metrics.deltaRejected(RejectReason.SHUTTING_DOWN);
       return status(Code.UNAVAILABLE, "the collector is shutting down; retry", retryDelay);
     }
-    metrics.deltaRejected("overloaded");
+    metrics.deltaRejected(RejectReason.OVERLOADED);
     return status(
         Code.RESOURCE_EXHAUSTED,
         "the collector has too many received deltas waiting to be folded"

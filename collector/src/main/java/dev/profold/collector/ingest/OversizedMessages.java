@@ -1,6 +1,7 @@
 package dev.profold.collector.ingest;
 
 import dev.profold.collector.telemetry.CollectorMetrics;
+import dev.profold.collector.telemetry.RejectReason;
 import dev.profold.proto.v1.IngestGrpc;
 import io.grpc.Metadata;
 import io.grpc.ServerStreamTracer;
@@ -47,7 +48,7 @@ public final class OversizedMessages extends ServerStreamTracer.Factory {
         if (status.getCode() == Status.Code.RESOURCE_EXHAUSTED
             && status.getDescription() != null
             && status.getDescription().contains(TOO_LARGE)) {
-          metrics.deltaRejected("too_large");
+          metrics.deltaRejected(RejectReason.TOO_LARGE);
           if (logged.compareAndSet(false, true)) {
             log.warn(
                 "a client sent a message larger than limits.max_message_bytes ({} bytes): {}."

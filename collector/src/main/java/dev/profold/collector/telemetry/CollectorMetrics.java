@@ -5,6 +5,8 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
+import java.util.EnumMap;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.TimeUnit;
@@ -13,6 +15,10 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The collector's own telemetry as Micrometer meters (exposed as {@code profold_*} in /metrics,
  * listed in docs/metrics.md; names in {@link OwnMeter}). Thread-safe; recording never blocks.
+ *
+ * <p>Counters that only move when something goes wrong exist at 0 from the start, so that {@code
+ * rate()} and alerts on them work before the first event: every {@link RejectReason} from
+ * construction, and a scheme's overflow and saturation counters from {@link #schemeStarted}.
  */
 public final class CollectorMetrics {
   private final MeterRegistry registry;
@@ -31,7 +37,7 @@ public final class CollectorMetrics {
   private final Timer foldLatency;
   private final AtomicLong activeSources = new AtomicLong();
   private final AtomicLong pendingBytes = new AtomicLong();
-  private final ConcurrentMap<String, Counter> rejected = new ConcurrentHashMap<>();
+  private final Map<RejectReason, Counter> rejected = new EnumMap<>(RejectReason.class);
   private final ConcurrentMap<String, Counter> overflow = new ConcurrentHashMap<>();
   private final ConcurrentMap<String, Counter> saturated = new ConcurrentHashMap<>();
 
@@ -69,6 +75,15 @@ public final class CollectorMetrics {
     sourcesExpired =
         counter(
             OwnMeter.SOURCES_EXPIRED, "Sources dropped after staying silent for the source TTL.");
+    for (RejectReason r : RejectReason.values()) {
+      rejected.put(
+          r,
+          OwnMeter.DELTAS_REJECTED
+              .counter()
+              .tag("reason", r.label())
+              .description("Deltas not applied, by reason.")
+              .register(registry));
+    }
     late = outsideWindow("late");
     future = outsideWindow("future");
     foldLatency =
@@ -137,18 +152,9 @@ public final class CollectorMetrics {
     deltasDuplicate.increment();
   }
 
-  /** A delta not applied, by reason (invalid, superseded_incarnation, overloaded, ...). */
-  public void deltaRejected(String reason) {
-    rejected
-        .computeIfAbsent(
-            reason,
-            r ->
-                OwnMeter.DELTAS_REJECTED
-                    .counter()
-                    .tag("reason", r)
-                    .description("Deltas not applied, by reason.")
-                    .register(registry))
-        .increment();
+  /** A delta not applied, for {@code reason}. */
+  public void deltaRejected(RejectReason reason) {
+    rejected.get(reason).increment();
   }
 
   /**
@@ -194,21 +200,31 @@ public final class CollectorMetrics {
     future.increment(n);
   }
 
-  /** Entry measurements folded into a scheme's overflow group. */
+  /**
+   * Registers the counters of scheme {@code scheme} that only move on overflow or saturation, at 0
+   * (again for a scheme that existed before: then they keep their counts).
+   */
+  public void schemeStarted(String scheme) {
+    overflowCounter(scheme);
+    saturatedCounter(scheme);
+  }
+
   /** A group state of {@code scheme} whose count reached 2^63 - 1 and stopped there. */
   public void countsSaturated(String scheme) {
-    saturated
-        .computeIfAbsent(
-            scheme,
-            s ->
-                OwnMeter.SCHEME_COUNTS_SATURATED
-                    .counter()
-                    .tag("scheme", s)
-                    .description(
-                        "Group states (cumulative or of an interval) whose count reached 2^63 - 1"
-                            + " and stopped there; their distribution is no longer known.")
-                    .register(registry))
-        .increment();
+    saturatedCounter(scheme).increment();
+  }
+
+  private Counter saturatedCounter(String scheme) {
+    return saturated.computeIfAbsent(
+        scheme,
+        s ->
+            OwnMeter.SCHEME_COUNTS_SATURATED
+                .counter()
+                .tag("scheme", s)
+                .description(
+                    "Group states (cumulative or of an interval) whose count reached 2^63 - 1"
+                        + " and stopped there; their distribution is no longer known.")
+                .register(registry));
   }
 
   /** A series left out of a scrape because Prometheus's model refused it (a collector bug). */
@@ -222,19 +238,22 @@ public final class CollectorMetrics {
         .increment();
   }
 
+  /** {@code n} entry measurements folded into an overflow group of {@code scheme}. */
   public void overflowed(String scheme, int n) {
-    overflow
-        .computeIfAbsent(
-            scheme,
-            s ->
-                OwnMeter.SCHEME_OVERFLOW_MEASUREMENTS
-                    .counter()
-                    .tag("scheme", s)
-                    .description(
-                        "Entry measurements folded into a scheme's overflow group because the"
-                            + " scheme reached its cardinality limit.")
-                    .register(registry))
-        .increment(n);
+    overflowCounter(scheme).increment(n);
+  }
+
+  private Counter overflowCounter(String scheme) {
+    return overflow.computeIfAbsent(
+        scheme,
+        s ->
+            OwnMeter.SCHEME_OVERFLOW_MEASUREMENTS
+                .counter()
+                .tag("scheme", s)
+                .description(
+                    "Entry measurements folded into a scheme's overflow group because the"
+                        + " scheme reached its cardinality limit.")
+                .register(registry));
   }
 
   /** Thread groups of a source forgotten because it reported more than the limit over time. */

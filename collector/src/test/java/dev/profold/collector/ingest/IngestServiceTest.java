@@ -290,8 +290,13 @@ class IngestServiceTest {
 
     assertThat(registry.get("profold.deltas.rejected").tag("reason", "invalid").counter().count())
         .isEqualTo(2);
-    assertThat(registry.find("profold.deltas.rejected").tag("reason", "internal_error").counter())
-        .isNull();
+    assertThat(
+            registry
+                .get("profold.deltas.rejected")
+                .tag("reason", "internal_error")
+                .counter()
+                .count())
+        .isZero();
     List<SeriesSnapshot> series = worker.snapshot().schemes().get(0).cumulative();
     assertThat(series).noneMatch(x -> x.labelValues().get(2).equals("ok"));
     assertThat(only("main").state().count()).isEqualTo(151);

@@ -106,7 +106,8 @@ class OversizedMessagesTest {
                 assertThat(Status.fromThrowable(e).getCode())
                     .isEqualTo(Status.Code.RESOURCE_EXHAUSTED));
     assertThat(tooLarge()).isEqualTo(1);
-    assertThat(server.meters().scrape()).doesNotContain("reason=\"invalid\"");
+    assertThat(server.meters().scrape())
+        .contains("profold_deltas_rejected_total{reason=\"invalid\"} 0.0\n");
   }
 
   @Test

@@ -52,9 +52,6 @@ class OwnMetricNamesTest {
       server.metrics().configReload(true);
       server.metrics().configReload(false);
       server.metrics().threadGroupsEvicted(1);
-      server.metrics().deltaRejected("invalid");
-      server.metrics().overflowed("region", 1);
-      server.metrics().countsSaturated("region");
       server.metrics().seriesLeftOut();
       meters =
           server.meters().getMeters().stream()

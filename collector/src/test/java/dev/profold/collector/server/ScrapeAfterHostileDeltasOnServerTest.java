@@ -176,7 +176,8 @@ class ScrapeAfterHostileDeltasOnServerTest {
           .contains(
               "profold_region_time_seconds_bucket{" + l + ",le=\"+Inf\"} 9223372036854775807\n")
           .doesNotContain("profold_region_time_seconds_bucket{" + l + ",le=\"1.0\"}")
-          .contains("profold_scheme_counts_saturated_total{scheme=\"region\"}");
+          .contains("profold_scheme_counts_saturated_total{scheme=\"region\"}")
+          .doesNotContain("profold_scheme_counts_saturated_total{scheme=\"region\"} 0.0\n");
     }
   }
 }
