@@ -24,11 +24,12 @@ import org.yaml.snakeyaml.Yaml;
 import org.yaml.snakeyaml.constructor.SafeConstructor;
 import org.yaml.snakeyaml.error.MarkedYAMLException;
 import org.yaml.snakeyaml.error.YAMLException;
+import org.yaml.snakeyaml.nodes.Node;
 
 /**
- * Reads a collector config file (YAML) over the embedded defaults. Unknown keys, wrong types and
- * out-of-range values are errors naming the file, the key and the accepted values; the daemon
- * refuses to start on them rather than guess.
+ * Reads a collector config file (YAML) over the embedded defaults. Unknown keys, keys given twice,
+ * wrong types and out-of-range values are errors naming the file, the key and the accepted values;
+ * the daemon refuses to start on them rather than guess.
  */
 public final class ConfigLoader {
   private static final Set<String> TOP =
@@ -81,7 +82,15 @@ public final class ConfigLoader {
   public static CollectorConfig parse(Reader in, String name) throws ConfigException {
     Object root;
     try {
-      root = new Yaml(new SafeConstructor(new LoaderOptions())).load(in);
+      LoaderOptions options = new LoaderOptions();
+      options.setAllowDuplicateKeys(false); // DuplicateKeys says it better; this is a backstop
+      DocumentConstructor constructor = new DocumentConstructor(options);
+      Node document = new Yaml(constructor).compose(in);
+      if (document == null) {
+        return CollectorConfig.defaults();
+      }
+      DuplicateKeys.check(document, name);
+      root = constructor.construct(document);
     } catch (MarkedYAMLException e) {
       throw new ConfigException(
           name
@@ -388,6 +397,17 @@ public final class ConfigLoader {
       };
     } catch (NumberFormatException | ArithmeticException e) {
       return LONGEST;
+    }
+  }
+
+  /** SnakeYAML's safe constructor, given a document already composed (and checked). */
+  private static final class DocumentConstructor extends SafeConstructor {
+    DocumentConstructor(LoaderOptions options) {
+      super(options);
+    }
+
+    Object construct(Node document) {
+      return constructDocument(document);
     }
   }
 

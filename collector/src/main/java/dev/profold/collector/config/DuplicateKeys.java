@@ -1,0 +1,73 @@
+package dev.profold.collector.config;
+
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.yaml.snakeyaml.nodes.MappingNode;
+import org.yaml.snakeyaml.nodes.Node;
+import org.yaml.snakeyaml.nodes.NodeTuple;
+import org.yaml.snakeyaml.nodes.ScalarNode;
+import org.yaml.snakeyaml.nodes.SequenceNode;
+import org.yaml.snakeyaml.nodes.Tag;
+
+/**
+ * Refuses a config file that gives one key twice in the same mapping. YAML readers, SnakeYAML's by
+ * default among them, keep the last value and drop the first without a word, so {@code interval:
+ * 10s} near the top of a file would silently lose to an {@code interval: 1m} further down. The
+ * error names the key by its path ({@code limits.max_message_bytes}, {@code schemes[1].query}) and
+ * the lines of both. Merge keys ({@code <<}) are YAML's way to override on purpose and are left
+ * alone. Stateless.
+ */
+final class DuplicateKeys {
+  private DuplicateKeys() {}
+
+  /**
+   * Checks {@code root} (a composed document, not yet constructed) and everything under it.
+   *
+   * @param name the file name, for the error
+   * @throws ConfigException naming the file, line and column of the second key, its path, and the
+   *     line of the first
+   */
+  static void check(Node root, String name) throws ConfigException {
+    walk(root, "", name, Collections.newSetFromMap(new IdentityHashMap<>()));
+  }
+
+  private static void walk(Node node, String path, String name, Set<Node> seen)
+      throws ConfigException {
+    if (!seen.add(node)) {
+      return; // an alias of a node already checked
+    }
+    if (node instanceof MappingNode m) {
+      Map<String, ScalarNode> keys = new HashMap<>();
+      for (NodeTuple t : m.getValue()) {
+        String child = path;
+        if (t.getKeyNode() instanceof ScalarNode k && !Tag.MERGE.equals(k.getTag())) {
+          ScalarNode first = keys.putIfAbsent(k.getValue(), k);
+          child = path.isEmpty() ? k.getValue() : path + "." + k.getValue();
+          if (first != null) {
+            throw new ConfigException(
+                name
+                    + ":"
+                    + (k.getStartMark().getLine() + 1)
+                    + ":"
+                    + (k.getStartMark().getColumn() + 1)
+                    + ": '"
+                    + child
+                    + "' is given twice (first at line "
+                    + (first.getStartMark().getLine() + 1)
+                    + "); YAML would keep only the last, so remove one of them");
+          }
+        }
+        walk(t.getValueNode(), child, name, seen);
+      }
+    } else if (node instanceof SequenceNode s) {
+      List<Node> items = s.getValue();
+      for (int i = 0; i < items.size(); i++) {
+        walk(items.get(i), path + "[" + i + "]", name, seen);
+      }
+    }
+  }
+}

@@ -1,0 +1,79 @@
+package dev.profold.collector.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.StringReader;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A key given twice in one mapping is refused with the file, the line and column of the second, the
+ * key's path and the line of the first, rather than the last one silently winning.
+ */
+class DuplicateKeysTest {
+  private static CollectorConfig parse(String yaml) throws ConfigException {
+    return ConfigLoader.parse(new StringReader(yaml), "collector.yaml");
+  }
+
+  @Test
+  void aTopLevelKeyGivenTwiceIsRefused() {
+    assertThatThrownBy(() -> parse("interval: 10s\ngrpc_port: 0\ninterval: 1m\n"))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "collector.yaml:3:1: 'interval' is given twice (first at line 1); YAML would keep"
+                + " only the last, so remove one of them");
+  }
+
+  @Test
+  void aNestedKeyGivenTwiceIsRefusedWithItsPath() {
+    assertThatThrownBy(
+            () ->
+                parse(
+                    """
+                    limits:
+                      max_message_bytes: 1MiB
+                      dictionary_entries: 1000
+                      max_message_bytes: 4MiB
+                    """))
+        .hasMessage(
+            "collector.yaml:4:3: 'limits.max_message_bytes' is given twice (first at line 2);"
+                + " YAML would keep only the last, so remove one of them");
+    assertThatThrownBy(
+            () ->
+                parse(
+                    """
+                    schemes:
+                      - name: region
+                      - name: by_service
+                        query: SELECT sum(time) GROUP BY service
+                        query: SELECT count() GROUP BY service
+                    """))
+        .hasMessageStartingWith("collector.yaml:5:5: 'schemes[1].query' is given twice")
+        .hasMessageContaining("(first at line 4)");
+    assertThatThrownBy(() -> parse("alerts: {rules: [{name: A, name: B, expr: 'x > 1'}]}\n"))
+        .hasMessageStartingWith("collector.yaml:1:28: 'alerts.rules[0].name' is given twice");
+  }
+
+  @Test
+  void theSameKeyInDifferentMappingsAndMergeKeysAreFine() throws Exception {
+    CollectorConfig c =
+        parse(
+            """
+            interval: 5s
+            schemes:
+              - name: region
+                interval: 10s
+              - &base
+                name: by_service
+                query: SELECT sum(time) GROUP BY service
+              - <<: *base
+                name: by_instance
+                query: SELECT sum(time) GROUP BY service, instance
+            """);
+    assertThat(c.interval()).isEqualTo(Duration.ofSeconds(5));
+    assertThat(c.schemes())
+        .extracting(SchemeSpec::name)
+        .containsExactly("region", "by_service", "by_instance");
+  }
+}
