@@ -24,6 +24,7 @@ import dev.profold.collector.fold.FoldEngine;
 import dev.profold.collector.fold.FoldWorker;
 import dev.profold.collector.ingest.IngestService;
 import dev.profold.collector.ingest.LenientDeltas;
+import dev.profold.collector.ingest.OversizedMessageLogFilter;
 import dev.profold.collector.ingest.OversizedMessages;
 import dev.profold.collector.query.online.OnlineQuery;
 import dev.profold.collector.query.online.QueryHttpHandler;
@@ -217,6 +218,7 @@ public final class CollectorServer {
       engine.onIntervalClosed(archive);
     }
     worker.start();
+    OversizedMessageLogFilter.install(); // OversizedMessages logs a line instead of a stack trace
     grpc =
         NettyServerBuilder.forAddress(new InetSocketAddress(config.listen(), config.grpcPort()))
             .maxInboundMessageSize(config.maxMessageBytes())

@@ -3,6 +3,8 @@ package dev.profold.collector.ingest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import dev.profold.client.internal.export.DeltaEncoder;
 import dev.profold.client.internal.export.Exporter;
 import dev.profold.client.internal.export.ExporterConfig;
@@ -25,18 +27,26 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.time.Duration;
 import java.time.InstantSource;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.logging.Filter;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 /**
  * A real collector whose {@code limits.max_message_bytes} is 64 KiB: a larger message is refused by
  * gRPC before the collector sees it, and the collector counts it ({@code reason="too_large"}); the
  * client library's exporter, configured for the default 16 MiB, learns the lower limit from the
- * refusal and its later deltas arrive split.
+ * refusal and its later deltas arrive split. The log has the collector's one line saying which
+ * limit to raise, not gRPC's stack trace.
  */
 class OversizedMessagesTest {
   private static final int LIMIT = 64 * 1024;
@@ -108,6 +118,86 @@ class OversizedMessagesTest {
     assertThat(tooLarge()).isEqualTo(1);
     assertThat(server.meters().scrape())
         .contains("profold_deltas_rejected_total{reason=\"invalid\"} 0.0\n");
+  }
+
+  @Test
+  void theLogHasTheCollectorsOneLineAndNoStackTraceOfGrpc() {
+    Delta delta = oversized();
+    List<LogRecord> jul = new CopyOnWriteArrayList<>();
+    Handler capture =
+        new Handler() {
+          @Override
+          public void publish(LogRecord r) {
+            jul.add(r);
+          }
+
+          @Override
+          public void flush() {}
+
+          @Override
+          public void close() {}
+        };
+    java.util.logging.Logger root = java.util.logging.Logger.getLogger("");
+    ListAppender<ILoggingEvent> own = new ListAppender<>();
+    ch.qos.logback.classic.Logger ownLog =
+        (ch.qos.logback.classic.Logger) LoggerFactory.getLogger(OversizedMessages.class);
+    own.start();
+    ownLog.addAppender(own);
+    root.addHandler(capture);
+    try {
+      for (int i = 0; i < 2; i++) {
+        assertThatThrownBy(
+                () ->
+                    IngestGrpc.newBlockingStub(channel)
+                        .withDeadlineAfter(10, TimeUnit.SECONDS)
+                        .export(delta))
+            .isInstanceOf(StatusRuntimeException.class);
+      }
+    } finally {
+      root.removeHandler(capture);
+      ownLog.detachAppender(own);
+    }
+    assertThat(tooLarge()).as("still counted").isEqualTo(2);
+    assertThat(jul)
+        .as("java.util.logging records with gRPC's oversize error")
+        .noneMatch(r -> r.getThrown() instanceof StatusRuntimeException);
+    assertThat(own.list).hasSize(1);
+    ILoggingEvent line = own.list.get(0);
+    assertThat(line.getThrowableProxy()).isNull();
+    assertThat(line.getFormattedMessage())
+        .contains("larger than limits.max_message_bytes (" + LIMIT + " bytes)")
+        .contains("Raise limits.max_message_bytes");
+  }
+
+  @Test
+  void grpcsOtherRecordsStillPassTheFilter() {
+    Filter f = java.util.logging.Logger.getLogger(OversizedMessageLogFilter.LOGGER).getFilter();
+    assertThat(f).as("installed by the server").isInstanceOf(OversizedMessageLogFilter.class);
+    LogRecord oversize = new LogRecord(Level.WARNING, "Exception processing message");
+    oversize.setThrown(
+        Status.RESOURCE_EXHAUSTED
+            .withDescription("gRPC message exceeds maximum size 65536: 328607")
+            .asRuntimeException());
+    assertThat(f.isLoggable(oversize)).isFalse();
+    LogRecord other = new LogRecord(Level.WARNING, "Exception processing message");
+    other.setThrown(Status.INTERNAL.withDescription("broken").asRuntimeException());
+    assertThat(f.isLoggable(other)).isTrue();
+    LogRecord exhausted = new LogRecord(Level.WARNING, "something else");
+    exhausted.setThrown(Status.RESOURCE_EXHAUSTED.withDescription("too many").asRuntimeException());
+    assertThat(f.isLoggable(exhausted)).isTrue();
+    assertThat(f.isLoggable(new LogRecord(Level.WARNING, "no exception"))).isTrue();
+    assertThat(f.isLoggable(new LogRecord(Level.SEVERE, "x"))).isTrue();
+  }
+
+  private static Delta oversized() {
+    Deltas.Builder big =
+        Deltas.source("checkout", "i-1").seq(1).region(1, "main", RegionKind.REGION_KIND_COMPUTE);
+    for (int i = 0; i < 5000; i++) {
+      big.entry(1, 0.001 * (i + 1));
+    }
+    Delta delta = big.build();
+    assertThat(delta.getSerializedSize()).isGreaterThan(LIMIT);
+    return delta;
   }
 
   @Test
