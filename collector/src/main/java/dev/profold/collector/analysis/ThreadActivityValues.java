@@ -44,6 +44,15 @@ public final class ThreadActivityValues implements DerivedValues {
   /** Paths and instances named in context. */
   static final int TOP = 3;
 
+  /** Share of an instance's thread group's time in one overhead class. */
+  public static final String CLASS_RATIO = "thread_class_ratio";
+
+  /** The same over the instances of a service. */
+  public static final String SERVICE_CLASS_RATIO = "service_thread_class_ratio";
+
+  /** (max - avg) per-thread CPU time of a thread group, as a share of the interval. */
+  public static final String CPU_IMBALANCE_RATIO = "thread_cpu_imbalance_ratio";
+
   /** The context entry saying how much of the interval I/O waits went unobserved. */
   static final String IO_UNOBSERVED = "io_unobserved";
 
@@ -72,7 +81,7 @@ public final class ThreadActivityValues implements DerivedValues {
           }
           out.add(
               new DerivedValue(
-                  "thread_class_ratio",
+                  CLASS_RATIO,
                   Map.of(
                       "service", s.service(),
                       "instance", s.instance(),
@@ -86,7 +95,7 @@ public final class ThreadActivityValues implements DerivedValues {
         }
         out.add(
             new DerivedValue(
-                "thread_cpu_imbalance_ratio",
+                CPU_IMBALANCE_RATIO,
                 Map.of("service", s.service(), "instance", s.instance(), "thread_group", a.group()),
                 a.imbalance(),
                 Map.of(
@@ -112,7 +121,7 @@ public final class ThreadActivityValues implements DerivedValues {
       }
       out.add(
           new DerivedValue(
-              "service_thread_class_ratio",
+              SERVICE_CLASS_RATIO,
               Map.of("service", service, "thread_group", e.getKey().get(1), "class", cls),
               share.share(),
               context));

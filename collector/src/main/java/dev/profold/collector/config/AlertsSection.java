@@ -3,9 +3,11 @@ package dev.profold.collector.config;
 import dev.profold.collector.alert.AlertRule;
 import dev.profold.collector.alert.AlertmanagerSpec;
 import dev.profold.collector.alert.AlertsSpec;
+import dev.profold.collector.alert.LabelMatcher;
 import dev.profold.collector.alert.RuleException;
 import dev.profold.collector.alert.RuleExpression;
 import dev.profold.collector.alert.Template;
+import dev.profold.collector.analysis.DerivedValueNames;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.time.Duration;
@@ -20,7 +22,8 @@ import java.util.regex.Pattern;
 /**
  * Reads the {@code alerts} section of the config file (docs/alerts.md). Errors name the key path
  * ({@code alerts.rules[2].expr}), the column inside an expression or template, and the fix; the
- * caller prefixes the file name.
+ * caller prefixes the file name. A rule must name a value the collector derives and match only
+ * labels that value has ({@link DerivedValueNames}).
  */
 final class AlertsSection {
   private static final Set<String> KEYS = Set.of("alertmanager", "external_url", "rules");
@@ -127,7 +130,43 @@ final class AlertsSection {
       }
       out.add(r);
     }
+    for (int i = 0; i < out.size(); i++) {
+      checkNames(out.get(i), "alerts.rules[" + i + "]");
+    }
     return out;
+  }
+
+  /**
+   * Refuses a rule that could never select a value: one naming a value the collector does not
+   * derive, or matching a label its values never have. Checked once every rule parsed, so that a
+   * rule's own syntax errors come first.
+   */
+  private static void checkNames(AlertRule r, String at) throws ConfigException {
+    String value = r.expression().valueName();
+    String where = at + ".expr ('" + r.name() + "'): ";
+    if (!DerivedValueNames.isKnown(value)) {
+      throw new ConfigException(
+          where
+              + "no derived value is named '"
+              + value
+              + "', so the rule could never fire; the derived values are: "
+              + String.join(", ", DerivedValueNames.names())
+              + " (docs/analysis.md)");
+    }
+    List<String> labels = DerivedValueNames.labelsOf(value);
+    for (LabelMatcher m : r.expression().matchers()) {
+      if (!labels.contains(m.label())) {
+        throw new ConfigException(
+            where
+                + value
+                + " has no label '"
+                + m.label()
+                + "', so "
+                + m
+                + " tests nothing; its labels are: "
+                + String.join(", ", labels));
+      }
+    }
   }
 
   private static AlertRule rule(Object o, String at) throws ConfigException {

@@ -102,7 +102,7 @@ class RegionAnalysisValuesTest {
     }
     assertThat(values.current()).as("nothing before the window closes").isEmpty();
     close(0);
-    List<DerivedValue> v = values.current();
+    List<DerivedValue> v = Catalogued.check(values.current());
 
     // outlier: checkout-07 alone, separated by its db.io first
     List<DerivedValue> outliers = named(v, RegionAnalysisValues.OUTLIER);

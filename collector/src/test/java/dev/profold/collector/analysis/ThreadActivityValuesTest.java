@@ -71,7 +71,7 @@ class ThreadActivityValuesTest {
     clock.setNanos(T0 + 2 * INTERVAL); // the region scheme's window (and only it) closes
     engine.advance();
 
-    List<DerivedValue> all = values.current();
+    List<DerivedValue> all = Catalogued.check(values.current());
 
     DerivedValue i1 =
         find(

@@ -111,7 +111,7 @@ class ThreadRegionImbalanceValuesTest {
   }
 
   private List<DerivedValue> values() {
-    return new ThreadRegionImbalanceValues(engine::snapshot, SPEC).current();
+    return Catalogued.check(new ThreadRegionImbalanceValues(engine::snapshot, SPEC).current());
   }
 
   private static DerivedValue find(List<DerivedValue> all, String name, String path) {

@@ -10,6 +10,7 @@ import dev.profold.collector.alert.AlertmanagerSpec;
 import dev.profold.collector.alert.Comparison;
 import dev.profold.collector.alert.Template;
 import dev.profold.collector.analysis.DerivedValue;
+import dev.profold.collector.analysis.DerivedValueNames;
 import dev.profold.collector.telemetry.CollectorMetrics;
 import dev.profold.collector.testing.MutableClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -46,7 +47,7 @@ class AlertsConfigTest {
               summary: "{{ $labels.service }} spends {{ $value | percent }} in SYNC"
               paths: "{{ $context.top_paths }}"
           - name: Imbalance
-            expr: thread_cpu_imbalance >= 0.1
+            expr: thread_cpu_imbalance_ratio >= 0.1
       """;
 
   @TempDir Path dir;
@@ -129,6 +130,62 @@ class AlertsConfigTest {
   }
 
   @Test
+  void aRuleNamingAValueTheCollectorDoesNotDeriveIsRefusedWithTheNames() {
+    assertThatThrownBy(
+            () ->
+                parse(
+                    "alerts: {rules: [{name: A, expr: 'thread_class_ratio > 0.5'},"
+                        + " {name: Imbalance, expr: 'thread_cpu_imbalance >= 0.1'}]}"))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "collector.yaml: alerts.rules[1].expr ('Imbalance'): no derived value is named"
+                + " 'thread_cpu_imbalance', so the rule could never fire; the derived values are: "
+                + String.join(", ", DerivedValueNames.names())
+                + " (docs/analysis.md)");
+    assertThat(DerivedValueNames.names())
+        .contains("thread_cpu_imbalance_ratio", "instance_outlier", "thread_region_wait_seconds")
+        .isSorted();
+  }
+
+  @Test
+  void aRuleMatchingALabelTheValueNeverHasIsRefusedWithItsLabels() {
+    assertThatThrownBy(
+            () ->
+                parse(
+                    "alerts: {rules: [{name: A, expr:"
+                        + " 'thread_cpu_imbalance_ratio{service=\"checkout\", class=\"sync\"}"
+                        + " > 0.1'}]}"))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "collector.yaml: alerts.rules[0].expr ('A'): thread_cpu_imbalance_ratio has no label"
+                + " 'class', so class=\"sync\" tests nothing; its labels are: instance, service,"
+                + " thread_group");
+    assertThatThrownBy(
+            () -> parse("alerts: {rules: [{name: A, expr: 'instance_outlier{path!=\"\"} == 1'}]}"))
+        .hasMessageContaining(
+            "instance_outlier has no label 'path', so path!=\"\" tests nothing; its labels are:"
+                + " instance, service");
+  }
+
+  @Test
+  void everyDerivedValueWithEachOfItsLabelsMakesAValidRule() throws Exception {
+    StringBuilder yaml = new StringBuilder("alerts:\n  rules:\n");
+    int n = 0;
+    for (String value : DerivedValueNames.names()) {
+      for (String label : DerivedValueNames.labelsOf(value)) {
+        yaml.append("    - {name: R")
+            .append(n++)
+            .append(", expr: '")
+            .append(value)
+            .append('{')
+            .append(label)
+            .append("=~\".+\"} > 0'}\n");
+      }
+    }
+    assertThat(parse(yaml.toString()).alerts().rules()).hasSize(n).hasSizeGreaterThan(30);
+  }
+
+  @Test
   void reloadReplacesRulesKeepingUnchangedOnesAndFlagsAlertmanagerChanges() throws Exception {
     Path file = dir.resolve("collector.yaml");
     Files.writeString(file, EXAMPLE, StandardCharsets.UTF_8);
@@ -141,7 +198,8 @@ class AlertsConfigTest {
             clock,
             () ->
                 List.of(
-                    DerivedValue.of("thread_cpu_imbalance", Map.of("service", "checkout"), 0.5)),
+                    DerivedValue.of(
+                        "thread_cpu_imbalance_ratio", Map.of("service", "checkout"), 0.5)),
             () -> {},
             new AlertMetrics(new SimpleMeterRegistry()));
     clock.advance(Duration.ofSeconds(10));
