@@ -6,6 +6,7 @@ import dev.profold.collector.config.ConfigException;
 import dev.profold.collector.config.ConfigLoader;
 import dev.profold.collector.config.ConfigReloader;
 import dev.profold.collector.demo.DemoWorkload;
+import dev.profold.collector.server.BindFailure;
 import dev.profold.collector.server.CollectorServer;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -83,17 +84,13 @@ final class CollectorCommand implements Callable<Integer> {
       err.flush();
       server.stop();
       return 2;
+    } catch (BindFailure e) {
+      err.println("profold: " + e.getMessage());
+      err.flush();
+      server.stop();
+      return 1;
     } catch (IOException e) {
-      err.println(
-          "profold: cannot bind "
-              + c.listen()
-              + " (gRPC port "
-              + c.grpcPort()
-              + ", HTTP port "
-              + c.httpPort()
-              + "): "
-              + rootMessage(e)
-              + "; choose other ports with --grpc-port / --http-port");
+      err.println("profold: cannot start: " + e.getMessage());
       err.flush();
       server.stop();
       return 1;
@@ -206,13 +203,5 @@ final class CollectorCommand implements Callable<Integer> {
       throw new ConfigException(option + ": " + port + " is not a port (0..65535; 0 = any free)");
     }
     return port;
-  }
-
-  private static String rootMessage(Throwable t) {
-    Throwable c = t;
-    while (c.getCause() != null) {
-      c = c.getCause();
-    }
-    return c.getMessage() == null ? c.toString() : c.getMessage();
   }
 }

@@ -7,7 +7,9 @@ import dev.profold.collector.scheme.SchemeException;
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -73,6 +75,12 @@ public final class ConfigLoader {
   public static CollectorConfig load(Path file) throws ConfigException {
     try (Reader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
       return parse(r, file.toString());
+    } catch (NoSuchFileException e) {
+      throw new ConfigException(
+          "no such file: " + file + " (the config file; check the path given to --config)");
+    } catch (AccessDeniedException e) {
+      throw new ConfigException(
+          "cannot read config file " + file + ": permission denied for this user");
     } catch (IOException e) {
       throw new ConfigException("cannot read config file " + file + ": " + e.getMessage());
     }

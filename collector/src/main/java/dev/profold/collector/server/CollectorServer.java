@@ -199,7 +199,12 @@ public final class CollectorServer {
     }
   }
 
-  /** Binds the ports and starts serving. */
+  /**
+   * Binds the ports and starts serving.
+   *
+   * @throws BindFailure when a port cannot be bound (its message says which, and what to change)
+   * @throws IOException when the archive directory cannot be used ({@link ArchiveException})
+   */
   public synchronized void start() throws IOException {
     if (config.archive().enabled()) {
       try {
@@ -219,7 +224,7 @@ public final class CollectorServer {
     }
     worker.start();
     OversizedMessageLogFilter.install(); // OversizedMessages logs a line instead of a stack trace
-    grpc =
+    Server built =
         NettyServerBuilder.forAddress(new InetSocketAddress(config.listen(), config.grpcPort()))
             .maxInboundMessageSize(config.maxMessageBytes())
             .addStreamTracerFactory(new OversizedMessages(metrics, config.maxMessageBytes()))
@@ -227,14 +232,23 @@ public final class CollectorServer {
             .addService(new QueryService(queries, queryExecutor))
             .addService(health.getHealthService())
             .addService(ProtoReflectionServiceV1.newInstance())
-            .build()
-            .start();
+            .build();
+    try {
+      grpc = built.start();
+    } catch (IOException e) {
+      built.shutdownNow();
+      throw BindFailure.grpc(config.listen(), config.grpcPort(), e);
+    }
     health.setStatus("", io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
     health.setStatus(
         IngestGrpc.SERVICE_NAME, io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
     health.setStatus(
         QueryGrpc.SERVICE_NAME, io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
-    http = HttpServer.create(new InetSocketAddress(config.listen(), config.httpPort()), 64);
+    try {
+      http = HttpServer.create(new InetSocketAddress(config.listen(), config.httpPort()), 64);
+    } catch (IOException e) {
+      throw BindFailure.http(config.listen(), config.httpPort(), e);
+    }
     httpExecutor =
         Executors.newFixedThreadPool(
             2,

@@ -2,33 +2,93 @@ package dev.profold.collector.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
+/**
+ * {@code profold collector} fails to start with one line on stderr naming the problem and the fix,
+ * an exit status from configuration.md, and no stack trace (on the command's stream or the log).
+ */
 class CollectorCommandTest {
-  @Test
-  void aPortInUseIsOneClearLineAndExitStatus1WithoutAStackTrace() throws Exception {
-    try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      StringWriter err = new StringWriter();
-      int code =
-          Main.commandLine()
-              .setErr(new PrintWriter(err))
-              .execute(
-                  "collector",
-                  "--grpc-port",
-                  Integer.toString(taken.getLocalPort()),
-                  "--http-port",
-                  "0");
-      assertThat(code).as("documented in configuration.md").isEqualTo(1);
-      assertThat(err.toString())
-          .contains("profold: cannot bind 127.0.0.1 (gRPC port " + taken.getLocalPort())
-          .contains("choose other ports with --grpc-port / --http-port")
-          .doesNotContain("Exception")
-          .doesNotContain("\tat ");
+  @TempDir Path dir;
+
+  /** What a run printed: the command's error stream, and System.err (the log). */
+  private record Run(int code, String err, String log) {}
+
+  private static Run run(String... args) {
+    StringWriter err = new StringWriter();
+    ByteArrayOutputStream log = new ByteArrayOutputStream();
+    PrintStream systemErr = System.err;
+    int code;
+    System.setErr(new PrintStream(log, true, StandardCharsets.UTF_8));
+    try {
+      code = Main.commandLine().setErr(new PrintWriter(err)).execute(args);
+    } finally {
+      System.setErr(systemErr);
     }
+    return new Run(code, err.toString(), log.toString(StandardCharsets.UTF_8));
+  }
+
+  private static void assertNoStackTrace(Run r) {
+    for (String text : List.of(r.err(), r.log())) {
+      assertThat(text).doesNotContain("Exception").doesNotContain("\tat ");
+    }
+    assertThat(r.err().lines()).as("one line").hasSize(1);
+  }
+
+  @Test
+  void aGrpcPortInUseIsOneLineNamingThePortItsOptionAndKey() throws Exception {
+    try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      int port = taken.getLocalPort();
+      Run r = run("collector", "--grpc-port", Integer.toString(port), "--http-port", "0");
+      assertThat(r.code()).as("documented in configuration.md").isEqualTo(1);
+      assertThat(r.err())
+          .startsWith("profold: cannot listen for gRPC on 127.0.0.1:" + port + ": ")
+          .containsIgnoringCase("already in use")
+          .as("the system's reason without Netty's prefix")
+          .doesNotContain("bind(..)")
+          .contains(
+              "; choose another port with --grpc-port or grpc_port in the config file (0 picks a"
+                  + " free one)");
+      assertNoStackTrace(r);
+    }
+  }
+
+  @Test
+  void anHttpPortInUseIsOneLineNamingThePortItsOptionAndKey() throws Exception {
+    try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      int port = taken.getLocalPort();
+      Run r = run("collector", "--grpc-port", "0", "--http-port", Integer.toString(port));
+      assertThat(r.code()).isEqualTo(1);
+      assertThat(r.err())
+          .startsWith("profold: cannot listen for HTTP on 127.0.0.1:" + port + ": ")
+          .containsIgnoringCase("already in use")
+          .contains("; choose another port with --http-port or http_port in the config file");
+      assertNoStackTrace(r);
+    }
+  }
+
+  @Test
+  void aMissingConfigFileIsOneLineAndExitStatus2() {
+    Path missing = dir.resolve("collector.yaml");
+    Run r = run("collector", "--config", missing.toString(), "--grpc-port", "0");
+    assertThat(r.code()).isEqualTo(2);
+    assertThat(r.err())
+        .isEqualTo(
+            "profold: no such file: "
+                + missing
+                + " (the config file; check the path given to --config)"
+                + System.lineSeparator());
+    assertNoStackTrace(r);
   }
 
   @Test

@@ -242,6 +242,8 @@ class ConfigLoaderTest {
   @Test
   void missingFileIsAClearError() {
     assertThatThrownBy(() -> ConfigLoader.load(Path.of("does-not-exist.yaml")))
-        .hasMessageContaining("cannot read config file does-not-exist.yaml");
+        .hasMessage(
+            "no such file: does-not-exist.yaml (the config file; check the path given to"
+                + " --config)");
   }
 }
