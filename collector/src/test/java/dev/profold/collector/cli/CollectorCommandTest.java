@@ -9,6 +9,7 @@ import java.io.StringWriter;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -89,6 +90,20 @@ class CollectorCommandTest {
                 + " (the config file; check the path given to --config)"
                 + System.lineSeparator());
     assertNoStackTrace(r);
+  }
+
+  @Test
+  void theExitStatusesAreDocumented() throws Exception {
+    String doc = Files.readString(Path.of("..", "docs", "configuration.md"));
+    String section = doc.substring(doc.indexOf("## Exit status"), doc.indexOf("## Config file"));
+    List<String> statuses =
+        section
+            .lines()
+            .filter(l -> l.matches("\\| `\\d+` \\|.*"))
+            .map(l -> l.substring(3, l.indexOf('`', 3)))
+            .toList();
+    // 1 and 2 as the tests above see them; 130 and 143 as CollectorJarIT sees SIGTERM's.
+    assertThat(statuses).containsExactly("0", "1", "2", "130", "143");
   }
 
   @Test

@@ -360,6 +360,7 @@ class CollectorJarIT {
   void sigtermShutsDownCleanly() throws Exception {
     daemon.destroy(); // SIGTERM
     assertThat(daemon.waitFor(30, TimeUnit.SECONDS)).as("stopped within 30 s").isTrue();
+    assertThat(daemon.exitValue()).as("128 + SIGTERM, docs/configuration.md").isEqualTo(143);
     assertThat(Files.readString(stderr))
         .contains("shutting down: applying received deltas")
         .contains("stopped")
