@@ -65,8 +65,19 @@ final class CollectorCommand implements Callable<Integer> {
       description = "Also run a synthetic multi-service workload pushing to this collector.")
   boolean demo;
 
+  /**
+   * What a SIGHUP does: reload the config file once the collector runs; before, nothing (the JVM's
+   * own SIGHUP handler would end the process, so ours is installed first thing).
+   */
+  private volatile Runnable onHangup =
+      () ->
+          log.info(
+              "SIGHUP received while the collector starts: the configuration read at start"
+                  + " applies; send it again once the collector listens to reload");
+
   @Override
   public Integer call() throws IOException, InterruptedException {
+    boolean hup = HangupSignal.install(() -> onHangup.run());
     PrintWriter err = spec.commandLine().getErr();
     CollectorConfig c;
     try {
@@ -109,13 +120,13 @@ final class CollectorCommand implements Callable<Integer> {
           c.listen(), server.httpPort(), c.interval().toSeconds());
     }
     if (config != null) {
-      watchConfig(server, c, out);
+      watchConfig(server, c, out, hup);
     } else {
       // Without a file there is nothing to reload; a SIGHUP must not end the daemon.
-      HangupSignal.install(
+      onHangup =
           () ->
               log.warn(
-                  "SIGHUP received, but the collector runs without --config: nothing to reload"));
+                  "SIGHUP received, but the collector runs without --config: nothing to reload");
     }
     out.flush();
     CountDownLatch stopped = new CountDownLatch(1);
@@ -142,9 +153,11 @@ final class CollectorCommand implements Callable<Integer> {
 
   /**
    * Reloads the config file on SIGHUP and when its content changes (checked every 2 s, on a daemon
-   * thread), applying its schemes and alert rules; see {@link ConfigReloader}.
+   * thread), applying its schemes and alert rules; see {@link ConfigReloader}. {@code hup}: whether
+   * this process can handle SIGHUP at all (not under {@code nohup}).
    */
-  private void watchConfig(CollectorServer server, CollectorConfig running, PrintWriter out) {
+  private void watchConfig(
+      CollectorServer server, CollectorConfig running, PrintWriter out, boolean hup) {
     ConfigReloader reloader =
         new ConfigReloader(
             config, running, this::withCommandLine, server::reconfigure, server.metrics());
@@ -164,7 +177,7 @@ final class CollectorCommand implements Callable<Integer> {
           }
         };
     Future<?> unused = watcher.scheduleWithFixedDelay(poll, 2, 2, TimeUnit.SECONDS);
-    boolean hup = HangupSignal.install(() -> watcher.execute(reloader::reload));
+    onHangup = () -> watcher.execute(reloader::reload);
     out.printf(
         "config %s: reloaded on %sfile change (schemes and alert rules apply live)%n",
         config, hup ? "SIGHUP or " : "");
