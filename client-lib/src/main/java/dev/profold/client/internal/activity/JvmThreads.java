@@ -50,6 +50,11 @@ public final class JvmThreads implements LiveThreads {
     return threads(true);
   }
 
+  /** True for a carrier thread of virtual threads (Java 21 and later). */
+  public static boolean isCarrier(Thread t) {
+    return t.getClass().getName().equals(CARRIER_CLASS);
+  }
+
   /**
    * True for a thread counted in the thread activity: not the JVM's, JFR's or Profold's own (see
    * the class comment). The agent's report of a thread's end asks the same.
@@ -92,14 +97,7 @@ public final class JvmThreads implements LiveThreads {
       ThreadInfo info = infos[i];
       boolean runnable = info != null && info.getThreadState() == Thread.State.RUNNABLE;
       Thread t = kept.get(i);
-      out.add(
-          new LiveThread(
-              ids[i],
-              t.getName(),
-              times[i],
-              block(info),
-              runnable,
-              t.getClass().getName().equals(CARRIER_CLASS)));
+      out.add(new LiveThread(ids[i], t.getName(), times[i], block(info), runnable, isCarrier(t)));
     }
     return out;
   }

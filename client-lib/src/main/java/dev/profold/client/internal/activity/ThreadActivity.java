@@ -122,13 +122,18 @@ public final class ThreadActivity {
   private static final System.Logger LOG = System.getLogger("dev.profold.client");
   private boolean loggedCap;
 
-  private final Map<String, Group> heldBack = new HashMap<>(); // of flushes that failed
+  private Map<String, Group> lastGroups = Map.of(); // what the last close returned
+  private Map<String, Group> heldBack = Map.of(); // given back: goes with the next close
+  private ThreadCpu heldBackCpu = ThreadCpu.NONE; // given back with its CPU samples unvalued
 
   private final Map<Long, Long> startedAt = new HashMap<>(); // since the last close, epoch nanos
   private final Map<Long, Ended> ended = new HashMap<>(); // reported since the last close
 
-  /** A thread's end: its name, its CPU time then, and when (epoch nanoseconds). */
-  private record Ended(String name, long cpuNanos, long atNanos) {}
+  /**
+   * A thread's end: its name, its CPU time then, when (epoch nanoseconds), and whether it was a
+   * carrier of virtual threads.
+   */
+  private record Ended(String name, long cpuNanos, long atNanos, boolean carrier) {}
 
   /**
    * How long a counted block waits for its report after it was last seen stuck: at least this, and
@@ -192,9 +197,18 @@ public final class ThreadActivity {
    * cpuNanos} of CPU: its last, partial interval is counted (once it ended, its CPU time can no
    * longer be read). Called on the ending thread.
    */
-  public synchronized void ended(long threadId, String name, long cpuNanos, long atEpochNanos) {
+  public void ended(long threadId, String name, long cpuNanos, long atEpochNanos) {
+    ended(threadId, name, cpuNanos, atEpochNanos, false);
+  }
+
+  /**
+   * {@link #ended(long, String, long, long)} for a thread that, when {@code carrier}, was a carrier
+   * of virtual threads.
+   */
+  public synchronized void ended(
+      long threadId, String name, long cpuNanos, long atEpochNanos, boolean carrier) {
     if (ended.size() < MAX_STARTS_AND_ENDS) {
-      ended.put(threadId, new Ended(name, cpuNanos, atEpochNanos));
+      ended.put(threadId, new Ended(name, cpuNanos, atEpochNanos, carrier));
     } else {
       capReached();
     }
@@ -342,21 +356,17 @@ public final class ThreadActivity {
   }
 
   /**
-   * Takes back the thread activity {@code groups} a {@link #close} returned for an interval whose
-   * delta was not sent (the flush failed after the close): the next close that closes an interval
-   * adds it to its own, so that the time is not lost. Its delta then spans both intervals, and a
-   * group's threads, times and CPU sum add up over them: a thread alive in both counts as two
-   * thread-intervals, and the group's CPU minimum and maximum are over thread-intervals. Groups
-   * beyond {@link #MAX_GROUPS} held back go into {@link #OTHER_GROUP}.
+   * The activity the last {@link #close} returned was not sent (the flush failed after the close):
+   * the next close that closes an interval adds it to its own, so that the time is not lost. That
+   * delta then spans both intervals: a group's threads are those alive in either, its times and CPU
+   * sum add up over both, and its CPU minimum and maximum are over thread-intervals. With {@code
+   * withCpu} (the CPU samples were not valued: the flush failed before it took the recorder's
+   * tables) the threads' CPU time of that interval goes into the next {@link #intervalCpu} too. A
+   * second call before the next close changes nothing.
    */
-  public synchronized void giveBack(List<ThreadGroupActivity> groups) {
-    for (ThreadGroupActivity a : groups) {
-      String name =
-          heldBack.size() < MAX_GROUPS || heldBack.containsKey(a.getThreadGroup())
-              ? a.getThreadGroup()
-              : OTHER_GROUP;
-      heldBack.computeIfAbsent(name, Group::new).merge(Group.of(a));
-    }
+  public synchronized void giveBack(boolean withCpu) {
+    heldBack = lastGroups;
+    heldBackCpu = withCpu ? intervalCpu : ThreadCpu.NONE;
   }
 
   /** Every thread was stopped for {@code nanos} (a GC pause, reaching a safepoint). */
@@ -452,10 +462,20 @@ public final class ThreadActivity {
               : split(wall, Math.max(0, cpu), t.id());
       groups
           .computeIfAbsent(ThreadGroups.normalise(t.name()), Group::new)
-          .add(inIt ? length : wall, classes, Math.min(Math.max(0, cpu), length));
+          .add(t.id(), inIt ? length : wall, classes, Math.min(Math.max(0, cpu), length));
     }
-    closeEnded(groups, byId, startNanos, endNanos, cpuOf);
-    intervalCpu = length == 0 ? ThreadCpu.NONE : new ThreadCpu(cpuOf, carriers);
+    Set<Long> endedIds = new HashSet<>();
+    closeEnded(groups, byId, startNanos, endNanos, cpuOf, carriers, endedIds);
+    if (length == 0) {
+      intervalCpu = ThreadCpu.NONE;
+    } else {
+      heldBackCpu.nanos().forEach((id, n) -> cpuOf.merge(id, n, Long::sum));
+      carriers.addAll(heldBackCpu.carriers());
+      carriers.retainAll(cpuOf.keySet());
+      endedIds.addAll(heldBackCpu.ended());
+      endedIds.removeAll(byId.keySet()); // an end kept for the next close: still alive here
+      intervalCpu = new ThreadCpu(cpuOf, carriers, endedIds);
+    }
     startedAt.keySet().removeIf(id -> cpuNow.containsKey(id) || startedAt.get(id) < startNanos);
     lastCpu.clear();
     lastCpu.putAll(cpuNow);
@@ -491,8 +511,10 @@ public final class ThreadActivity {
     first = false;
     if (length > 0) {
       heldBack.forEach((name, g) -> groups.computeIfAbsent(name, Group::new).merge(g));
-      heldBack.clear();
+      heldBack = Map.of();
+      heldBackCpu = ThreadCpu.NONE;
     }
+    lastGroups = groups;
     return encode(groups);
   }
 
@@ -517,15 +539,18 @@ public final class ThreadActivity {
   /**
    * Counts the threads that ended before this close's look at the live threads ({@code live} by
    * id): from the interval's start, or their own, to their end, with the CPU time they had used by
-   * then (also put into {@code cpuOf}). An end reported by a thread the look still found alive is
-   * kept for the next close.
+   * then (also put into {@code cpuOf}, their ids into {@code endedIds}, and those of carriers of
+   * virtual threads into {@code carriers}). An end reported by a thread the look still found alive
+   * is kept for the next close.
    */
   private void closeEnded(
       Map<String, Group> groups,
       Map<Long, LiveThread> live,
       long startNanos,
       long endNanos,
-      Map<Long, Long> cpuOf) {
+      Map<Long, Long> cpuOf,
+      Set<Long> carriers,
+      Set<Long> endedIds) {
     long length = Math.max(0, endNanos - startNanos);
     Map<Long, Ended> later = new HashMap<>();
     for (Map.Entry<Long, Ended> x : ended.entrySet()) {
@@ -548,6 +573,10 @@ public final class ThreadActivity {
       long cpu =
           Math.max(0, before != null ? e.cpuNanos() - before : newThreadCpu(e.cpuNanos(), length));
       cpuOf.put(id, cpu);
+      endedIds.add(id);
+      if (e.carrier()) {
+        carriers.add(id);
+      }
       long wall;
       if (before != null || startedAt.containsKey(id)) {
         long from = before != null ? startNanos : startOf(id, startNanos);
@@ -563,7 +592,7 @@ public final class ThreadActivity {
       }
       groups
           .computeIfAbsent(ThreadGroups.normalise(e.name()), Group::new)
-          .add(wall, split(wall, cpu, id), Math.min(cpu, wall));
+          .add(id, wall, split(wall, cpu, id), Math.min(cpu, wall));
       startedAt.remove(id);
     }
     ended.clear();
@@ -711,14 +740,28 @@ public final class ThreadActivity {
   }
 
   private static List<ThreadGroupActivity> encode(Map<String, Group> groups) {
-    List<Group> sorted = new ArrayList<>(groups.values());
-    sorted.sort(Comparator.comparingLong((Group g) -> -g.wall).thenComparing(g -> g.name));
-    if (sorted.size() > MAX_GROUPS) {
-      Group other = new Group(OTHER_GROUP);
-      for (Group g : sorted.subList(MAX_GROUPS - 1, sorted.size())) {
-        other.merge(g);
+    // A given-back interval can hold an "_other_" already: the tail goes into it, and it comes
+    // last, so that no group is named twice.
+    Group other = groups.get(OTHER_GROUP);
+    List<Group> sorted = new ArrayList<>(groups.size());
+    for (Group g : groups.values()) {
+      if (g != other) {
+        sorted.add(g);
       }
+    }
+    sorted.sort(Comparator.comparingLong((Group g) -> -g.wall).thenComparing(g -> g.name));
+    if (sorted.size() + (other == null ? 0 : 1) > MAX_GROUPS) {
+      Group rest = new Group(OTHER_GROUP);
+      if (other != null) {
+        rest.merge(other);
+      }
+      for (Group g : sorted.subList(MAX_GROUPS - 1, sorted.size())) {
+        rest.merge(g);
+      }
+      other = rest;
       sorted = new ArrayList<>(sorted.subList(0, MAX_GROUPS - 1));
+    }
+    if (other != null) {
       sorted.add(other);
     }
     List<ThreadGroupActivity> out = new ArrayList<>(sorted.size());
@@ -743,7 +786,7 @@ public final class ThreadActivity {
   private static final class Group {
     final String name;
     final long[] classes = new long[CLASSES];
-    int threads;
+    final Set<Long> ids = new HashSet<>(); // its threads: one alive in two merged intervals once
     long wall;
     long cpuMin = Long.MAX_VALUE;
     long cpuMax;
@@ -753,26 +796,8 @@ public final class ThreadActivity {
       this.name = name;
     }
 
-    /** The totals {@code a} holds. */
-    static Group of(ThreadGroupActivity a) {
-      Group g = new Group(a.getThreadGroup());
-      g.threads = a.getThreads();
-      g.wall = a.getWallNanos();
-      g.classes[COMPUTE] = a.getComputeNanos();
-      g.classes[SYNC] = a.getSyncNanos();
-      g.classes[WAIT] = a.getWaitNanos();
-      g.classes[IO] = a.getIoNanos();
-      g.classes[RUNTIME] = a.getRuntimeNanos();
-      g.classes[THREAD_MGMT] = a.getThreadMgmtNanos();
-      g.classes[IDLE] = a.getIdleNanos();
-      g.cpuMin = a.getThreads() == 0 ? Long.MAX_VALUE : a.getCpuMinNanos();
-      g.cpuMax = a.getCpuMaxNanos();
-      g.cpuSum = a.getCpuSumNanos();
-      return g;
-    }
-
-    void add(long threadWall, long[] threadClasses, long cpu) {
-      threads++;
+    void add(long threadId, long threadWall, long[] threadClasses, long cpu) {
+      ids.add(threadId);
       wall += threadWall;
       for (int k = 0; k < CLASSES; k++) {
         classes[k] += threadClasses[k];
@@ -783,7 +808,7 @@ public final class ThreadActivity {
     }
 
     void merge(Group g) {
-      threads += g.threads;
+      ids.addAll(g.ids);
       wall += g.wall;
       for (int k = 0; k < CLASSES; k++) {
         classes[k] += g.classes[k];
@@ -796,7 +821,7 @@ public final class ThreadActivity {
     ThreadGroupActivity toProto() {
       return ThreadGroupActivity.newBuilder()
           .setThreadGroup(name)
-          .setThreads(threads)
+          .setThreads(ids.size())
           .setWallNanos(wall)
           .setComputeNanos(classes[COMPUTE])
           .setSyncNanos(classes[SYNC])
@@ -805,7 +830,7 @@ public final class ThreadActivity {
           .setRuntimeNanos(classes[RUNTIME])
           .setThreadMgmtNanos(classes[THREAD_MGMT])
           .setIdleNanos(classes[IDLE])
-          .setCpuMinNanos(threads == 0 ? 0 : cpuMin)
+          .setCpuMinNanos(ids.isEmpty() ? 0 : cpuMin)
           .setCpuSumNanos(cpuSum)
           .setCpuMaxNanos(cpuMax)
           .build();

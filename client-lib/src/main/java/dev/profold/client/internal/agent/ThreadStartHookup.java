@@ -126,7 +126,7 @@ final class ThreadStartHookup implements ThreadHooks.Listener {
     if (!JvmThreads.isApplicationThread(me)) { // as the look at the live threads leaves out
       return;
     }
-    activity.ended(me.getId(), me.getName(), cpuNanos, epochNanos());
+    activity.ended(me.getId(), me.getName(), cpuNanos, epochNanos(), JvmThreads.isCarrier(me));
   }
 
   /** Now, in unix epoch nanoseconds: the clock of the intervals {@link ThreadActivity} closes. */

@@ -29,10 +29,10 @@ import java.util.Set;
  * may fall into neighbouring intervals. CPU time of an interval in which the thread had no sample
  * is owed to its samples of the next interval, then dropped (its paths lose it; the thread activity
  * still counts it). Samples of an interval in which the thread used no CPU and is owed none get 0
- * (counted, weighing nothing); so do the late samples of a thread that ended in the interval
- * before, beyond what it was owed. Over a run the values of a thread's samples add up to its CPU
- * time but for such drops. A thread whose CPU time is unknown (no thread CPU clock) keeps the
- * nominal values.
+ * (counted, weighing nothing); so do the late samples of a thread whose end was reported in the
+ * interval before, beyond what it was owed (a thread gone without such a report keeps the nominal
+ * values for them). Over a run the values of a thread's samples add up to its CPU time but for such
+ * drops. A thread whose CPU time is unknown (no thread CPU clock) keeps the nominal values.
  *
  * <p>Virtual threads (Java 21 and later) have no CPU clock of their own: their time is in the clock
  * of the carrier threads that ran them, and their samples come under one table ({@link
@@ -48,7 +48,7 @@ import java.util.Set;
 final class SampledCpu {
   private final int timeMetric;
   private Map<Long, Long> owed = new HashMap<>(); // thread id -> CPU nanos with no sample yet
-  private Set<Long> lastKnown = Set.of(); // threads whose CPU time the interval before knew
+  private Set<Long> lastEnded = Set.of(); // threads that ended in the interval before
 
   SampledCpu(int timeMetric) {
     this.timeMetric = timeMetric;
@@ -104,7 +104,7 @@ final class SampledCpu {
         nextOwed.remove(id);
         Long spent = nanos.get(id);
         Long due = owed.get(id);
-        boolean known = spent != null || due != null || lastKnown.contains(id);
+        boolean known = spent != null || due != null || lastEnded.contains(id);
         double each =
             known // else unknown: the nominal values are kept
                 ? (Math.max(0, spent == null ? 0 : spent) + (due == null ? 0 : due))
@@ -115,7 +115,7 @@ final class SampledCpu {
       }
     }
     owed = nextOwed;
-    lastKnown = nanos.keySet();
+    lastEnded = cpu.ended();
     return out;
   }
 

@@ -11,14 +11,22 @@ import java.util.Set;
  * @param carriers the ids, among them, of carrier threads of virtual threads: their CPU time holds
  *     that of the virtual threads they ran, whose samples come under {@link
  *     ThreadGroups#VIRTUAL_THREADS}
+ * @param ended the ids, among them, of threads that ended in the interval: samples of theirs that
+ *     come in the next interval are late, their CPU time known already
  */
-public record ThreadCpu(Map<Long, Long> nanos, Set<Long> carriers) {
+public record ThreadCpu(Map<Long, Long> nanos, Set<Long> carriers, Set<Long> ended) {
   /** No thread's CPU time known: every sample keeps its nominal value. */
-  public static final ThreadCpu NONE = new ThreadCpu(Map.of(), Set.of());
+  public static final ThreadCpu NONE = new ThreadCpu(Map.of(), Set.of(), Set.of());
 
   public ThreadCpu {
     nanos = Map.copyOf(nanos);
     carriers = Set.copyOf(carriers);
+    ended = Set.copyOf(ended);
+  }
+
+  /** The CPU time of threads none of which ended. */
+  public ThreadCpu(Map<Long, Long> nanos, Set<Long> carriers) {
+    this(nanos, carriers, Set.of());
   }
 
   /** The CPU time of threads none of which is a carrier. */

@@ -323,8 +323,8 @@ public final class ProfoldRuntime {
   /** Closes the current interval: collects, aggregates, encodes and submits one delta. */
   synchronized void flushInterval() {
     long end = wallClock.getAsLong();
-    if (end <= intervalStart) {
-      end = intervalStart + 1;
+    if (end <= activityStart) { // the clock stepped back: at least after the last close
+      end = activityStart + 1;
     }
     long ioUnobserved = activity.takeIoUnobservedNanos(end - intervalStart); // -1: not reported
     try {
@@ -342,15 +342,14 @@ public final class ProfoldRuntime {
   private void submitInterval(long end, long ioUnobserved) {
     // The activity first: its threads' CPU time of the interval values their CPU samples. Should
     // the rest fail, the activity is given back, to go with the next delta.
-    List<ThreadGroupActivity> threadActivity =
-        activity.close(Math.min(activityStart, end - 1), end);
+    List<ThreadGroupActivity> threadActivity = activity.close(activityStart, end);
     activityStart = end;
     List<ThreadSnapshot> threads;
     List<Entry> encoded;
     try {
       threads = recorder.collect(activity.intervalCpu());
     } catch (RuntimeException | Error e) {
-      activity.giveBack(threadActivity); // the activity goes with the next delta
+      activity.giveBack(true); // the activity goes with the next delta, its CPU time unused
       throw e;
     }
     try {
@@ -360,7 +359,7 @@ public final class ProfoldRuntime {
     } catch (RuntimeException | Error e) {
       // The tables were taken: their values are lost with this interval; say so in the next.
       lostInFailedFlushes += values(threads);
-      activity.giveBack(threadActivity);
+      activity.giveBack(false);
       throw e;
     }
     ExporterStats stats = exporter.stats();
@@ -403,7 +402,7 @@ public final class ProfoldRuntime {
       intervalStart = end;
     } catch (RuntimeException | Error e) {
       lostInFailedFlushes += eventsDropped + values(threads);
-      activity.giveBack(threadActivity);
+      activity.giveBack(false);
       misuse.forEach((kind, n) -> misuseOfFailedFlushes.merge(kind, n, Long::sum));
       reconnectsOfFailedFlushes += reconnects;
       mergesOfFailedFlushes += merges;

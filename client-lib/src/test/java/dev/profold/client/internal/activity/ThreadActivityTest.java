@@ -315,48 +315,83 @@ class ThreadActivityTest {
     threads.set(new LiveThread(1, "worker-1", 0), new LiveThread(2, "worker-2", 0));
     activity.close(0, 0);
     threads.set(new LiveThread(1, "worker-1", 4 * S), new LiveThread(2, "worker-2", 1 * S));
-    List<ThreadGroupActivity> failed = activity.close(0, 10 * S);
-    activity.giveBack(failed);
-    activity.giveBack(List.of()); // nothing more
+    activity.close(0, 10 * S);
+    activity.giveBack(false);
+    activity.giveBack(false); // once is enough
     threads.set(new LiveThread(1, "worker-1", 6 * S), new LiveThread(3, "loader", 3 * S));
 
     List<ThreadGroupActivity> next = activity.close(10 * S, 20 * S);
 
     ThreadGroupActivity workers = group(next, "worker-*");
-    assertThat(workers.getThreads()).as("thread-intervals: 2, then 1").isEqualTo(3);
+    assertThat(workers.getThreads()).as("worker-1 in both intervals, worker-2 in one").isEqualTo(2);
     assertThat(workers.getWallNanos()).isEqualTo(30 * S);
     assertThat(workers.getComputeNanos()).isEqualTo(7 * S);
     assertThat(workers.getIdleNanos()).isEqualTo(23 * S);
     assertThat(workers.getCpuSumNanos()).isEqualTo(7 * S);
-    assertThat(workers.getCpuMinNanos()).isEqualTo(1 * S);
+    assertThat(workers.getCpuMinNanos()).as("over thread-intervals").isEqualTo(1 * S);
     assertThat(workers.getCpuMaxNanos()).isEqualTo(4 * S);
     assertThat(group(next, "loader").getThreads()).isEqualTo(1);
+    assertThat(activity.intervalCpu().nanos())
+        .as("the CPU samples were valued: the failed interval's CPU time is not given again")
+        .isEqualTo(Map.of(1L, 2 * S, 3L, 3 * S));
     // Once only: the interval after has its own activity alone.
     threads.set(new LiveThread(1, "worker-1", 6 * S));
     assertThat(group(activity.close(20 * S, 30 * S), "worker-*").getThreads()).isEqualTo(1);
   }
 
   @Test
-  void activityGivenBackKeepsToTheBoundOnGroups() {
-    List<ThreadGroupActivity> many = new ArrayList<>();
-    for (int i = 0; i < ThreadActivity.MAX_GROUPS + 10; i++) {
-      many.add(
-          ThreadGroupActivity.newBuilder()
-              .setThreadGroup("g" + (char) ('a' + i % 26) + "-" + (char) ('a' + i / 26))
-              .setThreads(1)
-              .setWallNanos(S)
-              .setIdleNanos(S)
-              .build());
-    }
+  void activityGivenBackWithItsCpuTimeAddsThatToTheNextIntervalsCpuTime() {
+    threads.set(new LiveThread(1, "worker-1", 0, null, false, true));
     activity.close(0, 0);
-    activity.giveBack(many);
+    threads.set(new LiveThread(1, "worker-1", 4 * S, null, false, true));
+    activity.close(0, 10 * S);
+    activity.giveBack(true); // the flush failed before the samples were valued
+    threads.set(new LiveThread(1, "worker-1", 6 * S, null, false, true));
 
-    List<ThreadGroupActivity> next = activity.close(0, 10 * S);
+    activity.close(10 * S, 20 * S);
+
+    assertThat(activity.intervalCpu().nanos()).isEqualTo(Map.of(1L, 6 * S));
+    assertThat(activity.intervalCpu().carriers()).containsExactly(1L);
+  }
+
+  @Test
+  void threadsThatEndedAreMarkedAndSoAreEndedCarriers() {
+    threads.set(new LiveThread(1, "a", 0), new LiveThread(2, "ForkJoinPool-1-worker-1", 0));
+    activity.close(0, 0);
+    activity.ended(1, "a", 2 * S, 5 * S);
+    activity.ended(2, "ForkJoinPool-1-worker-1", 3 * S, 6 * S, true);
+    threads.set();
+
+    activity.close(0, 10 * S);
+
+    assertThat(activity.intervalCpu().nanos()).isEqualTo(Map.of(1L, 2 * S, 2L, 3 * S));
+    assertThat(activity.intervalCpu().ended()).containsExactlyInAnyOrder(1L, 2L);
+    assertThat(activity.intervalCpu().carriers()).containsExactly(2L);
+  }
+
+  @Test
+  void activityGivenBackKeepsToTheBoundOnGroupsAndNamesEachGroupOnce() {
+    List<LiveThread> live = new ArrayList<>();
+    for (int i = 0; i < ThreadActivity.MAX_GROUPS + 44; i++) {
+      live.add(new LiveThread(i + 1, "t" + (char) ('a' + i % 26) + (char) ('a' + i / 26), 0));
+    }
+    threads.set(live.toArray(new LiveThread[0]));
+    activity.close(0, 0);
+    List<ThreadGroupActivity> failed = activity.close(0, 10 * S);
+    assertThat(failed).extracting(ThreadGroupActivity::getThreadGroup).contains("_other_");
+    activity.giveBack(false);
+
+    List<ThreadGroupActivity> next = activity.close(10 * S, 20 * S);
 
     assertThat(next).hasSizeLessThanOrEqualTo(ThreadActivity.MAX_GROUPS);
+    assertThat(next)
+        .as("before the fix: _other_ twice, which the collector refuses")
+        .extracting(ThreadGroupActivity::getThreadGroup)
+        .doesNotHaveDuplicates();
+    assertThat(next.get(next.size() - 1).getThreadGroup()).isEqualTo("_other_");
     assertThat(next.stream().mapToLong(ThreadGroupActivity::getThreads).sum())
-        .as("no group's threads lost")
-        .isEqualTo(ThreadActivity.MAX_GROUPS + 10);
+        .as("every thread, once")
+        .isEqualTo(ThreadActivity.MAX_GROUPS + 44);
   }
 
   @Test

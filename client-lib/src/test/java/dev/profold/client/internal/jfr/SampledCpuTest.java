@@ -125,16 +125,28 @@ class SampledCpuTest {
   @Test
   void lateSamplesOfAThreadThatEndedGetWhatItWasOwedAndNoMore() {
     samples(7, 4, "Thread.run", "A.work");
-    assertThat(collect(Map.of(7L, 40 * MS, 8L, 30 * MS)))
-        .containsExactly(row(7, "Thread.run/A.work", 4, 0.040));
-    // Both ended in that interval; their last samples come in the next. 7's CPU time went to its
-    // samples already: its late ones weigh nothing (not the nominal period each). 8 had no
-    // sample then: its late ones get the 30 ms it was owed.
+    samples(9, 2, "Thread.run", "A.work");
+    assertThat(
+            Rows.of(
+                encoder,
+                recorder,
+                recorder.collect(
+                    new ThreadCpu(
+                        Map.of(7L, 40 * MS, 8L, 30 * MS, 9L, 20 * MS), Set.of(), Set.of(7L, 8L)))))
+        .containsExactlyInAnyOrder(
+            row(7, "Thread.run/A.work", 4, 0.040), row(9, "Thread.run/A.work", 2, 0.020));
+    // 7 and 8 ended in that interval (reported); their last samples come in the next. 7's CPU
+    // time went to its samples already: its late ones weigh nothing (not the nominal period
+    // each). 8 had no sample then: its late ones get the 30 ms it was owed. 9 is gone without a
+    // report of its end (its CPU time in this interval unknown): nominal, as any unknown thread.
     samples(7, 2, "Thread.run", "A.work");
     samples(8, 3, "Thread.run", "A.work");
+    samples(9, 1, "Thread.run", "A.work");
     assertThat(collect(Map.of()))
         .containsExactlyInAnyOrder(
-            row(7, "Thread.run/A.work", 2, 0), row(8, "Thread.run/A.work", 3, 0.030));
+            row(7, "Thread.run/A.work", 2, 0),
+            row(8, "Thread.run/A.work", 3, 0.030),
+            row(9, "Thread.run/A.work", 1, PERIOD));
   }
 
   private void virtualSamples(int n) {
