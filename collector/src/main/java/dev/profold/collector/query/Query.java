@@ -100,13 +100,12 @@ public record Query(
     return List.copyOf(names);
   }
 
+  private static final java.util.regex.Pattern NUMBER =
+      java.util.regex.Pattern.compile("[-+]?(\\d+(\\.\\d*)?|\\.\\d+)([eE][-+]?\\d+)?");
+
+  /** Whether an operator argument is a number (a literal), not an attribute name. */
   private static boolean isNumber(String text) {
-    try {
-      Double.parseDouble(text);
-      return true;
-    } catch (NumberFormatException e) {
-      return false;
-    }
+    return NUMBER.matcher(text).matches();
   }
 
   /** The query in canonical CalQL. */

@@ -168,7 +168,8 @@ public final class OnlineQuery {
         + "' has "
         + (missing.size() == 1 ? "attribute " : "attributes ")
         + String.join(", ", missing)
-        + " (a misspelling, or not kept by the scheme's GROUP BY); its records have: "
+        + " (taken as absent: check the spelling, or whether the scheme's GROUP BY keeps it);"
+        + " its records have: "
         + listed;
   }
 

@@ -49,6 +49,27 @@ public final class QueryHttpHandler implements HttpHandler {
     this.clock = clock;
   }
 
+  /**
+   * {@code text} as a header value: printable ASCII as it is, a backslash doubled, every other
+   * character (a line break, a control character, anything beyond ASCII, which the JDK's server
+   * would write as its low byte) as a backslash, {@code u} and four hex digits, so that text from a
+   * query (a note names its attributes) can neither break the header nor add one.
+   */
+  static String headerValue(String text) {
+    StringBuilder b = new StringBuilder(text.length());
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (c == '\\') {
+        b.append("\\\\");
+      } else if (c >= 0x20 && c < 0x7f) {
+        b.append(c);
+      } else {
+        b.append(String.format(java.util.Locale.ROOT, "\\u%04x", (int) c));
+      }
+    }
+    return b.toString();
+  }
+
   @Override
   public void handle(HttpExchange ex) throws IOException {
     try {
@@ -80,7 +101,7 @@ public final class QueryHttpHandler implements HttpHandler {
       ex.getResponseHeaders()
           .set("Profold-Interval-Count", Integer.toString(answer.intervals().size()));
       if (!answer.note().isEmpty()) {
-        ex.getResponseHeaders().set("Profold-Note", answer.note());
+        ex.getResponseHeaders().set("Profold-Note", headerValue(answer.note()));
       }
       send(
           ex,

@@ -37,9 +37,9 @@ class UnknownAttributeNoteTest {
 
     assertThat(a.note())
         .isEqualTo(
-            "no record of scheme 'region' has attribute 'servce' (a misspelling, or not kept by"
-                + " the scheme's GROUP BY); its records have: count, instance, kind, path,"
-                + " service, time");
+            "no record of scheme 'region' has attribute 'servce' (taken as absent: check the"
+                + " spelling, or whether the scheme's GROUP BY keeps it); its records have: count,"
+                + " instance, kind, path, service, time");
   }
 
   @Test
@@ -66,5 +66,8 @@ class UnknownAttributeNoteTest {
                         + " GROUP BY a, e, prop:nested")
                 .attributesRead())
         .containsExactly("a", "d", "e", "b", "c", "time");
+    assertThat(Query.parse("SELECT scale(NaN, 2), ratio(x, y, 1e3) WHERE z").attributesRead())
+        .as("only number literals are left out")
+        .containsExactly("z", "NaN", "x", "y");
   }
 }
