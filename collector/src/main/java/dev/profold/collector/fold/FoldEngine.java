@@ -65,6 +65,19 @@ public final class FoldEngine {
   private IntervalListener listener = (scheme, labels, paths, interval) -> {};
   private long version;
   private long nextExpiryCheck;
+  private long nextSourceLimitLog = Long.MIN_VALUE;
+  private static final long SOURCE_LIMIT_LOG_NANOS = 300_000_000_000L;
+  private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(FoldEngine.class);
+
+  /** New sources refused, by source: {lowest sequence refused, last refused at}; see apply. */
+  private final Map<SourceKey, long[]> refusedSources =
+      new java.util.LinkedHashMap<>() {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<SourceKey, long[]> eldest) {
+          return size() > config.maxSources();
+        }
+      };
+
   private final int recycleAfter;
 
   /** Retired dictionary ids that make the fold empty its caches and recycle them. */
@@ -217,17 +230,9 @@ public final class FoldEngine {
     advance(now);
     Instance inst = instances.get(d.source);
     if (inst == null) {
-      if (instances.size() >= config.maxSources()) {
-        metrics.deltaRejected(RejectReason.TOO_MANY_SOURCES);
-        return FoldResult.rejected(
-            FoldResult.Reason.TOO_MANY_SOURCES,
-            "source: the collector tracks "
-                + instances.size()
-                + " sources, its limit (limits.max_sources); "
-                + d.source
-                + " is new. Resend later: a source silent for source_ttl_intervals expires and"
-                + " frees its place. Raise limits.max_sources if the fleet is that large, or"
-                + " check for instance names that change with every start");
+      FoldResult refused = refuseNewSource(d, now);
+      if (refused != null) {
+        return refused;
       }
       inst = new Instance(d.source, d.info);
       // First contact (a new source, or one this collector forgot): earlier sequence numbers
@@ -314,6 +319,60 @@ public final class FoldEngine {
     metrics.deltaApplied(d.entries);
     metrics.foldNanos(System.nanoTime() - started);
     return FoldResult.applied(overflowed);
+  }
+
+  /**
+   * The refusal of a new source's delta, or null to take it: refused while the collector tracks
+   * {@code limits.max_sources} sources; and refused too, once there is room, when an earlier delta
+   * of the source was refused and this one comes after it (deltas a client sent behind the refused
+   * one, still in flight): taken, it would make the refused one a duplicate when resent. A source's
+   * refusal is remembered for one source TTL after its last refusal (a client that gave up the
+   * refused delta is not refused for ever), for at most {@code limits.max_sources} sources.
+   */
+  private FoldResult refuseNewSource(DecodedDelta d, long now) {
+    long ttl = config.intervalNanos() * config.sourceTtlIntervals();
+    long[] before = refusedSources.get(d.source); // {lowest sequence refused, last refused at}
+    if (before != null && now - before[1] >= ttl) {
+      refusedSources.remove(d.source);
+      before = null;
+    }
+    String why;
+    if (instances.size() >= config.maxSources()) {
+      why =
+          "the collector tracks as many sources as limits.max_sources ("
+              + config.maxSources()
+              + ") allows, and "
+              + d.source
+              + " is new. Resend later: a source silent for source_ttl_intervals expires and"
+              + " frees its place. Raise limits.max_sources if the fleet is that large, or check"
+              + " for instance names that change with every start";
+    } else if (before != null && d.coveredFrom() > before[0]) {
+      why =
+          "sequence "
+              + before[0]
+              + " of "
+              + d.source
+              + " was refused (limits.max_sources) and must be applied before "
+              + d.coveredFrom()
+              + "; resend from "
+              + before[0];
+    } else {
+      refusedSources.remove(d.source);
+      return null;
+    }
+    refusedSources.put(
+        d.source,
+        new long[] {before == null ? d.coveredFrom() : Math.min(before[0], d.coveredFrom()), now});
+    metrics.deltaRejected(RejectReason.TOO_MANY_SOURCES);
+    if (now >= nextSourceLimitLog) {
+      nextSourceLimitLog = now + SOURCE_LIMIT_LOG_NANOS;
+      log.warn(
+          "limits.max_sources ({}) reached: deltas of new sources are refused until silent ones"
+              + " expire (profold_deltas_rejected_total{reason=\"too_many_sources\"}; logged"
+              + " at most every 5 minutes)",
+          config.maxSources());
+    }
+    return FoldResult.rejected(FoldResult.Reason.TOO_MANY_SOURCES, "source: " + why);
   }
 
   private void restart(Instance inst, DecodedDelta d) {

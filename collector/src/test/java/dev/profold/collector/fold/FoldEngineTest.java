@@ -831,8 +831,9 @@ class FoldEngineTest {
       assertThat(r.outcome()).isEqualTo(FoldResult.Outcome.REJECTED);
       assertThat(r.reason()).isEqualTo(FoldResult.Reason.TOO_MANY_SOURCES);
       assertThat(r.message())
-          .startsWith("source: the collector tracks 2 sources, its limit (limits.max_sources);")
-          .contains("checkout/third is new. Resend later");
+          .startsWith(
+              "source: the collector tracks as many sources as limits.max_sources (2) allows,"
+                  + " and checkout/third is new. Resend later");
       assertThat(counter("profold.deltas.rejected", "reason", "too_many_sources")).isEqualTo(1);
       assertThat(engine.activeSources()).isEqualTo(2);
       assertThat(has(scheme().cumulative(), labels("third", "main", "compute"))).isFalse();
@@ -850,6 +851,72 @@ class FoldEngineTest {
       assertThat(engine.snapshot().sources())
           .extracting(SourceSnapshot::instance)
           .containsExactlyInAnyOrder("active", "third");
+    }
+
+    @Test
+    void deltasBehindARefusedOneWaitForItSoItIsNotTakenForADuplicate() {
+      engine =
+          new FoldEngine(
+              new FoldConfig(
+                  INTERVAL,
+                  5,
+                  1000,
+                  ExpHistogram.MAX_SCALE,
+                  List.of(SchemeDefinition.builtIn(Duration.ofNanos(INTERVAL), 1000)),
+                  1),
+              dictionary,
+              clock,
+              metrics);
+      apply(checkout("silent").seq(1).entry(1, 1.0));
+      clock.setNanos(T0 + 5 * INTERVAL); // "silent" has been quiet for 49 s: not expired yet
+      assertThat(apply(inWindow(checkout("new").seq(1).entry(1, 4.0), W0 + 4)).reason())
+          .isEqualTo(FoldResult.Reason.TOO_MANY_SOURCES);
+      // "silent" expires; delta 2 of "new", sent behind delta 1 on the same stream, comes now.
+      clock.setNanos(T0 + 5 * INTERVAL + 2 * SECOND);
+
+      FoldResult second = apply(inWindow(checkout("new").seq(2).entry(1, 2.0), W0 + 4));
+
+      assertThat(second.reason())
+          .as("before the fix: applied, and delta 1 resent became a duplicate, lost uncounted")
+          .isEqualTo(FoldResult.Reason.TOO_MANY_SOURCES);
+      assertThat(second.message())
+          .isEqualTo(
+              "source: sequence 1 of checkout/new was refused (limits.max_sources) and must be"
+                  + " applied before 2; resend from 1");
+      // The client resends from 1, in order: both applied, nothing missing.
+      assertThat(apply(inWindow(checkout("new").seq(1).entry(1, 4.0), W0 + 4)).outcome())
+          .isEqualTo(FoldResult.Outcome.APPLIED);
+      assertThat(apply(inWindow(checkout("new").seq(2).entry(1, 2.0), W0 + 4)).outcome())
+          .isEqualTo(FoldResult.Outcome.APPLIED);
+      SourceSnapshot source =
+          engine.snapshot().sources().stream()
+              .filter(x -> x.instance().equals("new"))
+              .findFirst()
+              .orElseThrow();
+      assertThat(source.missingDeltas()).isZero();
+      assertState(find(scheme().cumulative(), labels("new", "main", "compute")), 4.0, 2.0);
+    }
+
+    @Test
+    void aRefusalIsForgottenOneSourceTtlLaterSoAClientThatGaveItUpIsTaken() {
+      engine =
+          new FoldEngine(
+              new FoldConfig(
+                  INTERVAL,
+                  5,
+                  1000,
+                  ExpHistogram.MAX_SCALE,
+                  List.of(SchemeDefinition.builtIn(Duration.ofNanos(INTERVAL), 1000)),
+                  1),
+              dictionary,
+              clock,
+              metrics);
+      apply(checkout("silent").seq(1).entry(1, 1.0));
+      apply(checkout("new").seq(1).entry(1, 4.0)); // refused
+      clock.setNanos(T0 + 6 * INTERVAL + 2 * SECOND); // silent expired; the refusal is 60 s old
+
+      assertThat(apply(inWindow(checkout("new").seq(3).entry(1, 2.0), W0 + 5)).outcome())
+          .isEqualTo(FoldResult.Outcome.APPLIED);
     }
 
     @Test

@@ -511,7 +511,7 @@ class IngestServiceTest {
     assertThat(refused.getResult()).isEqualTo(AckResult.ACK_RESULT_REJECTED);
     assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED.value());
     assertThat(refused.getStatus().getMessage())
-        .startsWith("source: the collector tracks 1 sources, its limit (limits.max_sources);");
+        .startsWith("source: the collector tracks as many sources as limits.max_sources (1)");
     RetryInfo retry = refused.getStatus().getDetails(0).unpack(RetryInfo.class);
     assertThat(retry.getRetryDelay().getSeconds()).isEqualTo(60);
     assertThat(

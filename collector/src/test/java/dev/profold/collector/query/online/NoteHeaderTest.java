@@ -79,7 +79,11 @@ class NoteHeaderTest {
     List<String> headers = headers("SELECT \"a\nb\", count()");
 
     assertThat(headers).first().asString().startsWith("HTTP/1.1 200");
-    assertThat(headers).anyMatch(h -> h.toLowerCase(Locale.ROOT).startsWith("profold-note: ") && h.contains("'a\\u000ab'"));
+    assertThat(headers)
+        .anyMatch(
+            h ->
+                h.toLowerCase(Locale.ROOT).startsWith("profold-note: ")
+                    && h.contains("'a\\u000ab'"));
   }
 
   @Test
