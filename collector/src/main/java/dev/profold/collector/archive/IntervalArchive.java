@@ -92,6 +92,9 @@ public final class IntervalArchive implements IntervalListener {
             .counter()
             .description("Closed intervals written to the archive files.")
             .register(registry);
+    for (String reason : DROP_REASONS) {
+      droppedCounter(reason); // at 0 from the start, so that rate() and alerts see the series
+    }
     this.writer = new Thread(this::run, "profold-archive");
     this.writer.setDaemon(true);
     this.writer.start();
@@ -218,13 +221,20 @@ public final class IntervalArchive implements IntervalListener {
         Math.floorDiv(unixNanos, 1_000_000_000L), Math.floorMod(unixNanos, 1_000_000_000L));
   }
 
-  private void dropped(String reason, String detail) {
-    OwnMeter.ARCHIVE_INTERVALS_DROPPED
+  /** The {@code reason} values of {@code profold_archive_intervals_dropped_total}. */
+  static final java.util.List<String> DROP_REASONS =
+      java.util.List.of("queue_full", "write_failed");
+
+  private io.micrometer.core.instrument.Counter droppedCounter(String reason) {
+    return OwnMeter.ARCHIVE_INTERVALS_DROPPED
         .counter()
         .tag("reason", reason)
         .description("Closed intervals not archived, by reason.")
-        .register(registry)
-        .increment();
+        .register(registry);
+  }
+
+  private void dropped(String reason, String detail) {
+    droppedCounter(reason).increment();
     if (loggedReasons.add(reason)) {
       log.error("archive: an interval was not written ({}); logged once, counted", detail);
     }

@@ -216,7 +216,7 @@ public final class CollectorServer {
             "cannot use archive directory "
                 + config.archive().directory()
                 + " ("
-                + e.getMessage()
+                + ioReason(e)
                 + "); set archive.directory to a writable directory",
             e);
       }
@@ -315,6 +315,28 @@ public final class CollectorServer {
             + ":"
             + grpcPort()
             + "\n");
+  }
+
+  /**
+   * What went wrong in {@code e}, without repeating the path: a file system error's message is
+   * often the path alone ({@code /proc/x}), its reason ("Permission denied") or kind says why.
+   */
+  static String ioReason(IOException e) {
+    if (e instanceof java.nio.file.FileSystemException f) {
+      if (f.getReason() != null) {
+        return f.getReason() + (f.getFile() != null ? ": " + f.getFile() : "");
+      }
+      String kind =
+          e instanceof java.nio.file.AccessDeniedException
+              ? "permission denied"
+              : e instanceof java.nio.file.NoSuchFileException
+                  ? "no such file or directory"
+                  : e instanceof java.nio.file.FileAlreadyExistsException
+                      ? "a file is in the way"
+                      : e.getClass().getSimpleName();
+      return kind + (f.getFile() != null ? ": " + f.getFile() : "");
+    }
+    return String.valueOf(e.getMessage());
   }
 
   /** The bound gRPC port. */

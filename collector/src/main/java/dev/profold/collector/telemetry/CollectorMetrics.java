@@ -43,6 +43,8 @@ public final class CollectorMetrics {
 
   public CollectorMetrics(MeterRegistry registry) {
     this.registry = registry;
+    configReloads(true); // both results at 0 from the start
+    configReloads(false);
     deltasReceived = counter(OwnMeter.DELTAS_RECEIVED, "Deltas received, whatever became of them.");
     deltasApplied = counter(OwnMeter.DELTAS_APPLIED, "Deltas folded into the aggregates.");
     deltasDuplicate =
@@ -180,12 +182,15 @@ public final class CollectorMetrics {
 
   /** A config reload attempt: {@code ok} when applied, else refused (the old config stays). */
   public void configReload(boolean ok) {
-    OwnMeter.CONFIG_RELOADS
+    configReloads(ok).increment();
+  }
+
+  private Counter configReloads(boolean ok) {
+    return OwnMeter.CONFIG_RELOADS
         .counter()
         .tag("result", ok ? "ok" : "error")
         .description("Config file reloads (SIGHUP or file change), by result.")
-        .register(registry)
-        .increment();
+        .register(registry);
   }
 
   public void sourceExpired() {

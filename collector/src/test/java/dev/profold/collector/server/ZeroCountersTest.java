@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Counters that only move when something goes wrong are in the first scrape, at 0, so that {@code
@@ -52,6 +53,24 @@ class ZeroCountersTest {
   }
 
   @Test
+  void withTheArchiveOnBothReasonsForADroppedIntervalAreAtZero(@TempDir Path dir) throws Exception {
+    CollectorConfig c =
+        ConfigLoader.parse(
+            new StringReader(CONFIG + "archive:\n  directory: " + dir.resolve("archive") + "\n"),
+            "collector.yaml");
+    CollectorServer server =
+        new CollectorServer(c, MutableClock.at(Instant.parse("2026-01-01T00:00:01Z")));
+    server.start();
+    try {
+      assertThat(server.meters().scrape())
+          .contains("profold_archive_intervals_dropped_total{reason=\"queue_full\"} 0.0\n")
+          .contains("profold_archive_intervals_dropped_total{reason=\"write_failed\"} 0.0\n");
+    } finally {
+      server.stop();
+    }
+  }
+
+  @Test
   void aFreshCollectorScrapesEveryRejectionReasonAndEverySchemesOverflowAtZero() throws Exception {
     CollectorConfig c = ConfigLoader.parse(new StringReader(CONFIG), "collector.yaml");
     CollectorServer server =
@@ -67,6 +86,9 @@ class ZeroCountersTest {
           .extracting(RejectReason::label)
           .as("the reasons docs/metrics.md lists")
           .containsExactlyInAnyOrderElementsOf(documentedReasons());
+      assertThat(text)
+          .contains("profold_config_reloads_total{result=\"ok\"} 0.0\n")
+          .contains("profold_config_reloads_total{result=\"error\"} 0.0\n");
       for (String scheme : List.of("region", "by_service")) {
         assertThat(text)
             .contains("profold_scheme_overflow_measurements_total{scheme=\"" + scheme + "\"} 0.0\n")
