@@ -45,6 +45,7 @@ public final class CollectorMetrics {
     this.registry = registry;
     configReloads(true); // both results at 0 from the start
     configReloads(false);
+    seriesLeftOutCounter(); // at 0: a bug counter to alert on
     deltasReceived = counter(OwnMeter.DELTAS_RECEIVED, "Deltas received, whatever became of them.");
     deltasApplied = counter(OwnMeter.DELTAS_APPLIED, "Deltas folded into the aggregates.");
     deltasDuplicate =
@@ -234,13 +235,16 @@ public final class CollectorMetrics {
 
   /** A series left out of a scrape because Prometheus's model refused it (a collector bug). */
   public void seriesLeftOut() {
-    OwnMeter.EXPOSITION_SERIES_LEFT_OUT
+    seriesLeftOutCounter().increment();
+  }
+
+  private Counter seriesLeftOutCounter() {
+    return OwnMeter.EXPOSITION_SERIES_LEFT_OUT
         .counter()
         .description(
             "Series left out of a scrape because Prometheus's model refused them (a collector"
                 + " bug; each distinct series is logged once).")
-        .register(registry)
-        .increment();
+        .register(registry);
   }
 
   /** {@code n} entry measurements folded into an overflow group of {@code scheme}. */

@@ -62,6 +62,21 @@ class FoldEngineTest {
         new FoldConfig(INTERVAL, 5, cardinalityLimit), dictionary, clock, metrics);
   }
 
+  /** An engine like {@link #engine(int)}'s that tracks at most {@code maxSources} sources. */
+  FoldEngine engineWithMaxSources(int maxSources) {
+    return new FoldEngine(
+        new FoldConfig(
+            INTERVAL,
+            5,
+            1000,
+            ExpHistogram.MAX_SCALE,
+            List.of(SchemeDefinition.builtIn(Duration.ofNanos(INTERVAL), 1000)),
+            maxSources),
+        dictionary,
+        clock,
+        metrics);
+  }
+
   /** The first delta of a new incarnation of checkout's instance i-1 (started a second later). */
   static Deltas.Builder restartedCheckout() {
     return checkout("i-1")
@@ -811,18 +826,7 @@ class FoldEngineTest {
 
     @Test
     void aNewSourceBeyondMaxSourcesIsRefusedUntilASilentOneExpires() {
-      engine =
-          new FoldEngine(
-              new FoldConfig(
-                  INTERVAL,
-                  5,
-                  1000,
-                  ExpHistogram.MAX_SCALE,
-                  List.of(SchemeDefinition.builtIn(Duration.ofNanos(INTERVAL), 1000)),
-                  2),
-              dictionary,
-              clock,
-              metrics);
+      engine = engineWithMaxSources(2);
       apply(checkout("silent").seq(1).entry(1, 1.0));
       apply(checkout("active").seq(1).entry(1, 2.0));
 
@@ -855,18 +859,7 @@ class FoldEngineTest {
 
     @Test
     void deltasBehindARefusedOneWaitForItSoItIsNotTakenForADuplicate() {
-      engine =
-          new FoldEngine(
-              new FoldConfig(
-                  INTERVAL,
-                  5,
-                  1000,
-                  ExpHistogram.MAX_SCALE,
-                  List.of(SchemeDefinition.builtIn(Duration.ofNanos(INTERVAL), 1000)),
-                  1),
-              dictionary,
-              clock,
-              metrics);
+      engine = engineWithMaxSources(1);
       apply(checkout("silent").seq(1).entry(1, 1.0));
       clock.setNanos(T0 + 5 * INTERVAL); // "silent" has been quiet for 49 s: not expired yet
       assertThat(apply(inWindow(checkout("new").seq(1).entry(1, 4.0), W0 + 4)).reason())
@@ -899,18 +892,7 @@ class FoldEngineTest {
 
     @Test
     void aRefusalIsForgottenOneSourceTtlLaterSoAClientThatGaveItUpIsTaken() {
-      engine =
-          new FoldEngine(
-              new FoldConfig(
-                  INTERVAL,
-                  5,
-                  1000,
-                  ExpHistogram.MAX_SCALE,
-                  List.of(SchemeDefinition.builtIn(Duration.ofNanos(INTERVAL), 1000)),
-                  1),
-              dictionary,
-              clock,
-              metrics);
+      engine = engineWithMaxSources(1);
       apply(checkout("silent").seq(1).entry(1, 1.0));
       apply(checkout("new").seq(1).entry(1, 4.0)); // refused
       clock.setNanos(T0 + 6 * INTERVAL + 2 * SECOND); // silent expired; the refusal is 60 s old

@@ -88,7 +88,8 @@ class ZeroCountersTest {
           .containsExactlyInAnyOrderElementsOf(documentedReasons());
       assertThat(text)
           .contains("profold_config_reloads_total{result=\"ok\"} 0.0\n")
-          .contains("profold_config_reloads_total{result=\"error\"} 0.0\n");
+          .contains("profold_config_reloads_total{result=\"error\"} 0.0\n")
+          .contains("profold_exposition_series_left_out_total 0.0\n");
       for (String scheme : List.of("region", "by_service")) {
         assertThat(text)
             .contains("profold_scheme_overflow_measurements_total{scheme=\"" + scheme + "\"} 0.0\n")
