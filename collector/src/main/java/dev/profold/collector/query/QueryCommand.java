@@ -267,8 +267,9 @@ public final class QueryCommand implements Callable<Integer> {
       }
     }
     PartialResult result = evaluator.newPartial();
+    MissingAttributes check = new MissingAttributes(evaluator.query());
     for (String file : files) {
-      read(file, result);
+      read(file, result, check);
     }
     try {
       if (partial) {
@@ -280,12 +281,24 @@ public final class QueryCommand implements Callable<Integer> {
     } catch (IOException e) {
       throw new Failure("cannot write the result: " + e.getMessage());
     }
+    String note = check.note("read", "check the spelling");
+    if (!note.isEmpty()) {
+      PrintWriter err = spec.commandLine().getErr();
+      err.println("profold: note: " + note);
+      err.flush();
+    }
   }
 
-  private void read(String file, PartialResult result) throws Failure {
+  private void read(String file, PartialResult result, MissingAttributes check) throws Failure {
     String name = file.equals("-") ? "<stdin>" : file;
     try (Reader in = open(file)) {
-      JsonRecords.read(in, name, result::add);
+      JsonRecords.read(
+          in,
+          name,
+          r -> {
+            check.see(r);
+            result.add(r);
+          });
     } catch (NoSuchFileException e) {
       throw new Failure("cannot read " + name + ": no such file");
     } catch (IOException | UncheckedIOException e) {

@@ -64,6 +64,20 @@ class QueryCommandTest {
   }
 
   @Test
+  void anAttributeNoRecordHasIsNamedInANoteOnStderrAndTheExitStaysZero() {
+    int code =
+        profold("query", "-q", "select count() group by fucntion format csv", records.toString());
+
+    assertThat(code).isZero();
+    assertThat(out.toString()).isEqualTo("count\r\n8\r\n");
+    assertThat(err.toString())
+        .startsWith(
+            "profold: note: no record read has attribute 'fucntion' (taken as absent: check the"
+                + " spelling); the records have: ")
+        .contains("function");
+  }
+
+  @Test
   void defaultsToTheQueryFormatThenTable() {
     assertThat(profold("query", "-q", "select count() format csv", records.toString())).isZero();
     assertThat(out.toString()).isEqualTo("count\r\n8\r\n");

@@ -1,5 +1,6 @@
 package dev.profold.collector.query.online;
 
+import dev.profold.collector.query.MissingAttributes;
 import dev.profold.collector.query.OutputFormat;
 import dev.profold.collector.query.Query;
 import dev.profold.collector.query.QueryEvaluator;
@@ -19,8 +20,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
-import java.util.TreeSet;
 
 /**
  * Runs CalQL queries over the collector's latest snapshot: picks the scheme, turns its cumulative
@@ -128,49 +127,20 @@ public final class OnlineQuery {
     return a.isEmpty() ? b : b.isEmpty() ? a : a + "; " + b;
   }
 
-  /** Most attribute names a note lists. */
-  private static final int NAMES_LISTED = 30;
-
   /**
-   * A note naming the attributes {@code query} reads that none of {@code records} has (a
-   * misspelling, or an attribute scheme {@code scheme} does not keep), with those they have; empty
-   * when there are no records or every attribute is there. Such a query does not fail (CalQL takes
-   * a missing attribute as absent), but its columns come out empty.
+   * A note naming the attributes {@code query} reads that none of {@code records} of scheme {@code
+   * scheme} has, with those they have; empty when there are no records or every attribute is there
+   * ({@link MissingAttributes}).
    */
   static String unknownAttributes(
       String scheme, Query query, List<? extends Map<String, ?>> records) {
-    if (records.isEmpty()) {
-      return "";
-    }
-    Set<String> seen = new TreeSet<>();
+    MissingAttributes check = new MissingAttributes(query);
     for (Map<String, ?> r : records) {
-      seen.addAll(r.keySet());
+      check.see(r);
     }
-    List<String> missing = new ArrayList<>();
-    for (String a : query.attributesRead()) {
-      if (!seen.contains(a)) {
-        missing.add("'" + a + "'");
-      }
-    }
-    if (missing.isEmpty()) {
-      return "";
-    }
-    List<String> have = new ArrayList<>(seen);
-    String listed =
-        have.size() <= NAMES_LISTED
-            ? String.join(", ", have)
-            : String.join(", ", have.subList(0, NAMES_LISTED))
-                + ", and "
-                + (have.size() - NAMES_LISTED)
-                + " more";
-    return "no record of scheme '"
-        + scheme
-        + "' has "
-        + (missing.size() == 1 ? "attribute " : "attributes ")
-        + String.join(", ", missing)
-        + " (taken as absent: check the spelling, or whether the scheme's GROUP BY keeps it);"
-        + " its records have: "
-        + listed;
+    return check.note(
+        "of scheme '" + scheme + "'",
+        "check the spelling, or whether the scheme's GROUP BY keeps it");
   }
 
   /**

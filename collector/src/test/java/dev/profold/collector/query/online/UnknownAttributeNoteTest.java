@@ -38,7 +38,7 @@ class UnknownAttributeNoteTest {
     assertThat(a.note())
         .isEqualTo(
             "no record of scheme 'region' has attribute 'servce' (taken as absent: check the"
-                + " spelling, or whether the scheme's GROUP BY keeps it); its records have: count,"
+                + " spelling, or whether the scheme's GROUP BY keeps it); the records have: count,"
                 + " instance, kind, path, service, time");
   }
 
