@@ -474,7 +474,7 @@ public final class ThreadActivity {
       carriers.retainAll(cpuOf.keySet());
       endedIds.addAll(heldBackCpu.ended());
       endedIds.removeAll(byId.keySet()); // an end kept for the next close: still alive here
-      intervalCpu = new ThreadCpu(cpuOf, carriers, endedIds);
+      intervalCpu = new ThreadCpu(cpuOf, carriers, endedIds, length);
     }
     startedAt.keySet().removeIf(id -> cpuNow.containsKey(id) || startedAt.get(id) < startNanos);
     lastCpu.clear();

@@ -27,12 +27,14 @@ import java.util.Set;
  *
  * <p>Samples arrive up to a second after they were taken, so a thread's CPU time and its samples
  * may fall into neighbouring intervals. CPU time of an interval in which the thread had no sample
- * is owed to its samples of the next interval, then dropped (its paths lose it; the thread activity
- * still counts it). Samples of an interval in which the thread used no CPU and is owed none get 0
- * (counted, weighing nothing); so do the late samples of a thread whose end was reported in the
- * interval before, beyond what it was owed (a thread gone without such a report keeps the nominal
- * values for them). Over a run the values of a thread's samples add up to its CPU time but for such
- * drops. A thread whose CPU time is unknown (no thread CPU clock) keeps the nominal values.
+ * is owed to its samples of the next interval, and of the ones after while less than {@link
+ * #REACH_NANOS} has passed since (short intervals), then dropped (its paths lose it; the thread
+ * activity still counts it). Samples of an interval in which the thread used no CPU and is owed
+ * none get 0 (counted, weighing nothing); so do the late samples of a thread whose end was reported
+ * in the interval before (or within that reach), beyond what it was owed (a thread gone without
+ * such a report keeps the nominal values for them). Over a run the values of a thread's samples add
+ * up to its CPU time but for such drops. A thread whose CPU time is unknown (no thread CPU clock)
+ * keeps the nominal values.
  *
  * <p>Virtual threads (Java 21 and later) have no CPU clock of their own: their time is in the clock
  * of the carrier threads that ran them, and their samples come under one table ({@link
@@ -47,8 +49,25 @@ import java.util.Set;
  */
 final class SampledCpu {
   private final int timeMetric;
-  private Map<Long, Long> owed = new HashMap<>(); // thread id -> CPU nanos with no sample yet
-  private Set<Long> lastEnded = Set.of(); // threads that ended in the interval before
+
+  /**
+   * How long after an interval its threads' CPU time waits for their late samples (JFR delivers
+   * about once a second): over the next interval, and the ones after within this time.
+   */
+  static final long REACH_NANOS = 2_000_000_000L;
+
+  /** CPU time with no sample yet, and how long ago its interval ended. */
+  private static final class Owed {
+    long nanos;
+    long age;
+
+    Owed(long nanos) {
+      this.nanos = nanos;
+    }
+  }
+
+  private Map<Long, Owed> owed = new HashMap<>(); // by thread id
+  private Map<Long, Long> ended = new HashMap<>(); // thread id -> how long ago it ended
 
   SampledCpu(int timeMetric) {
     this.timeMetric = timeMetric;
@@ -61,11 +80,22 @@ final class SampledCpu {
    */
   List<ThreadSnapshot> apply(List<ThreadSnapshot> threads, ThreadCpu cpu) {
     Map<Long, Long> nanos = cpu.nanos();
-    Map<Long, Long> nextOwed = new HashMap<>();
+    long length = cpu.lengthNanos() > 0 ? cpu.lengthNanos() : REACH_NANOS;
+    // What is still owed after this interval: the older debts that are not yet out of reach, and
+    // this interval's CPU time; those of the threads with samples are taken out again below.
+    Map<Long, Owed> nextOwed = new HashMap<>();
+    owed.forEach(
+        (id, o) -> {
+          if (o.age + length < REACH_NANOS) {
+            Owed older = new Owed(o.nanos);
+            older.age = o.age + length;
+            nextOwed.put(id, older);
+          }
+        });
     nanos.forEach(
         (id, n) -> {
           if (n > 0) {
-            nextOwed.put(id, n); // taken out again below for the threads with samples
+            nextOwed.computeIfAbsent(id, k -> new Owed(0)).nanos += n;
           }
         });
     long[] samples = new long[threads.size()];
@@ -81,7 +111,7 @@ final class SampledCpu {
     if (pooled) {
       long poolNanos = 0;
       for (long c : carriers) {
-        poolNanos += Math.max(0, nanos.get(c)) + owed.getOrDefault(c, 0L);
+        poolNanos += Math.max(0, nanos.get(c)) + owedTo(c);
         nextOwed.remove(c);
       }
       long poolSamples = 0;
@@ -103,20 +133,33 @@ final class SampledCpu {
       } else {
         nextOwed.remove(id);
         Long spent = nanos.get(id);
-        Long due = owed.get(id);
-        boolean known = spent != null || due != null || lastEnded.contains(id);
+        boolean known = spent != null || owed.containsKey(id) || ended.containsKey(id);
         double each =
             known // else unknown: the nominal values are kept
-                ? (Math.max(0, spent == null ? 0 : spent) + (due == null ? 0 : due))
-                    * 1e-9
-                    / samples[i]
+                ? (Math.max(0, spent == null ? 0 : spent) + owedTo(id)) * 1e-9 / samples[i]
                 : Double.NaN;
         out.add(valued(t, each));
       }
     }
     owed = nextOwed;
-    lastEnded = cpu.ended();
+    Map<Long, Long> nextEnded = new HashMap<>();
+    ended.forEach(
+        (id, age) -> {
+          if (age + length < REACH_NANOS) {
+            nextEnded.put(id, age + length);
+          }
+        });
+    for (long id : cpu.ended()) {
+      nextEnded.put(id, 0L);
+    }
+    ended = nextEnded;
     return out;
+  }
+
+  /** What thread {@code id} was owed before this interval. */
+  private long owedTo(long id) {
+    Owed o = owed.get(id);
+    return o == null ? 0 : o.nanos;
   }
 
   /** Whether {@code t}'s samples share the carriers' CPU time: virtual threads' and carriers'. */

@@ -12,11 +12,13 @@ import java.util.Set;
  *     that of the virtual threads they ran, whose samples come under {@link
  *     ThreadGroups#VIRTUAL_THREADS}
  * @param ended the ids, among them, of threads that ended in the interval: samples of theirs that
- *     come in the next interval are late, their CPU time known already
+ *     come in later intervals are late, their CPU time known already
+ * @param lengthNanos the interval's length; 0 when not known (taken as a long interval)
  */
-public record ThreadCpu(Map<Long, Long> nanos, Set<Long> carriers, Set<Long> ended) {
+public record ThreadCpu(
+    Map<Long, Long> nanos, Set<Long> carriers, Set<Long> ended, long lengthNanos) {
   /** No thread's CPU time known: every sample keeps its nominal value. */
-  public static final ThreadCpu NONE = new ThreadCpu(Map.of(), Set.of(), Set.of());
+  public static final ThreadCpu NONE = new ThreadCpu(Map.of(), Set.of(), Set.of(), 0);
 
   public ThreadCpu {
     nanos = Map.copyOf(nanos);
@@ -24,9 +26,9 @@ public record ThreadCpu(Map<Long, Long> nanos, Set<Long> carriers, Set<Long> end
     ended = Set.copyOf(ended);
   }
 
-  /** The CPU time of threads none of which ended. */
+  /** The CPU time of threads none of which ended, over an interval of unknown length. */
   public ThreadCpu(Map<Long, Long> nanos, Set<Long> carriers) {
-    this(nanos, carriers, Set.of());
+    this(nanos, carriers, Set.of(), 0);
   }
 
   /** The CPU time of threads none of which is a carrier. */

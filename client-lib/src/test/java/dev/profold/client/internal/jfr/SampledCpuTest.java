@@ -132,7 +132,10 @@ class SampledCpuTest {
                 recorder,
                 recorder.collect(
                     new ThreadCpu(
-                        Map.of(7L, 40 * MS, 8L, 30 * MS, 9L, 20 * MS), Set.of(), Set.of(7L, 8L)))))
+                        Map.of(7L, 40 * MS, 8L, 30 * MS, 9L, 20 * MS),
+                        Set.of(),
+                        Set.of(7L, 8L),
+                        0))))
         .containsExactlyInAnyOrder(
             row(7, "Thread.run/A.work", 4, 0.040), row(9, "Thread.run/A.work", 2, 0.020));
     // 7 and 8 ended in that interval (reported); their last samples come in the next. 7's CPU
@@ -147,6 +150,50 @@ class SampledCpuTest {
             row(7, "Thread.run/A.work", 2, 0),
             row(8, "Thread.run/A.work", 3, 0.030),
             row(9, "Thread.run/A.work", 1, PERIOD));
+  }
+
+  /** {@code cpu} over an interval of {@code length}, {@code ended} the threads that ended in it. */
+  private List<Rows.Row> collect(Map<Long, Long> cpu, Set<Long> ended, long length) {
+    return Rows.of(
+        encoder, recorder, recorder.collect(new ThreadCpu(cpu, Set.of(), ended, length)));
+  }
+
+  @Test
+  void withShortIntervalsCpuTimeWaitsForItsSamplesTwoSecondsNotOneInterval() {
+    long interval = 100 * MS;
+    // 30 ms in the first interval, its samples delivered ten intervals (a second) later.
+    assertThat(collect(Map.of(7L, 30 * MS), Set.of(), interval)).isEmpty();
+    for (int k = 0; k < 9; k++) {
+      assertThat(collect(Map.of(7L, 0L), Set.of(), interval)).isEmpty();
+    }
+    samples(7, 3, "Thread.run", "A.work");
+    assertThat(collect(Map.of(7L, 0L), Set.of(), interval))
+        .as("before: dropped after one interval, the samples weighing 0")
+        .containsExactly(row(7, "Thread.run/A.work", 3, 0.030));
+
+    // Beyond two seconds it is dropped.
+    assertThat(collect(Map.of(7L, 50 * MS), Set.of(), interval)).isEmpty();
+    for (int k = 0; k < 20; k++) {
+      assertThat(collect(Map.of(7L, 0L), Set.of(), interval)).isEmpty();
+    }
+    samples(7, 1, "Thread.run", "A.work");
+    assertThat(collect(Map.of(7L, 0L), Set.of(), interval))
+        .containsExactly(row(7, "Thread.run/A.work", 1, 0));
+  }
+
+  @Test
+  void withShortIntervalsAnEndedThreadsLateSamplesWeighNothingForTwoSeconds() {
+    long interval = 100 * MS;
+    samples(7, 2, "Thread.run", "A.work");
+    assertThat(collect(Map.of(7L, 20 * MS), Set.of(7L), interval))
+        .containsExactly(row(7, "Thread.run/A.work", 2, 0.020));
+    for (int k = 0; k < 5; k++) {
+      assertThat(collect(Map.of(), Set.of(), interval)).isEmpty();
+    }
+    samples(7, 2, "Thread.run", "A.work");
+    assertThat(collect(Map.of(), Set.of(), interval))
+        .as("before: nominal after one interval")
+        .containsExactly(row(7, "Thread.run/A.work", 2, 0));
   }
 
   private void virtualSamples(int n) {
