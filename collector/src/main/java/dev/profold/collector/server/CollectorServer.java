@@ -417,8 +417,11 @@ public final class CollectorServer {
       return;
     }
     stopped = true;
+    boolean wasRunning = ready; // else a start failed, and said why: nothing to announce
     ready = false;
-    log.info("shutting down: applying received deltas and closing the current interval");
+    if (wasRunning) {
+      log.info("shutting down: applying received deltas and closing the current interval");
+    }
     health.enterTerminalState();
     alerts.close();
     worker.shutdown(config.shutdownTimeout());
@@ -440,7 +443,9 @@ public final class CollectorServer {
     }
     queryExecutor.shutdownNow();
     meters.close();
-    log.info("stopped");
+    if (wasRunning) {
+      log.info("stopped");
+    }
   }
 
   /** Blocks until the gRPC server terminates. */

@@ -61,6 +61,9 @@ class CollectorCommandTest {
               "; choose another port with --grpc-port or grpc_port in the config file (0 picks a"
                   + " free one)");
       assertNoStackTrace(r);
+      assertThat(r.log())
+          .as("a start that failed has nothing to shut down")
+          .doesNotContain("shutting down");
     }
   }
 
@@ -75,6 +78,7 @@ class CollectorCommandTest {
           .containsIgnoringCase("already in use")
           .contains("; choose another port with --http-port or http_port in the config file");
       assertNoStackTrace(r);
+      assertThat(r.log()).doesNotContain("shutting down").doesNotContain("stopped");
     }
   }
 
