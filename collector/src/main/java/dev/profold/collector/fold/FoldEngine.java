@@ -179,6 +179,15 @@ public final class FoldEngine {
     if (r.base != schemes) {
       throw new IllegalStateException("the schemes changed since the reconfiguration was prepared");
     }
+    java.util.Set<String> kept = new java.util.HashSet<>();
+    for (SchemeFold f : r.next) {
+      kept.add(f.def.name());
+    }
+    for (SchemeFold f : schemes) {
+      if (!kept.contains(f.def.name())) {
+        metrics.schemeStopped(f.def.name());
+      }
+    }
     schemes = r.next;
     version++;
     started(schemes);

@@ -210,6 +210,21 @@ public final class CollectorMetrics {
    * Registers the counters of scheme {@code scheme} that only move on overflow or saturation, at 0
    * (again for a scheme that existed before: then they keep their counts).
    */
+  /**
+   * Scheme {@code scheme} no longer runs (a reload removed it): its counters leave the scrape, as
+   * its series do.
+   */
+  public void schemeStopped(String scheme) {
+    Counter o = overflow.remove(scheme);
+    if (o != null) {
+      registry.remove(o);
+    }
+    Counter s = saturated.remove(scheme);
+    if (s != null) {
+      registry.remove(s);
+    }
+  }
+
   public void schemeStarted(String scheme) {
     overflowCounter(scheme);
     saturatedCounter(scheme);

@@ -107,6 +107,15 @@ class ZeroCountersTest {
       assertThat(server.meters().scrape())
           .contains("profold_scheme_overflow_measurements_total{scheme=\"by_instance\"} 0.0\n")
           .contains("profold_scheme_counts_saturated_total{scheme=\"by_instance\"} 0.0\n");
+
+      // A reload that removes a scheme takes its counters out with its series.
+      CollectorConfig fewer =
+          ConfigLoader.parse(new StringReader("grpc_port: 0\nhttp_port: 0\n"), "collector.yaml");
+      server.reconfigure(fewer.schemeDefinitions(), fewer.alerts().rules());
+      assertThat(server.meters().scrape())
+          .contains("profold_scheme_overflow_measurements_total{scheme=\"region\"} 0.0\n")
+          .doesNotContain("scheme=\"by_service\"")
+          .doesNotContain("scheme=\"by_instance\"");
     } finally {
       server.stop();
     }
