@@ -93,7 +93,6 @@ class ProfoldClientEndToEndTest {
         .contains("profold_region_items_count" + handle + " 300\n")
         .contains("profold_region_items_sum" + handle + " 600.0\n")
         .contains("profold_region_rows_count" + db + " 300\n")
-        .contains("profold_deltas_applied_total 1.0\n")
         .contains(
             "profold_client_misuse_total{instance=\"client-1\",kind=\"closed_twice\","
                 + "service=\"e2e\"} 1.0\n")
@@ -103,6 +102,11 @@ class ProfoldClientEndToEndTest {
         .contains(
             "profold_client_dictionary_bytes_limit{instance=\"client-1\",service=\"e2e\"}"
                 + " 4194304.0\n");
+    // One delta from the flush, or two when the client's own interval boundary (aligned to the
+    // wall clock's minute) fell during the test: every one of them applied, none refused.
+    double received = sample(metrics, "profold_deltas_received_total");
+    assertThat(received).isBetween(1.0, 2.0);
+    assertThat(sample(metrics, "profold_deltas_applied_total")).isEqualTo(received);
     java.util.regex.Matcher dictionary =
         java.util.regex.Pattern.compile(
                 "(?m)^profold_client_dictionary_bytes\\{instance=\"client-1\",service=\"e2e\"\\}"
@@ -204,5 +208,13 @@ class ProfoldClientEndToEndTest {
         java.util.regex.Pattern.compile("(?m)^profold_dictionary_freed_total (\\S+)")
             .matcher(metrics);
     return m.find() ? Double.parseDouble(m.group(1)) : 0;
+  }
+
+  /** The value of the unlabelled sample {@code name} in {@code metrics}. */
+  private static double sample(String metrics, String name) {
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile("(?m)^" + name + " (\\S+)$").matcher(metrics);
+    assertThat(m.find()).as(name).isTrue();
+    return Double.parseDouble(m.group(1));
   }
 }
