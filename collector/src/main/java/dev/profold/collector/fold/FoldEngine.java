@@ -71,7 +71,7 @@ public final class FoldEngine {
 
   /** New sources refused, by source: {lowest sequence refused, last refused at}; see apply. */
   private final Map<SourceKey, long[]> refusedSources =
-      new java.util.LinkedHashMap<>() {
+      new java.util.LinkedHashMap<>(16, 0.75f, true) { // access order: the least recent goes
         @Override
         protected boolean removeEldestEntry(Map.Entry<SourceKey, long[]> eldest) {
           return size() > config.maxSources();
@@ -335,8 +335,9 @@ public final class FoldEngine {
    * {@code limits.max_sources} sources; and refused too, once there is room, when an earlier delta
    * of the source was refused and this one comes after it (deltas a client sent behind the refused
    * one, still in flight): taken, it would make the refused one a duplicate when resent. A source's
-   * refusal is remembered for one source TTL after its last refusal (a client that gave up the
-   * refused delta is not refused for ever), for at most {@code limits.max_sources} sources.
+   * refusal is remembered for one source TTL after it was last refused for want of room (a client
+   * that gave up the refused delta is not refused for ever), for at most {@code limits.max_sources}
+   * sources, the least recently refused forgotten first.
    */
   private FoldResult refuseNewSource(DecodedDelta d, long now) {
     long ttl = config.intervalNanos() * config.sourceTtlIntervals();
@@ -346,7 +347,8 @@ public final class FoldEngine {
       before = null;
     }
     String why;
-    if (instances.size() >= config.maxSources()) {
+    boolean full = instances.size() >= config.maxSources();
+    if (full) {
       why =
           "the collector tracks as many sources as limits.max_sources ("
               + config.maxSources()
@@ -369,11 +371,17 @@ public final class FoldEngine {
       refusedSources.remove(d.source);
       return null;
     }
+    // Only a refusal for want of room renews the memory: one that waits for the refused delta
+    // does not, so a client that gave that delta up is taken one source TTL after it was last
+    // refused for room, however often it retries meanwhile.
     refusedSources.put(
         d.source,
-        new long[] {before == null ? d.coveredFrom() : Math.min(before[0], d.coveredFrom()), now});
+        new long[] {
+          before == null ? d.coveredFrom() : Math.min(before[0], d.coveredFrom()),
+          full || before == null ? now : before[1]
+        });
     metrics.deltaRejected(RejectReason.TOO_MANY_SOURCES);
-    if (now >= nextSourceLimitLog) {
+    if (full && now >= nextSourceLimitLog) {
       nextSourceLimitLog = now + SOURCE_LIMIT_LOG_NANOS;
       log.warn(
           "limits.max_sources ({}) reached: deltas of new sources are refused until silent ones"

@@ -207,10 +207,6 @@ public final class CollectorMetrics {
   }
 
   /**
-   * Registers the counters of scheme {@code scheme} that only move on overflow or saturation, at 0
-   * (again for a scheme that existed before: then they keep their counts).
-   */
-  /**
    * Scheme {@code scheme} no longer runs (a reload removed it): its counters leave the scrape, as
    * its series do.
    */
@@ -225,6 +221,11 @@ public final class CollectorMetrics {
     }
   }
 
+  /**
+   * Registers the counters of scheme {@code scheme} that only move on overflow or saturation, at 0
+   * (again for a scheme that still runs: then they keep their counts; a scheme a reload removed and
+   * a later one adds again starts at 0).
+   */
   public void schemeStarted(String scheme) {
     overflowCounter(scheme);
     saturatedCounter(scheme);

@@ -902,6 +902,29 @@ class FoldEngineTest {
     }
 
     @Test
+    void aClientThatGaveUpTheRefusedDeltaButKeepsRetryingIsTakenOneTtlLater() {
+      engine = engineWithMaxSources(1);
+      apply(checkout("silent").seq(1).entry(1, 1.0));
+      apply(checkout("new").seq(1).entry(1, 4.0)); // refused; the client's buffer later drops it
+      FoldResult last = null;
+      for (int k = 1; k <= 20; k++) { // "silent" expires; the client retries from 3 every 10 s
+        clock.setNanos(T0 + k * INTERVAL);
+        last = apply(inWindow(checkout("new").seq(3).entry(1, 2.0), W0 + 5));
+        if (last.outcome() == FoldResult.Outcome.APPLIED) {
+          break;
+        }
+      }
+      assertThat(last.outcome())
+          .as(
+              "before the fix: each waiting refusal renewed the memory, refused for ever: %s",
+              last.message())
+          .isEqualTo(FoldResult.Outcome.APPLIED);
+      assertThat(clock.instant().getEpochSecond() * SECOND)
+          .as("one source TTL after the last refusal for want of room, not before")
+          .isGreaterThanOrEqualTo(T0 + 10 * INTERVAL);
+    }
+
+    @Test
     void expiryHappensOnAdvanceWithoutTraffic() {
       apply(checkout("i-1").seq(1).entry(1, 1.0));
       at(T0 + 5 * INTERVAL + SECOND - 1);

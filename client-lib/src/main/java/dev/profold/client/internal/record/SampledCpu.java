@@ -3,6 +3,7 @@ package dev.profold.client.internal.record;
 import dev.profold.client.internal.threads.Cell;
 import dev.profold.client.internal.threads.ThreadSnapshot;
 import dev.profold.reduce.Aggregate;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -56,13 +57,18 @@ final class SampledCpu {
    */
   static final long REACH_NANOS = 2_000_000_000L;
 
-  /** CPU time with no sample yet, and how long ago its interval ended. */
+  /**
+   * A thread's CPU time with no sample yet, interval by interval: each part {nanos, how long ago
+   * its interval ended}, so that each leaves when it is out of reach, not with an older one (at
+   * most {@code REACH_NANOS} over the shortest interval parts, 20).
+   */
   private static final class Owed {
+    final ArrayDeque<long[]> parts = new ArrayDeque<>();
     long nanos;
-    long age;
 
-    Owed(long nanos) {
-      this.nanos = nanos;
+    void add(long partNanos, long age) {
+      parts.add(new long[] {partNanos, age});
+      nanos += partNanos;
     }
   }
 
@@ -86,16 +92,20 @@ final class SampledCpu {
     Map<Long, Owed> nextOwed = new HashMap<>();
     owed.forEach(
         (id, o) -> {
-          if (o.age + length < REACH_NANOS) {
-            Owed older = new Owed(o.nanos);
-            older.age = o.age + length;
+          Owed older = new Owed();
+          for (long[] part : o.parts) {
+            if (part[1] + length < REACH_NANOS) {
+              older.add(part[0], part[1] + length);
+            }
+          }
+          if (!older.parts.isEmpty()) {
             nextOwed.put(id, older);
           }
         });
     nanos.forEach(
         (id, n) -> {
           if (n > 0) {
-            nextOwed.computeIfAbsent(id, k -> new Owed(0)).nanos += n;
+            nextOwed.computeIfAbsent(id, k -> new Owed()).add(n, 0);
           }
         });
     long[] samples = new long[threads.size()];

@@ -182,6 +182,24 @@ class SampledCpuTest {
   }
 
   @Test
+  void withShortIntervalsRecentCpuTimeIsNotDroppedWithAnOlderDebt() {
+    long interval = 100 * MS;
+    assertThat(collect(Map.of(7L, 30 * MS), Set.of(), interval)).isEmpty();
+    for (int k = 1; k <= 20; k++) {
+      assertThat(collect(Map.of(7L, 10 * MS), Set.of(), interval)).isEmpty();
+    }
+    samples(7, 1, "Thread.run", "A.work");
+    // The first 30 ms are out of reach (two seconds old when the interval after the twentieth
+    // closed); the twenty 10 ms parts after them were owed, and this interval's 10 ms: 210 ms.
+    List<Rows.Row> rows = collect(Map.of(7L, 10 * MS), Set.of(), interval);
+    assertThat(rows).hasSize(1);
+    assertThat(rows.get(0).count()).isEqualTo(1);
+    assertThat(rows.get(0).sum())
+        .as("before the fix: the recent parts went with the oldest, 0.010")
+        .isCloseTo(0.210, within(1e-12));
+  }
+
+  @Test
   void withShortIntervalsAnEndedThreadsLateSamplesWeighNothingForTwoSeconds() {
     long interval = 100 * MS;
     samples(7, 2, "Thread.run", "A.work");
