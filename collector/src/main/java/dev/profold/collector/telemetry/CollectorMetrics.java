@@ -6,6 +6,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
@@ -211,13 +212,11 @@ public final class CollectorMetrics {
    * its series do.
    */
   public void schemeStopped(String scheme) {
-    Counter o = overflow.remove(scheme);
-    if (o != null) {
-      registry.remove(o);
-    }
-    Counter s = saturated.remove(scheme);
-    if (s != null) {
-      registry.remove(s);
+    for (ConcurrentMap<String, Counter> by : List.of(overflow, saturated)) {
+      Counter c = by.remove(scheme);
+      if (c != null) {
+        registry.remove(c);
+      }
     }
   }
 
@@ -237,16 +236,19 @@ public final class CollectorMetrics {
   }
 
   private Counter saturatedCounter(String scheme) {
-    return saturated.computeIfAbsent(
-        scheme,
-        s ->
-            OwnMeter.SCHEME_COUNTS_SATURATED
-                .counter()
-                .tag("scheme", s)
-                .description(
-                    "Group states (cumulative or of an interval) whose count reached 2^63 - 1"
-                        + " and stopped there; their distribution is no longer known.")
-                .register(registry));
+    return schemeCounter(
+        saturated,
+        OwnMeter.SCHEME_COUNTS_SATURATED,
+        "Group states (cumulative or of an interval) whose count reached 2^63 - 1 and stopped"
+            + " there; their distribution is no longer known.",
+        scheme);
+  }
+
+  /** Scheme {@code scheme}'s counter of {@code meter}, registered once and kept in {@code by}. */
+  private Counter schemeCounter(
+      ConcurrentMap<String, Counter> by, OwnMeter meter, String description, String scheme) {
+    return by.computeIfAbsent(
+        scheme, s -> meter.counter().tag("scheme", s).description(description).register(registry));
   }
 
   /** A series left out of a scrape because Prometheus's model refused it (a collector bug). */
@@ -269,16 +271,12 @@ public final class CollectorMetrics {
   }
 
   private Counter overflowCounter(String scheme) {
-    return overflow.computeIfAbsent(
-        scheme,
-        s ->
-            OwnMeter.SCHEME_OVERFLOW_MEASUREMENTS
-                .counter()
-                .tag("scheme", s)
-                .description(
-                    "Entry measurements folded into a scheme's overflow group because the"
-                        + " scheme reached its cardinality limit.")
-                .register(registry));
+    return schemeCounter(
+        overflow,
+        OwnMeter.SCHEME_OVERFLOW_MEASUREMENTS,
+        "Entry measurements folded into a scheme's overflow group because the scheme reached its"
+            + " cardinality limit.",
+        scheme);
   }
 
   /** Thread groups of a source forgotten because it reported more than the limit over time. */

@@ -96,13 +96,7 @@ class OversizedMessagesTest {
 
   @Test
   void aMessageOverTheLimitIsRefusedByGrpcAndCountedByTheCollector() {
-    Deltas.Builder big =
-        Deltas.source("checkout", "i-1").seq(1).region(1, "main", RegionKind.REGION_KIND_COMPUTE);
-    for (int i = 0; i < 5000; i++) {
-      big.entry(1, 0.001 * (i + 1));
-    }
-    Delta delta = big.build();
-    assertThat(delta.getSerializedSize()).isGreaterThan(LIMIT);
+    Delta delta = oversized();
     assertThat(tooLarge()).isZero();
 
     assertThatThrownBy(

@@ -1,7 +1,6 @@
 package dev.profold.client.internal.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.profold.client.ProfoldConfig;
 import dev.profold.proto.v1.Delta;
@@ -35,12 +34,7 @@ class GiveBackClockStepTest {
               wall::get);
       try {
         wall.set(start + 10 * S);
-        r.beforeSubmit =
-            () -> {
-              throw new OutOfMemoryError("planted");
-            };
-        assertThatThrownBy(r::flushInterval).isInstanceOf(OutOfMemoryError.class);
-        r.beforeSubmit = () -> {};
+        ProfoldRuntimeFlushTest.failOneFlushAfterTheClose(r);
         wall.set(start + 3 * S); // the clock steps back 7 s
 
         assertThat(r.flush(Duration.ofSeconds(30))).isTrue();

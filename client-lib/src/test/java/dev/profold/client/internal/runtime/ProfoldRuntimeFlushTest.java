@@ -85,12 +85,7 @@ class ProfoldRuntimeFlushTest {
         Region closedTwice = rec.region("twice", dev.profold.client.Kind.COMPUTE);
         closedTwice.close();
         closedTwice.close(); // misuse: closed_twice 1
-        r.beforeSubmit =
-            () -> {
-              throw new OutOfMemoryError("planted");
-            };
-        assertThatThrownBy(r::flushInterval).isInstanceOf(OutOfMemoryError.class);
-        r.beforeSubmit = () -> {};
+        failOneFlushAfterTheClose(r);
         assertThat(r.flush(Duration.ofSeconds(30))).isTrue();
         List<Delta> received = collector.received();
         assertThat(received).hasSize(1);
@@ -121,12 +116,7 @@ class ProfoldRuntimeFlushTest {
           x += Long.numberOfTrailingZeros(x + System.nanoTime());
         }
         long burnt = mx.getCurrentThreadCpuTime() - from;
-        r.beforeSubmit =
-            () -> {
-              throw new OutOfMemoryError("planted");
-            };
-        assertThatThrownBy(r::flushInterval).isInstanceOf(OutOfMemoryError.class);
-        r.beforeSubmit = () -> {};
+        failOneFlushAfterTheClose(r);
         assertThat(r.flush(Duration.ofSeconds(30))).isTrue();
         Delta d = collector.received().get(0);
         long span = d.getIntervalEndUnixNanos() - d.getIntervalStartUnixNanos();
@@ -162,12 +152,7 @@ class ProfoldRuntimeFlushTest {
             .isFalse();
         long[] off = {300};
         r.activity().observeIo(() -> off[0]);
-        r.beforeSubmit =
-            () -> {
-              throw new OutOfMemoryError("planted");
-            };
-        assertThatThrownBy(r::flushInterval).isInstanceOf(OutOfMemoryError.class);
-        r.beforeSubmit = () -> {};
+        failOneFlushAfterTheClose(r);
         off[0] = 500;
         r.activity().observeIo(null); // the agent closed before the next flush
         assertThat(r.flush(Duration.ofSeconds(30))).isTrue();
@@ -209,5 +194,18 @@ class ProfoldRuntimeFlushTest {
             .endpoint(collector.endpoint())
             .interval(Duration.ofHours(1))
             .build());
+  }
+
+  /**
+   * Runs one flush of {@code r} that fails after its interval was closed and its delta built (an
+   * OutOfMemoryError as it is submitted), as the runtime's own schedule would run it.
+   */
+  static void failOneFlushAfterTheClose(ProfoldRuntime r) {
+    r.beforeSubmit =
+        () -> {
+          throw new OutOfMemoryError("planted");
+        };
+    assertThatThrownBy(r::flushInterval).isInstanceOf(OutOfMemoryError.class);
+    r.beforeSubmit = () -> {};
   }
 }
