@@ -97,6 +97,7 @@ public final class ThreadActivity {
   private final Map<Long, long[]> samples = new HashMap<>(); // {all, in management}
   private final Map<Long, long[]> lastSamples = new HashMap<>(); // the interval before
   private final Map<Long, Long> managementCpu = new HashMap<>(); // measured, not sampled
+  private volatile boolean startsTimed;
   private final Map<Long, Long> lastCpu = new HashMap<>();
   private long pauses;
   private boolean first = true;
@@ -280,6 +281,20 @@ public final class ThreadActivity {
         n[2]++;
       }
     }
+  }
+
+  /**
+   * Whether the thread starts are timed ({@link #managementCpu} and a thread_mgmt {@link #offCpu}
+   * report as each {@code Thread.start} returns): blocks reported from inside a start are then part
+   * of that report. Set by the agent's start hook as it listens and stops.
+   */
+  public void startsTimed(boolean timed) {
+    startsTimed = timed;
+  }
+
+  /** See {@link #startsTimed(boolean)}. */
+  public boolean startsTimed() {
+    return startsTimed;
   }
 
   /**

@@ -79,6 +79,9 @@ final class ThreadStartHookup implements ThreadHooks.Listener {
    * the lock of a stopped runtime's {@link ThreadActivity} and fill its maps.
    */
   static synchronized void unhook() {
+    if (listening != null) {
+      listening.activity.startsTimed(false);
+    }
     listening = null;
     ThreadHooks.listen(null);
   }
@@ -95,7 +98,11 @@ final class ThreadStartHookup implements ThreadHooks.Listener {
 
   /** Reports thread starts to {@code activity} and {@code starts} from now on. */
   static synchronized void listen(ThreadMXBean mx, ThreadActivity activity, ThreadStarts starts) {
+    if (listening != null && listening.activity != activity) {
+      listening.activity.startsTimed(false);
+    }
     listening = new ThreadStartHookup(mx, activity, starts);
+    activity.startsTimed(true);
     ThreadHooks.listen(listening);
   }
 

@@ -212,6 +212,21 @@ public final class EventMapper {
     return f != null && f.startsWith("java.lang.Thread.start");
   }
 
+  /**
+   * True when a block with this stack (innermost frame first) happened while its thread was
+   * creating, starting or ending a thread: the innermost management frame ({@link
+   * #inThreadManagement}) is {@code Thread.<init>}, {@code Thread.start} or {@code Thread.exit}
+   * (the JDK takes the thread group's lock there, which the threads starting and ending contend
+   * for).
+   */
+  public static boolean inThreadLifecycle(List<String> frames) {
+    String f = managementFrame(frames);
+    return f != null
+        && (f.startsWith("java.lang.Thread.start")
+            || f.startsWith("java.lang.Thread.<init>")
+            || f.startsWith("java.lang.Thread.exit"));
+  }
+
   /** The frame that makes a sample with this stack thread management, or null. */
   private static String managementFrame(List<String> frames) {
     String callee = null;

@@ -63,7 +63,9 @@ class ThreadStartTimingTest {
     ThreadStartTiming.stop(stopped); // the stopped runtime's shutdown task, run late
 
     assertThat(ThreadHooks.wallAtEntry()).isNotEqualTo(ThreadHooks.NOT_TIMED);
+    assertThat(later.startsTimed()).as("blocks inside starts are the timed starts'").isTrue();
     ThreadStartTiming.stop(later);
     assertThat(ThreadHooks.wallAtEntry()).isEqualTo(ThreadHooks.NOT_TIMED);
+    assertThat(later.startsTimed()).as("no longer timed: blocks in starts count again").isFalse();
   }
 }

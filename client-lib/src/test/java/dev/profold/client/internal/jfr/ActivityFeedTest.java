@@ -94,4 +94,69 @@ class ActivityFeedTest {
     assertThat(a.getThreadMgmtNanos()).isEqualTo(200 * MS);
     assertThat(a.getComputeNanos()).isEqualTo(600 * MS);
   }
+
+  @Test
+  void aBlockInsideATimedStartIsThatStartsTimeNotSyncAsWell() {
+    activity.startsTimed(true);
+    activity.close(0, 0);
+    // the timed start: 400 ms off CPU, reported as it returned
+    activity.offCpu(12, dev.profold.client.Kind.THREAD_MGMT, 400 * MS);
+    // JFR's report of the thread group's lock taken inside that start, 300 ms of the 400
+    feed(
+        EventMapper.MONITOR_ENTER,
+        300 * MS,
+        null,
+        0,
+        "java.lang.ThreadGroup.add",
+        "java.lang.Thread.start",
+        "app.Main.spawn");
+
+    ThreadGroupActivity a = activity.close(0, 1000 * MS).get(0);
+
+    assertThat(a.getSyncNanos()).isZero();
+    assertThat(a.getThreadMgmtNanos()).isEqualTo(400 * MS);
+    assertThat(a.getIdleNanos()).isEqualTo(600 * MS);
+  }
+
+  @Test
+  void aBlockWhileCreatingStartingOrEndingAThreadIsThreadManagement() {
+    activity.close(0, 0); // starts not timed: the start's block is reported by JFR alone
+    feed(
+        EventMapper.MONITOR_ENTER,
+        100 * MS,
+        null,
+        0,
+        "java.lang.ThreadGroup.addUnstarted",
+        "java.lang.Thread.<init>",
+        "app.Main.spawn");
+    feed(
+        EventMapper.MONITOR_ENTER,
+        200 * MS,
+        null,
+        0,
+        "java.lang.ThreadGroup.add",
+        "java.lang.Thread.start",
+        "app.Main.spawn");
+    feed(
+        EventMapper.MONITOR_ENTER,
+        50 * MS,
+        null,
+        0,
+        "java.lang.ThreadGroup.threadTerminated",
+        "java.lang.Thread.exit");
+    // a lock taken by a task under the pool's run loop stays the application's own
+    feed(
+        EventMapper.MONITOR_ENTER,
+        150 * MS,
+        null,
+        0,
+        "app.Cache.get",
+        "app.Task.run",
+        "java.util.concurrent.ThreadPoolExecutor.runWorker");
+
+    ThreadGroupActivity a = activity.close(0, 1000 * MS).get(0);
+
+    assertThat(a.getThreadMgmtNanos()).isEqualTo(350 * MS);
+    assertThat(a.getSyncNanos()).isEqualTo(150 * MS);
+  }
 }
