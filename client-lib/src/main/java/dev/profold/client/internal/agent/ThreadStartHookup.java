@@ -1,6 +1,5 @@
 package dev.profold.client.internal.agent;
 
-import dev.profold.client.Kind;
 import dev.profold.client.internal.activity.JvmThreads;
 import dev.profold.client.internal.activity.ThreadActivity;
 import dev.profold.client.internal.boot.ThreadHooks;
@@ -118,9 +117,8 @@ final class ThreadStartHookup implements ThreadHooks.Listener {
       return;
     }
     try {
-      activity.started(started.getId(), epochNanos());
-      activity.managementCpu(me.getId(), cpuNanos);
-      activity.offCpu(me.getId(), Kind.THREAD_MGMT, wallNanos - cpuNanos);
+      activity.timedStart(
+          started.getId(), epochNanos(), me.getId(), cpuNanos, wallNanos - cpuNanos);
       starts.started(started.getId(), wallNanos);
     } catch (RuntimeException e) { // a start not recorded: reported as an event dropped
       starts.timingFailed();

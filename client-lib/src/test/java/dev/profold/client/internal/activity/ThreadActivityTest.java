@@ -412,6 +412,54 @@ class ThreadActivityTest {
   }
 
   @Test
+  void startsAndEndsAreReportedWithoutWaitingForTheLockAndCountAtTheNextClose() throws Exception {
+    threads.set(new LiveThread(1, "spawner", 0));
+    activity.close(0, 0);
+    CountDownLatch held = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    Thread holder =
+        new Thread(
+            () -> {
+              synchronized (activity) { // as a close or the JFR feed holds it
+                held.countDown();
+                try {
+                  release.await();
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+              }
+            });
+    holder.start();
+    assertThat(held.await(10, TimeUnit.SECONDS)).isTrue();
+    java.util.concurrent.ExecutorService reporter =
+        java.util.concurrent.Executors.newSingleThreadExecutor();
+    try {
+      java.util.concurrent.Future<?> reports =
+          reporter.submit(
+              () -> {
+                // spawner (1) started worker 7 at 2 s: 0.25 s on CPU, 0.5 s off it
+                activity.timedStart(7, 2 * S, 1, S / 4, S / 2);
+                activity.ended(7, "worker-7", S / 2, 5 * S);
+              });
+      // Done while the lock is held: a report that took the lock would still be waiting.
+      reports.get(10, TimeUnit.SECONDS);
+    } finally {
+      release.countDown();
+      reporter.shutdown();
+      holder.join();
+    }
+    threads.set(new LiveThread(1, "spawner", S));
+
+    List<ThreadGroupActivity> groups = activity.close(0, 10 * S);
+
+    ThreadGroupActivity spawner = group(groups, "spawner");
+    assertThat(spawner.getThreadMgmtNanos()).isEqualTo(S / 4 + S / 2);
+    assertThat(spawner.getComputeNanos()).isEqualTo(S - S / 4);
+    ThreadGroupActivity w = group(groups, "worker-*");
+    assertThat(w.getWallNanos()).as("from its reported start to its end").isEqualTo(3 * S);
+  }
+
+  @Test
   void anEndReportedByAThreadTheCloseStillFoundAliveCountsAtTheNextClose() {
     threads.set(new LiveThread(1, "w", 0));
     activity.close(0, 0);
