@@ -126,7 +126,7 @@ final class ThreadState {
 
   private int current; // context id
   private int depth;
-  private Frame[] frames = new Frame[16];
+  private Frame[] frames;
 
   private static final int REGION_CACHE = 64;
 
@@ -136,11 +136,15 @@ final class ThreadState {
    */
   static final int MAX_ATTRIBUTE_KEYS = 1024;
 
-  private final String[] cachedName = new String[REGION_CACHE];
-  private final Kind[] cachedKind = new Kind[REGION_CACHE];
-  private final int[] cachedParent = new int[REGION_CACHE];
-  private final int[] cachedChild = new int[REGION_CACHE];
-  private LongIntMap childCache = new LongIntMap(64);
+  // The caches of a thread that opens regions and scopes itself. A ForeignThread's state only
+  // records (ForeignThread#record): it gets none of them (empty arrays), since the agent makes one
+  // for every thread that ends while it listens, and a program that starts and ends thousands of
+  // threads a second would otherwise hold some 10 KB per ended thread until the next flush.
+  private final String[] cachedName;
+  private final Kind[] cachedKind;
+  private final int[] cachedParent;
+  private final int[] cachedChild;
+  private LongIntMap childCache = new LongIntMap(4);
 
   /** Set by {@link #childOf}: whether the child it returned may be cached. Owner thread only. */
   private boolean childCacheable;
@@ -219,9 +223,12 @@ final class ThreadState {
     this.contexts = contexts;
     this.active = new ThreadTable(maxCells, recorder.timeMetric());
     this.standby = new ThreadTable(maxCells, recorder.timeMetric());
-    for (Kind k : Kind.values()) {
-      regionEvents.put(k, new HashMap<>());
-    }
+    int caches = owner == null && pool == null ? 0 : REGION_CACHE;
+    this.cachedName = new String[caches];
+    this.cachedKind = new Kind[caches];
+    this.cachedParent = new int[caches];
+    this.cachedChild = new int[caches];
+    this.frames = new Frame[caches == 0 ? 0 : 16];
     this.holder =
         owner == null && pool == null
             ? null
@@ -274,7 +281,7 @@ final class ThreadState {
    * be.
    */
   private int regionChildMiss(int h, String regionName, Kind kind) {
-    Map<String, Integer> cache = regionEvents.get(kind);
+    Map<String, Integer> cache = regionEvents.computeIfAbsent(kind, k -> new HashMap<>());
     Integer ev = cache.get(regionName);
     if (ev == null) {
       ev = contexts.regionEvent(regionName, kind, holder);
@@ -372,7 +379,7 @@ final class ThreadState {
 
   private Frame pushChild(int child, boolean region) {
     if (depth == frames.length) {
-      frames = Arrays.copyOf(frames, depth * 2);
+      frames = Arrays.copyOf(frames, Math.max(16, depth * 2));
     }
     Frame f = frames[depth];
     if (f == null) {
@@ -485,7 +492,7 @@ final class ThreadState {
     ATTENTION.getAndBitwiseAnd(this, ~RELEASE_ASKED); // a request after this one asks again
     holder.clearRequest();
     Arrays.fill(cachedName, null);
-    childCache = new LongIntMap(64);
+    childCache = new LongIntMap(4);
     regionEvents.values().forEach(Map::clear);
     attributeEvents.values().forEach(AttributeCache::clear);
     int[] kept = new int[depth + 1];

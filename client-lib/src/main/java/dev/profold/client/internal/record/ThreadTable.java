@@ -22,9 +22,11 @@ import java.util.List;
  */
 final class ThreadTable {
   private final int maxCells;
-  private final LongIntMap slots = new LongIntMap(64);
-  private long[] keys = new long[16];
-  private Aggregate[] cells = new Aggregate[16];
+  // Small at first, grown as cells are added: the agent makes a table for every thread that ends
+  // while it listens, most of which record one or two cells.
+  private final LongIntMap slots = new LongIntMap(4);
+  private long[] keys = new long[4];
+  private Aggregate[] cells = new Aggregate[4];
   private final int timeMetric;
 
   /**
@@ -42,7 +44,7 @@ final class ThreadTable {
   /** {@link #lastKey} when no cell was recorded since the last drain: no key of ids 0 or more. */
   private static final long NO_KEY = -1L;
 
-  private Aggregate[] timeCells = new Aggregate[64]; // by context id: the time metric's cell
+  private Aggregate[] timeCells = new Aggregate[0]; // by context id: the time metric's cell
 
   /**
    * The (context, metric) key of the cell recorded last, and its slot: a thread recording the same
