@@ -137,6 +137,23 @@ public final class ThreadActivity {
 
   private final AtomicInteger inboxSize = new AtomicInteger();
 
+  /**
+   * Thread ends, reported by the ending threads without allocating ({@link EndRing}). Moved to
+   * {@link #inbox} at each close, and once half full by the next thread that reports a start or a
+   * JFR event (threads that may allocate, since they live on); one reader at a time ({@link
+   * #ringReader}), which no one waits for but the close. A full ring's ends go to the inbox
+   * directly, allocating.
+   */
+  private final EndRing endRing = new EndRing(END_RING);
+
+  static final int END_RING = 4096;
+
+  private final java.util.concurrent.locks.ReentrantLock ringReader =
+      new java.util.concurrent.locks.ReentrantLock();
+
+  private final EndRing.Reader toInbox =
+      (id, name, cpu, at, carrier) -> post(new EndReport(id, new Ended(name, cpu, at, carrier)));
+
   /** Reports waiting for a close at most: the starts and the ends one interval keeps. */
   static final int MAX_INBOX = 2 * MAX_STARTS_AND_ENDS;
 
@@ -213,6 +230,7 @@ public final class ThreadActivity {
    */
   public void started(long threadId, long atEpochNanos) {
     post(new Started(threadId, atEpochNanos));
+    moveEndsIfMany();
   }
 
   /**
@@ -224,6 +242,7 @@ public final class ThreadActivity {
       long startedId, long atEpochNanos, long starterId, long cpuNanos, long offCpuNanos) {
     post(new Started(startedId, atEpochNanos));
     post(new TimedStart(starterId, cpuNanos, offCpuNanos));
+    moveEndsIfMany();
   }
 
   private void post(Report r) {
@@ -235,8 +254,28 @@ public final class ThreadActivity {
     inbox.add(r);
   }
 
-  /** Applies the reports that wait in {@link #inbox}; under the lock. */
+  /**
+   * Moves the ends waiting in {@link #endRing} to the inbox when it is half full, unless another
+   * thread does so now. Not for an ending thread: it allocates.
+   */
+  private void moveEndsIfMany() {
+    if (endRing.waiting() > END_RING / 2 && ringReader.tryLock()) {
+      try {
+        endRing.drain(toInbox);
+      } finally {
+        ringReader.unlock();
+      }
+    }
+  }
+
+  /** Applies the reports that wait in {@link #endRing} and {@link #inbox}; under the lock. */
   private void drainInbox() {
+    ringReader.lock();
+    try {
+      endRing.drain(toInbox);
+    } finally {
+      ringReader.unlock();
+    }
     for (Report r; (r = inbox.poll()) != null; ) {
       inboxSize.decrementAndGet();
       if (r instanceof Started st) {
@@ -249,19 +288,24 @@ public final class ThreadActivity {
         managementCpu(t.starterId(), t.cpuNanos());
         offCpu(t.starterId(), Kind.THREAD_MGMT, t.offCpuNanos(), -1);
       } else if (r instanceof EndReport e) {
-        if (ended.size() < MAX_STARTS_AND_ENDS) {
-          ended.put(e.threadId(), e.ended());
-        } else {
-          capReached();
-        }
+        takeEnd(e.threadId(), e.ended());
       }
+    }
+  }
+
+  private void takeEnd(long threadId, Ended e) {
+    if (ended.size() < MAX_STARTS_AND_ENDS) {
+      ended.put(threadId, e);
+    } else {
+      capReached();
     }
   }
 
   /**
    * Thread {@code threadId}, named {@code name}, ends at {@code atEpochNanos} having used {@code
    * cpuNanos} of CPU: its last, partial interval is counted (once it ended, its CPU time can no
-   * longer be read). Called on the ending thread.
+   * longer be read). Called on the ending thread; allocates nothing unless {@value #END_RING} ends
+   * wait for a close.
    */
   public void ended(long threadId, String name, long cpuNanos, long atEpochNanos) {
     ended(threadId, name, cpuNanos, atEpochNanos, false);
@@ -272,7 +316,9 @@ public final class ThreadActivity {
    * of virtual threads.
    */
   public void ended(long threadId, String name, long cpuNanos, long atEpochNanos, boolean carrier) {
-    post(new EndReport(threadId, new Ended(name, cpuNanos, atEpochNanos, carrier)));
+    if (!endRing.offer(threadId, name, cpuNanos, atEpochNanos, carrier)) {
+      post(new EndReport(threadId, new Ended(name, cpuNanos, atEpochNanos, carrier)));
+    }
   }
 
   private void capReached() {
@@ -297,6 +343,7 @@ public final class ThreadActivity {
    * lasted until it was last seen is that block's report: what was counted is subtracted.
    */
   public synchronized void offCpu(long threadId, Kind kind, long nanos, long startEpochNanos) {
+    moveEndsIfMany();
     if (kind == Kind.SYNC && startEpochNanos >= 0) {
       List<Stuck> counted = stuck.get(threadId);
       if (counted != null) {
@@ -332,6 +379,7 @@ public final class ThreadActivity {
    * stand for that measured time and are left out of the share that splits the rest.
    */
   public synchronized void onCpuSample(long threadId, boolean management, boolean inStart) {
+    moveEndsIfMany();
     long[] n = samples.computeIfAbsent(threadId, k -> new long[3]);
     n[0]++;
     if (management) {

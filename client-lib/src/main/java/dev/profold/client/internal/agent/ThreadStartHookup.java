@@ -134,9 +134,35 @@ final class ThreadStartHookup implements ThreadHooks.Listener {
     activity.ended(me.getId(), me.getName(), cpuNanos, epochNanos(), JvmThreads.isCarrier(me));
   }
 
-  /** Now, in unix epoch nanoseconds: the clock of the intervals {@link ThreadActivity} closes. */
-  private static long epochNanos() {
+  /** The wall clock (epoch nanoseconds) minus {@link System#nanoTime()}, as last read. */
+  private static volatile long epochOffset;
+
+  /** {@link System#nanoTime()} when {@link #epochOffset} was read. */
+  private static volatile long offsetReadAt;
+
+  private static final long OFFSET_READ_EVERY = 1_000_000_000L;
+
+  static {
+    readEpochOffset(System.nanoTime());
+  }
+
+  private static void readEpochOffset(long nanoTime) {
     java.time.Instant t = java.time.Instant.now();
-    return t.getEpochSecond() * 1_000_000_000L + t.getNano();
+    epochOffset = t.getEpochSecond() * 1_000_000_000L + t.getNano() - nanoTime;
+    offsetReadAt = nanoTime;
+  }
+
+  /**
+   * Now, in unix epoch nanoseconds: the clock of the intervals {@link ThreadActivity} closes. From
+   * {@link System#nanoTime()} and an offset to the wall clock read again at most once a second, so
+   * that a thread reporting its end allocates nothing (an {@code Instant} is an allocation, and a
+   * thread's first allocation takes a whole allocation buffer, given back unused as it ends).
+   */
+  private static long epochNanos() {
+    long now = System.nanoTime();
+    if (now - offsetReadAt > OFFSET_READ_EVERY) { // benign race: two threads may both read it
+      readEpochOffset(now);
+    }
+    return now + epochOffset;
   }
 }

@@ -460,6 +460,24 @@ class ThreadActivityTest {
   }
 
   @Test
+  void moreEndsThanTheRingHoldsBetweenTwoClosesAreAllCounted() {
+    activity.close(0, 0);
+    int n = 3 * ThreadActivity.END_RING;
+    for (int i = 0; i < n; i++) { // starts move the ring's ends on as it fills
+      activity.started(100 + i, S);
+      activity.ended(100 + i, "burst-" + i, S / 10, 2 * S);
+    }
+    for (int i = n; i < 2 * n; i++) { // ends alone: a full ring's go to the queue
+      activity.ended(100 + i, "burst-" + i, S / 10, 2 * S);
+    }
+
+    ThreadGroupActivity g = group(activity.close(0, 10 * S), "burst-*");
+
+    assertThat(g.getThreads()).isEqualTo(2 * n);
+    assertThat(g.getComputeNanos()).isEqualTo(2L * n * (S / 10));
+  }
+
+  @Test
   void anEndReportedByAThreadTheCloseStillFoundAliveCountsAtTheNextClose() {
     threads.set(new LiveThread(1, "w", 0));
     activity.close(0, 0);
