@@ -48,6 +48,9 @@ public final class OversizedMessages extends ServerStreamTracer.Factory {
         if (status.getCode() == Status.Code.RESOURCE_EXHAUSTED
             && status.getDescription() != null
             && status.getDescription().contains(TOO_LARGE)) {
+          // Received, and rejected: so that rejected never exceeds received (its bytes were not
+          // read, so the received bytes leave it out).
+          metrics.deltaReceived(0);
           metrics.deltaRejected(RejectReason.TOO_LARGE);
           if (logged.compareAndSet(false, true)) {
             log.warn(

@@ -111,7 +111,10 @@ class OversizedMessagesTest {
                     .isEqualTo(Status.Code.RESOURCE_EXHAUSTED));
     assertThat(tooLarge()).isEqualTo(1);
     assertThat(server.meters().scrape())
-        .contains("profold_deltas_rejected_total{reason=\"invalid\"} 0.0\n");
+        .contains("profold_deltas_rejected_total{reason=\"invalid\"} 0.0\n")
+        .as("received, whatever became of it: rejected never exceeds received")
+        .contains("profold_deltas_received_total 1.0\n")
+        .contains("profold_ingest_received_bytes_total 0.0\n");
   }
 
   @Test
