@@ -404,6 +404,11 @@ public final class ThreadActivity {
     return startsTimed;
   }
 
+  /** Thread ids the given-back activity holds (for tests: bounded by the live threads). */
+  synchronized int heldBackThreadIds() {
+    return heldBack.values().stream().mapToInt(g -> g.ids.size()).sum();
+  }
+
   /**
    * Thread {@code threadId} spent {@code cpuNanos} of CPU time in thread management, measured (a
    * timed {@code Thread.start}, much of which runs in the JVM, where samples do not reach): it
@@ -487,7 +492,15 @@ public final class ThreadActivity {
    * second call before the next close changes nothing.
    */
   public synchronized void giveBack(boolean withCpu) {
-    heldBack = lastGroups;
+    // Bounded however many flushes fail in a row: at most MAX_GROUPS groups, and of their thread
+    // ids only those of threads alive at the close (the only ones the next interval can have
+    // again: a thread id is never reused); the others are counted.
+    Map<String, Group> kept = new HashMap<>();
+    for (Group g : compact(lastGroups)) {
+      g.keepOnlyIds(lastCpu.keySet());
+      kept.put(g.name, g);
+    }
+    heldBack = kept;
     heldBackCpu = withCpu ? intervalCpu : ThreadCpu.NONE;
   }
 
@@ -863,6 +876,19 @@ public final class ThreadActivity {
   }
 
   private static List<ThreadGroupActivity> encode(Map<String, Group> groups) {
+    List<Group> compact = compact(groups);
+    List<ThreadGroupActivity> out = new ArrayList<>(compact.size());
+    for (Group g : compact) {
+      out.add(g.toProto());
+    }
+    return out;
+  }
+
+  /**
+   * {@code groups}, largest wall time first, at most {@link #MAX_GROUPS}: the smallest beyond it
+   * merged into {@link #OTHER_GROUP}, which comes last.
+   */
+  private static List<Group> compact(Map<String, Group> groups) {
     // A given-back interval can hold an "_other_" already: the tail goes into it, and it comes
     // last, so that no group is named twice.
     Group other = groups.get(OTHER_GROUP);
@@ -887,11 +913,7 @@ public final class ThreadActivity {
     if (other != null) {
       sorted.add(other);
     }
-    List<ThreadGroupActivity> out = new ArrayList<>(sorted.size());
-    for (Group g : sorted) {
-      out.add(g.toProto());
-    }
-    return out;
+    return sorted;
   }
 
   private static int index(Kind kind) {
@@ -910,6 +932,7 @@ public final class ThreadActivity {
     final String name;
     final long[] classes = new long[CLASSES];
     final Set<Long> ids = new HashSet<>(); // its threads: one alive in two merged intervals once
+    long idsLeftOut; // threads counted without their ids (ended before a given-back close)
     long wall;
     long cpuMin = Long.MAX_VALUE;
     long cpuMax;
@@ -930,8 +953,16 @@ public final class ThreadActivity {
       cpuSum += cpu;
     }
 
+    /** Keeps only the thread ids in {@code alive}, counting the others. */
+    void keepOnlyIds(Set<Long> alive) {
+      int before = ids.size();
+      ids.retainAll(alive);
+      idsLeftOut += before - ids.size();
+    }
+
     void merge(Group g) {
       ids.addAll(g.ids);
+      idsLeftOut += g.idsLeftOut;
       wall += g.wall;
       for (int k = 0; k < CLASSES; k++) {
         classes[k] += g.classes[k];
@@ -944,7 +975,7 @@ public final class ThreadActivity {
     ThreadGroupActivity toProto() {
       return ThreadGroupActivity.newBuilder()
           .setThreadGroup(name)
-          .setThreads(ids.size())
+          .setThreads(Math.toIntExact(Math.min(Integer.MAX_VALUE, ids.size() + idsLeftOut)))
           .setWallNanos(wall)
           .setComputeNanos(classes[COMPUTE])
           .setSyncNanos(classes[SYNC])
@@ -953,7 +984,7 @@ public final class ThreadActivity {
           .setRuntimeNanos(classes[RUNTIME])
           .setThreadMgmtNanos(classes[THREAD_MGMT])
           .setIdleNanos(classes[IDLE])
-          .setCpuMinNanos(ids.isEmpty() ? 0 : cpuMin)
+          .setCpuMinNanos(ids.isEmpty() && idsLeftOut == 0 ? 0 : cpuMin)
           .setCpuSumNanos(cpuSum)
           .setCpuMaxNanos(cpuMax)
           .build();

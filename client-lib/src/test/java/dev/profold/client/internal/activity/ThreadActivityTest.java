@@ -395,6 +395,33 @@ class ThreadActivityTest {
   }
 
   @Test
+  void flushesFailingInARowHoldTheIdsOfLiveThreadsOnlyAndCountEveryThreadOnce() {
+    threads.set(new LiveThread(1, "worker-1", 0));
+    activity.close(0, 0);
+    long id = 100;
+    for (int interval = 0; interval < 5; interval++) { // five failed flushes in a row
+      long start = interval * 10 * S;
+      for (int i = 0; i < 1000; i++, id++) { // a thousand short threads an interval
+        activity.started(id, start + S);
+        activity.ended(id, "worker-" + id, S / 1000, start + 2 * S);
+      }
+      threads.set(new LiveThread(1, "worker-1", (interval + 1) * S));
+      activity.close(start, start + 10 * S);
+      activity.giveBack(false);
+      assertThat(activity.heldBackThreadIds())
+          .as("the ended threads' ids are not held, only counted")
+          .isEqualTo(1);
+    }
+    threads.set(new LiveThread(1, "worker-1", 6 * S));
+
+    ThreadGroupActivity w = group(activity.close(50 * S, 60 * S), "worker-*");
+
+    assertThat(w.getThreads()).as("worker-1 once, and each short thread").isEqualTo(1 + 5000);
+    assertThat(w.getCpuSumNanos()).isEqualTo(6 * S + 5000 * (S / 1000));
+    assertThat(w.getWallNanos()).isEqualTo(60 * S + 5000 * S);
+  }
+
+  @Test
   void aThreadStartedAndEndedWithinAnIntervalCountsItsLifetime() {
     threads.set(new LiveThread(1, "main", 0));
     activity.close(0, 0);
