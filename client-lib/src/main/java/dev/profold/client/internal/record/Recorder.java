@@ -718,6 +718,20 @@ public final class Recorder {
     contexts.endCollection();
     collections.incrementAndGet();
     contexts.beginCollection();
+    long[] drained = {0}; // values taken from the tables so far
+    try {
+      return collectDrained(cpu, drained);
+    } catch (RuntimeException | Error e) {
+      // The tables drained so far are lost with this collection: the next delta says so.
+      eventsLost(drained[0]);
+      throw e;
+    }
+  }
+
+  /** Runs after each table a collection drains (tests make a collection fail part-way). */
+  Runnable afterEachDrain = () -> {};
+
+  private List<ThreadSnapshot> collectDrained(ThreadCpu cpu, long[] drained) {
     List<ThreadSnapshot> out = new ArrayList<>();
     Map<Long, Integer> byThread = new HashMap<>();
     for (ThreadStatePool pool : pools.values()) {
@@ -728,13 +742,17 @@ public final class Recorder {
       ThreadState s = it.next();
       boolean alive = s.alive();
       List<Cell> cells = s.swapAndDrain();
+      drained[0] += values(cells);
+      afterEachDrain.run();
       if (s.pool != null) {
         s.idleCollections = cells.isEmpty() && !s.lent() ? s.idleCollections + 1 : 0;
       }
       if (!alive) {
         s.finishAfterThreadEnded(); // into the table swapped in, drained next
+        List<Cell> last = s.swapAndDrain(); // the other table, in case it got the last writes
+        drained[0] += values(last);
         cells = new ArrayList<>(cells);
-        cells.addAll(s.swapAndDrain()); // the other table, in case it got the last writes
+        cells.addAll(last);
         it.remove();
         if (s.holder() != null) {
           contexts.forget(s.holder());
@@ -765,6 +783,14 @@ public final class Recorder {
                 t.initial(),
                 mergedByKey(contexts.canonical(t.cells()))));
     return sampledCpu.apply(out, cpu);
+  }
+
+  private static long values(List<Cell> cells) {
+    long n = 0;
+    for (Cell c : cells) {
+      n += c.state().count();
+    }
+    return n;
   }
 
   /** How many times {@link #collect()} ran: intervals closed so far. Any thread may read it. */

@@ -1,6 +1,7 @@
 package dev.profold.client.internal.record;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.profold.client.Kind;
 import dev.profold.client.Region;
@@ -89,6 +90,32 @@ class RecorderTest {
     }
     assertThat(outer).isGreaterThanOrEqualTo(inner);
     assertThat(recorder.collect()).as("nothing new since the last collect").isEmpty();
+  }
+
+  @Test
+  void aCollectionFailingPartWayCountsTheValuesItHadTakenAsDropped() {
+    int ctx = recorder.regionContext(holder, 0, "work", Kind.COMPUTE);
+    ForeignThread a = recorder.foreign(101, "a", false);
+    ForeignThread b = recorder.foreign(102, "b", false);
+    for (int i = 0; i < 3; i++) {
+      a.record(ctx, recorder.timeMetric(), 0.001);
+    }
+    for (int i = 0; i < 4; i++) {
+      b.record(ctx, recorder.timeMetric(), 0.001);
+    }
+    int[] drains = {0};
+    recorder.afterEachDrain =
+        () -> {
+          if (++drains[0] == 2) {
+            throw new OutOfMemoryError("planted, after the second table was drained");
+          }
+        };
+
+    assertThatThrownBy(recorder::collect).isInstanceOf(OutOfMemoryError.class);
+
+    assertThat(recorder.takeDropped()).as("both tables' values, taken and lost").isEqualTo(7);
+    recorder.afterEachDrain = () -> {};
+    assertThat(recorder.collect()).as("not given twice").isEmpty();
   }
 
   @Test
