@@ -610,7 +610,8 @@ public final class ThreadActivity {
       carriers.retainAll(cpuOf.keySet());
       endedIds.addAll(heldBackCpu.ended());
       endedIds.removeAll(byId.keySet()); // an end kept for the next close: still alive here
-      intervalCpu = new ThreadCpu(cpuOf, carriers, endedIds, length);
+      // Given back with its CPU time: that time covers both intervals, and so does its length.
+      intervalCpu = new ThreadCpu(cpuOf, carriers, endedIds, length + heldBackCpu.lengthNanos());
     }
     startedAt.keySet().removeIf(id -> cpuNow.containsKey(id) || startedAt.get(id) < startNanos);
     lastCpu.clear();

@@ -352,6 +352,9 @@ class ThreadActivityTest {
 
     assertThat(activity.intervalCpu().nanos()).isEqualTo(Map.of(1L, 6 * S));
     assertThat(activity.intervalCpu().carriers()).containsExactly(1L);
+    assertThat(activity.intervalCpu().lengthNanos())
+        .as("the time the CPU time was spent in: both intervals")
+        .isEqualTo(20 * S);
   }
 
   @Test
