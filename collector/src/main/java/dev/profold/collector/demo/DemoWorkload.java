@@ -1,6 +1,7 @@
 package dev.profold.collector.demo;
 
 import dev.profold.proto.v1.RegionKind;
+import dev.profold.proto.v1.ThreadAggregation;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.time.Duration;
@@ -26,10 +27,20 @@ public final class DemoWorkload implements AutoCloseable {
   /** Connects to the collector at {@code host:port}; nothing runs before {@link #start()}. */
   public DemoWorkload(String host, int port, Duration interval) {
     this.channel = NettyChannelBuilder.forAddress(host, port).usePlaintext().build();
-    instances.add(new SimulatedInstance("checkout", "checkout-0", checkout(), 3, interval));
-    instances.add(new SimulatedInstance("checkout", "checkout-1", checkout(), 3, interval));
-    instances.add(new SimulatedInstance("inventory", "inventory-0", inventory(), 2, interval));
-    instances.add(new SimulatedInstance("search", "search-0", search(), 2, interval));
+    ThreadAggregation sum = ThreadAggregation.THREAD_AGGREGATION_SUM;
+    instances.add(new SimulatedInstance("checkout", "checkout-0", checkout(), 3, interval, sum));
+    instances.add(new SimulatedInstance("checkout", "checkout-1", checkout(), 3, interval, sum));
+    instances.add(new SimulatedInstance("inventory", "inventory-0", inventory(), 2, interval, sum));
+    // Per thread, with a hot shard on its first worker: what a scheme keeping per-thread detail
+    // shows (docs/analysis.md).
+    instances.add(
+        new SimulatedInstance(
+            "search",
+            "search-0",
+            search(),
+            2,
+            interval,
+            ThreadAggregation.THREAD_AGGREGATION_NONE));
   }
 
   /** Starts every instance's threads and exporter. */
@@ -75,7 +86,8 @@ public final class DemoWorkload implements AutoCloseable {
     return Step.region(
         "query",
         RegionKind.REGION_KIND_COMPUTE,
-        Step.region("index.scan", RegionKind.REGION_KIND_COMPUTE, Step.compute(900)),
+        Step.region(
+            "index.scan", RegionKind.REGION_KIND_COMPUTE, Step.computeHotFirstWorker(900, 3)),
         Step.region("rank", RegionKind.REGION_KIND_COMPUTE, Step.compute(200)),
         Step.region("respond", RegionKind.REGION_KIND_IO, Step.io(500, 2048)));
   }

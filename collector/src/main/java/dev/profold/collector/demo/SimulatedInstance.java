@@ -4,6 +4,8 @@ import dev.profold.client.Kind;
 import dev.profold.client.internal.activity.LiveThread;
 import dev.profold.client.internal.activity.ThreadActivity;
 import dev.profold.client.internal.export.DeltaEncoder;
+import dev.profold.client.internal.record.ThreadGroups;
+import dev.profold.client.internal.threads.ThreadAggregators;
 import dev.profold.proto.v1.Ack;
 import dev.profold.proto.v1.AckResult;
 import dev.profold.proto.v1.AttributeValue;
@@ -40,7 +42,9 @@ import org.slf4j.LoggerFactory;
  * interval the recorded aggregates and the workers' thread activity (CPU time from their clocks,
  * blocked time as the steps measure it) become a delta, sent on a Push stream and kept until acked.
  * A broken stream is reopened on the next interval and the unacknowledged deltas are sent again
- * (with the dictionary, as a new stream needs).
+ * (with the dictionary, as a new stream needs). With {@code THREAD_AGGREGATION_NONE} each worker's
+ * aggregates go separately, keyed by thread and thread group, as the client library sends them, so
+ * that a scheme keeping per-thread detail sees the spread across the workers (docs/analysis.md).
  */
 final class SimulatedInstance {
   private static final Logger log = LoggerFactory.getLogger(SimulatedInstance.class);
@@ -55,13 +59,18 @@ final class SimulatedInstance {
   private final int regionAttr;
   private final int timeAttr;
   private final int bytesAttr;
+  private final ThreadAggregation aggregation;
+  private final int threadAttr;
+  private final int groupAttr;
+  private final ThreadLocal<Integer> workerIndex = ThreadLocal.withInitial(() -> 0);
   private final Object sharedLock = new Object();
   private final List<Thread> workers = new ArrayList<>();
   private final ThreadMXBean threadsMx = ManagementFactory.getThreadMXBean();
   private final ThreadActivity activity = new ThreadActivity(this::liveWorkers);
   private final ScheduledExecutorService exporter;
   private final ArrayDeque<Delta> unacked = new ArrayDeque<>();
-  private Map<Long, Aggregate> current = new HashMap<>();
+  // By worker with NONE, else one: (path << 32 | attribute) -> aggregate.
+  private List<Map<Long, Aggregate>> current;
   private long sequence;
   private long intervalStart;
   private volatile boolean running = true;
@@ -69,8 +78,15 @@ final class SimulatedInstance {
   private IngestGrpc.IngestStub stub;
   private StreamObserver<Delta> stream;
 
-  SimulatedInstance(String service, String instance, Step work, int threads, Duration interval) {
+  SimulatedInstance(
+      String service,
+      String instance,
+      Step work,
+      int threads,
+      Duration interval,
+      ThreadAggregation aggregation) {
     this.instance = instance;
+    this.aggregation = aggregation;
     this.work = work;
     this.threads = threads;
     this.interval = interval;
@@ -91,6 +107,9 @@ final class SimulatedInstance {
     this.regionAttr = encoder.dimension("region", ValueType.VALUE_TYPE_PATH);
     this.timeAttr = encoder.measurement("time", ValueType.VALUE_TYPE_DOUBLE, "seconds");
     this.bytesAttr = encoder.measurement("io", ValueType.VALUE_TYPE_INT, "bytes");
+    this.threadAttr = encoder.dimension(ThreadAggregators.THREAD, ValueType.VALUE_TYPE_STRING);
+    this.groupAttr = encoder.dimension(ThreadAggregators.GROUP, ValueType.VALUE_TYPE_STRING);
+    this.current = freshAggregates();
     this.exporter =
         Executors.newSingleThreadScheduledExecutor(
             r -> {
@@ -109,14 +128,16 @@ final class SimulatedInstance {
     stub = IngestGrpc.newStub(channel);
     intervalStart = nowNanos();
     for (int i = 0; i < threads; i++) {
+      int index = i;
       Thread t =
           new Thread(
               () -> {
+                workerIndex.set(index);
                 while (running) {
                   work.run(this, 0);
                 }
               },
-              instance + "-worker-" + i);
+              workerName(i));
       t.setDaemon(true);
       t.start();
       workers.add(t);
@@ -157,13 +178,33 @@ final class SimulatedInstance {
     record(path, bytesAttr, (double) bytes);
   }
 
-  private synchronized void record(int path, int attr, double value) {
-    current.computeIfAbsent(((long) path << 32) | attr, k -> new Aggregate()).record(value);
+  private String workerName(int index) {
+    return instance + "-worker-" + index;
   }
 
-  private synchronized Map<Long, Aggregate> swap() {
-    Map<Long, Aggregate> out = current;
-    current = new HashMap<>();
+  /** The calling worker's number, from 0. */
+  int workerIndex() {
+    return workerIndex.get();
+  }
+
+  private synchronized void record(int path, int attr, double value) {
+    Map<Long, Aggregate> into =
+        current.get(aggregation == ThreadAggregation.THREAD_AGGREGATION_NONE ? workerIndex() : 0);
+    into.computeIfAbsent(((long) path << 32) | attr, k -> new Aggregate()).record(value);
+  }
+
+  private List<Map<Long, Aggregate>> freshAggregates() {
+    int n = aggregation == ThreadAggregation.THREAD_AGGREGATION_NONE ? threads : 1;
+    List<Map<Long, Aggregate>> out = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      out.add(new HashMap<>());
+    }
+    return out;
+  }
+
+  private synchronized List<Map<Long, Aggregate>> swap() {
+    List<Map<Long, Aggregate>> out = current;
+    current = freshAggregates();
     return out;
   }
 
@@ -183,19 +224,35 @@ final class SimulatedInstance {
             .setSequence(++sequence)
             .setIntervalStartUnixNanos(intervalStart)
             .setIntervalEndUnixNanos(end)
-            .setThreadAggregation(ThreadAggregation.THREAD_AGGREGATION_SUM);
+            .setThreadAggregation(aggregation);
     d.addAllThreadActivity(activity.close(intervalStart, end));
     intervalStart = end;
-    for (Map.Entry<Long, Aggregate> e : swap().entrySet()) {
-      int path = (int) (e.getKey() >>> 32);
-      int attr = (int) (long) e.getKey();
-      d.addEntries(
-          Entry.newBuilder()
-              .addKey(AttributeValue.newBuilder().setAttributeId(regionAttr).setPathNodeId(path))
-              .addMeasurements(
-                  Measurement.newBuilder()
-                      .setAttributeId(attr)
-                      .setState(WireStates.toProto(e.getValue()))));
+    List<Map<Long, Aggregate>> taken = swap();
+    for (int w = 0; w < taken.size(); w++) {
+      for (Map.Entry<Long, Aggregate> e : taken.get(w).entrySet()) {
+        int path = (int) (e.getKey() >>> 32);
+        int attr = (int) (long) e.getKey();
+        Entry.Builder entry =
+            Entry.newBuilder()
+                .addKey(AttributeValue.newBuilder().setAttributeId(regionAttr).setPathNodeId(path));
+        if (aggregation == ThreadAggregation.THREAD_AGGREGATION_NONE) {
+          String name = workerName(w);
+          entry
+              .addKey(
+                  AttributeValue.newBuilder()
+                      .setAttributeId(groupAttr)
+                      .setStringId(encoder.string(ThreadGroups.normalise(name))))
+              .addKey(
+                  AttributeValue.newBuilder()
+                      .setAttributeId(threadAttr)
+                      .setStringId(encoder.string(name)));
+        }
+        d.addEntries(
+            entry.addMeasurements(
+                Measurement.newBuilder()
+                    .setAttributeId(attr)
+                    .setState(WireStates.toProto(e.getValue()))));
+      }
     }
     d.setOverhead(
         ClientOverhead.newBuilder()

@@ -34,6 +34,16 @@ interface Step {
     };
   }
 
+  /**
+   * As {@link #compute}, but the instance's first worker does {@code factor} times as much: a hot
+   * shard, which makes its threads' times at this region uneven.
+   */
+  static Step computeHotFirstWorker(int meanMicros, int factor) {
+    Step normal = compute(meanMicros);
+    Step hot = compute(meanMicros * factor);
+    return (instance, path) -> (instance.workerIndex() == 0 ? hot : normal).run(instance, path);
+  }
+
   /** Blocking wait for about {@code meanMicros}. */
   static Step sleep(int meanMicros) {
     return (instance, path) -> {

@@ -3,10 +3,13 @@ package dev.profold.collector.demo;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.profold.collector.config.CollectorConfig;
+import dev.profold.collector.config.ConfigLoader;
 import dev.profold.collector.server.CollectorServer;
+import java.io.StringReader;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
@@ -44,6 +47,48 @@ class DemoWorkloadTest {
         metrics = server.meters().scrape();
       }
       assertThat(metrics).containsPattern(regions).containsPattern(sync).containsPattern(cpu);
+    } finally {
+      server.stop();
+    }
+  }
+
+  @Test
+  void withTheThreadsSchemeTheSearchWorkersHotShardShowsAsThreadImbalance() throws Exception {
+    String yaml =
+        """
+        grpc_port: 0
+        http_port: 0
+        interval: 1s
+        schemes:
+          - name: region
+          - name: threads
+            query: >-
+              SELECT service, instance, thread.group, thread, thread.role, path, kind,
+              sum(time), sum(time.per_thread)
+              GROUP BY service, instance, thread.group, thread, thread.role, path, kind
+        """;
+    CollectorServer server =
+        new CollectorServer(
+            ConfigLoader.parse(new StringReader(yaml), "collector.yaml"), InstantSource.system());
+    server.start();
+    try (DemoWorkload demo =
+        new DemoWorkload("127.0.0.1", server.grpcPort(), Duration.ofSeconds(1))) {
+      demo.start();
+      // The first worker scans three times as long as the other: imb = max - mean > 0.
+      Pattern imbalance =
+          Pattern.compile(
+              "profold_thread_region_imbalance_seconds\\{instance=\"search-0\",kind=\"compute\","
+                  + "path=\"query/index.scan\",service=\"search\","
+                  + "thread_group=\"search-\\*-worker-\\*\"\\} ([0-9.eE+-]+)");
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      String metrics = "";
+      while (System.nanoTime() < deadline && !imbalance.matcher(metrics).find()) {
+        TimeUnit.MILLISECONDS.sleep(200); // a poll tick
+        metrics = server.meters().scrape();
+      }
+      Matcher m = imbalance.matcher(metrics);
+      assertThat(m.find()).as("the hot shard's imbalance in /metrics").isTrue();
+      assertThat(Double.parseDouble(m.group(1))).isPositive();
     } finally {
       server.stop();
     }
