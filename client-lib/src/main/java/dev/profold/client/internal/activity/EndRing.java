@@ -89,6 +89,33 @@ final class EndRing {
     taken = seq;
   }
 
+  /**
+   * {@link #drain}, and also the ends whose slots were claimed before this call but are still being
+   * written: waits for them (at most {@code maxWaitNanos}), since {@link #drain} stops at the first
+   * of them, and an end published behind it (a thread that reported its end, then ended) would
+   * otherwise wait for the next drain. Returns false when one was still not published at the
+   * deadline (its writer descheduled that long): those stay for the next drain. One reader at a
+   * time.
+   */
+  boolean drainClaimed(Reader reader, long maxWaitNanos) {
+    long until = claimed.get();
+    long deadline = System.nanoTime() + maxWaitNanos;
+    for (int spins = 0; ; spins++) {
+      drain(reader);
+      if (taken - until >= 0) {
+        return true;
+      }
+      if (System.nanoTime() - deadline >= 0) {
+        return false;
+      }
+      if (spins < 100) {
+        Thread.onSpinWait();
+      } else {
+        java.util.concurrent.locks.LockSupport.parkNanos(50_000);
+      }
+    }
+  }
+
   /** Ends published or being written, not yet taken (an estimate while writers run). */
   long waiting() {
     return claimed.get() - taken;

@@ -11,6 +11,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -131,11 +132,21 @@ public final class ThreadActivity {
    * #timedStart}, {@link #ended}), applied at the next {@link #close}: a queue, not the lock, so
    * that a thread starting another never waits for the started thread's end report, nor for the JFR
    * feed (a lock taken there cost each start of a thread that ended at once some 20 µs, outside the
-   * time the start was measured in). At most {@link #MAX_INBOX} wait.
+   * time the start was measured in). At most {@link #MAX_STARTS_AND_ENDS} starts wait, and as many
+   * ends, each bound on its own, as when they went into {@link #startedAt} and {@link #ended}
+   * directly.
    */
   private final ConcurrentLinkedQueue<Report> inbox = new ConcurrentLinkedQueue<>();
 
-  private final AtomicInteger inboxSize = new AtomicInteger();
+  private final AtomicInteger startsWaiting = new AtomicInteger();
+  private final AtomicInteger endsWaiting = new AtomicInteger();
+
+  /**
+   * The timed starts' CPU and off-CPU time ({@link #timedStart}), summed per starting thread until
+   * the next close: {starter id -> {cpu, off cpu}}. Not in the inbox, whose bound would drop it: it
+   * never was (one entry per starting thread).
+   */
+  private final ConcurrentHashMap<Long, long[]> startTimes = new ConcurrentHashMap<>();
 
   /**
    * Thread ends, reported by the ending threads without allocating ({@link EndRing}). Moved to
@@ -154,15 +165,16 @@ public final class ThreadActivity {
   private final EndRing.Reader toInbox =
       (id, name, cpu, at, carrier) -> post(new EndReport(id, new Ended(name, cpu, at, carrier)));
 
-  /** Reports waiting for a close at most: the starts and the ends one interval keeps. */
-  static final int MAX_INBOX = 2 * MAX_STARTS_AND_ENDS;
+  /**
+   * How long a close waits for ends whose slots in {@link #endRing} were claimed but not yet
+   * published: an end published behind one of them belongs to a thread that may be gone already.
+   */
+  private static final long END_WRITE_WAIT_NANOS = 50_000_000L;
 
   /** A report of {@link #inbox}. */
-  private sealed interface Report permits Started, TimedStart, EndReport {}
+  private sealed interface Report permits Started, EndReport {}
 
   private record Started(long threadId, long atEpochNanos) implements Report {}
-
-  private record TimedStart(long starterId, long cpuNanos, long offCpuNanos) implements Report {}
 
   private record EndReport(long threadId, Ended ended) implements Report {}
 
@@ -241,17 +253,29 @@ public final class ThreadActivity {
   public void timedStart(
       long startedId, long atEpochNanos, long starterId, long cpuNanos, long offCpuNanos) {
     post(new Started(startedId, atEpochNanos));
-    post(new TimedStart(starterId, cpuNanos, offCpuNanos));
+    startTimes.merge(starterId, new long[] {cpuNanos, offCpuNanos}, ThreadActivity::addStartTimes);
     moveEndsIfMany();
   }
 
+  /** Adds {@code b} into {@code a}; under the map's lock of the entry, which removes it too. */
+  private static long[] addStartTimes(long[] a, long[] b) {
+    a[0] += b[0];
+    a[1] += b[1];
+    return a;
+  }
+
   private void post(Report r) {
-    if (inboxSize.incrementAndGet() > MAX_INBOX) {
-      inboxSize.decrementAndGet();
+    AtomicInteger waiting = waitingOf(r);
+    if (waiting.incrementAndGet() > MAX_STARTS_AND_ENDS) {
+      waiting.decrementAndGet();
       capReached();
       return;
     }
     inbox.add(r);
+  }
+
+  private AtomicInteger waitingOf(Report r) {
+    return r instanceof Started ? startsWaiting : endsWaiting;
   }
 
   /**
@@ -259,7 +283,11 @@ public final class ThreadActivity {
    * thread does so now. Not for an ending thread: it allocates.
    */
   private void moveEndsIfMany() {
-    if (endRing.waiting() > END_RING / 2 && ringReader.tryLock()) {
+    // Not again on a thread that drains already (a report made from inside a drain: its log of
+    // the bound, should logging start a thread): a second drain would take the same ends again.
+    if (endRing.waiting() > END_RING / 2
+        && !ringReader.isHeldByCurrentThread()
+        && ringReader.tryLock()) {
       try {
         endRing.drain(toInbox);
       } finally {
@@ -277,19 +305,36 @@ public final class ThreadActivity {
       ringReader.unlock();
     }
     for (Report r; (r = inbox.poll()) != null; ) {
-      inboxSize.decrementAndGet();
+      waitingOf(r).decrementAndGet();
       if (r instanceof Started st) {
         if (startedAt.size() < MAX_STARTS_AND_ENDS) {
           startedAt.put(st.threadId(), st.atEpochNanos());
         } else {
           capReached();
         }
-      } else if (r instanceof TimedStart t) {
-        managementCpu(t.starterId(), t.cpuNanos());
-        offCpu(t.starterId(), Kind.THREAD_MGMT, t.offCpuNanos(), -1);
       } else if (r instanceof EndReport e) {
         takeEnd(e.threadId(), e.ended());
       }
+    }
+    for (Long starter : startTimes.keySet()) {
+      long[] t = startTimes.remove(starter);
+      if (t != null) {
+        managementCpu(starter, t[0]);
+        offCpu(starter, Kind.THREAD_MGMT, t[1], -1);
+      }
+    }
+  }
+
+  /**
+   * Moves every end claimed in {@link #endRing} so far to the inbox, waiting a little for those
+   * still being written; not under the lock, so that the JFR feed does not wait with it.
+   */
+  private void moveClaimedEnds() {
+    ringReader.lock();
+    try {
+      endRing.drainClaimed(toInbox, END_WRITE_WAIT_NANOS);
+    } finally {
+      ringReader.unlock();
     }
   }
 
@@ -531,6 +576,9 @@ public final class ThreadActivity {
     // Read before taking the lock: reports come from application threads (a timed Thread.start
     // reports inside start()), which must not wait while every thread's CPU time is read.
     List<LiveThread> live = threads.now();
+    // After the look: a thread it missed reported its end before it ended, so its end is claimed
+    // in the ring by now, if not published yet.
+    moveClaimedEnds();
     synchronized (this) {
       return close(startNanos, endNanos, live);
     }

@@ -1,0 +1,172 @@
+package dev.profold.client.internal.activity;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.profold.proto.v1.ThreadGroupActivity;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.lang.reflect.Field;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import org.junit.jupiter.api.Test;
+
+/** How start and end reports reach the close that counts them. */
+class ThreadActivityReportsTest {
+  private static final long S = 1_000_000_000L;
+
+  private static final class FakeThreads implements LiveThreads {
+    volatile List<LiveThread> live = new ArrayList<>();
+
+    @Override
+    public List<LiveThread> now() {
+      return List.copyOf(live);
+    }
+
+    void set(LiveThread... threads) {
+      live = List.of(threads);
+    }
+  }
+
+  private final FakeThreads threads = new FakeThreads();
+  private final ThreadActivity activity = new ThreadActivity(threads);
+
+  private static ThreadGroupActivity group(List<ThreadGroupActivity> groups, String name) {
+    return groups.stream()
+        .filter(g -> g.getThreadGroup().equals(name))
+        .findFirst()
+        .orElseThrow(() -> new AssertionError("no group " + name + " in " + names(groups)));
+  }
+
+  private static List<String> names(List<ThreadGroupActivity> groups) {
+    return groups.stream().map(ThreadGroupActivity::getThreadGroup).toList();
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <T> T field(Object o, String name) throws ReflectiveOperationException {
+    Field f = o.getClass().getDeclaredField(name);
+    f.setAccessible(true);
+    return (T) f.get(o);
+  }
+
+  @Test
+  void timedStartsAndEndsWithinTheirBoundsAreAllCounted() {
+    // Each bound (MAX_STARTS_AND_ENDS) held on its own before the reports were queued: 50,000
+    // timed starts and 50,000 ends in one interval (5,000 a second, a 10 s interval) were all
+    // counted, and a timed start's thread_mgmt time was never dropped.
+    threads.set(new LiveThread(1, "spawner", 0));
+    activity.close(0, 0);
+    int n = 50_000;
+    for (int i = 0; i < n; i++) {
+      activity.timedStart(100 + i, S, 1, 0, 1_000); // 1 µs off CPU in each start
+      activity.ended(100 + i, "burst-" + i, 1_000, 2 * S);
+    }
+    threads.set(new LiveThread(1, "spawner", S));
+
+    List<ThreadGroupActivity> groups = activity.close(0, 10 * S);
+
+    assertThat(group(groups, "burst-*").getThreads()).as("every ended thread").isEqualTo(n);
+    assertThat(group(groups, "spawner").getThreadMgmtNanos())
+        .as("every timed start's time off CPU")
+        .isEqualTo(n * 1_000L);
+  }
+
+  @Test
+  void anEndPublishedBehindOneStillBeingWrittenCountsInTheIntervalItEndedIn() throws Exception {
+    threads.set(new LiveThread(1, "spawner", 0), new LiveThread(50, "slow-50", 0));
+    activity.close(0, 0);
+    EndRing ring = field(activity, "endRing");
+    AtomicLong claimed = field(ring, "claimed");
+    // Thread 50, ending, claimed a slot for its end and was descheduled before publishing it.
+    long seq = claimed.getAndIncrement();
+    activity.started(7, S);
+    activity.ended(7, "worker-7", S / 2, 3 * S); // published, and thread 7 is gone
+    threads.set(new LiveThread(1, "spawner", S), new LiveThread(50, "slow-50", S));
+    Thread resumes =
+        new Thread(
+            () -> {
+              try {
+                Thread.sleep(5);
+                int slot = (int) seq & (ThreadActivity.END_RING - 1);
+                ((long[]) field(ring, "ids"))[slot] = 50;
+                ((String[]) field(ring, "names"))[slot] = "slow-50";
+                ((long[]) field(ring, "cpu"))[slot] = S;
+                ((long[]) field(ring, "at"))[slot] = 9 * S;
+                VarHandle published = MethodHandles.arrayElementVarHandle(long[].class);
+                published.setRelease((long[]) field(ring, "published"), slot, seq + 1);
+              } catch (ReflectiveOperationException | InterruptedException e) {
+                throw new IllegalStateException(e);
+              }
+            });
+    resumes.start();
+
+    List<ThreadGroupActivity> groups = activity.close(0, 10 * S);
+    resumes.join();
+
+    assertThat(group(groups, "worker-*").getWallNanos())
+        .as("thread 7 ended before the close looked: counted in this interval, from 1 s to 3 s")
+        .isEqualTo(2 * S);
+  }
+
+  @Test
+  void aRingReaderReenteredFromTheLogNeitherWedgesTheRingNorLosesEnds() throws Exception {
+    activity.close(0, 0);
+    for (int i = 0; i < ThreadActivity.END_RING; i++) { // the ring full of ends
+      activity.ended(100 + i, "early-" + i, 1_000, S);
+    }
+    List<AtomicInteger> bounds = new ArrayList<>();
+    for (Field f : ThreadActivity.class.getDeclaredFields()) {
+      if (f.getType() == AtomicInteger.class) {
+        f.setAccessible(true);
+        bounds.add((AtomicInteger) f.get(activity));
+      }
+    }
+    bounds.forEach(b -> b.set(1 << 29)); // the queue full: the next report logs the bound
+    Logger log = Logger.getLogger("dev.profold.client");
+    Level level = log.getLevel();
+    AtomicBoolean once = new AtomicBoolean();
+    Handler handler =
+        new Handler() {
+          @Override
+          public void publish(LogRecord r) {
+            if (once.getAndSet(true)) {
+              return;
+            }
+            // A logging backend that starts a thread (timed: a start report) as it logs, after
+            // which threads end.
+            bounds.forEach(b -> b.set(0));
+            activity.started(999, S);
+            for (int k = 0; k < 10; k++) {
+              activity.ended(5000 + k, "late-" + k, 1_000, 2 * S);
+            }
+          }
+
+          @Override
+          public void flush() {}
+
+          @Override
+          public void close() {}
+        };
+    log.setLevel(Level.INFO);
+    log.addHandler(handler);
+    try {
+      activity.onCpuSample(1, false); // the JFR feed moves the ring's ends on, and logs the bound
+    } finally {
+      log.removeHandler(handler);
+      log.setLevel(level);
+    }
+    assertThat(once).as("the bound was logged").isTrue();
+
+    List<ThreadGroupActivity> groups = activity.close(0, 10 * S);
+
+    assertThat(group(groups, "late-*").getThreads()).isEqualTo(10);
+    EndRing ring = field(activity, "endRing");
+    assertThat(ring.waiting()).as("nothing left in the ring").isZero();
+  }
+}
