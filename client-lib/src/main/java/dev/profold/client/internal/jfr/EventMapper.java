@@ -208,8 +208,9 @@ public final class EventMapper {
    * starts.
    */
   public static boolean inThreadStart(List<String> frames) {
+    // Thread.start or its native start0, not Thread.startVirtualThread (Java 21), not timed.
     String f = managementFrame(frames);
-    return f != null && f.startsWith("java.lang.Thread.start");
+    return THREAD_START_FRAME.equals(f) || (THREAD_START_FRAME + "0").equals(f);
   }
 
   /**
@@ -222,10 +223,13 @@ public final class EventMapper {
   public static boolean inThreadLifecycle(List<String> frames) {
     String f = managementFrame(frames);
     return f != null
-        && (f.startsWith("java.lang.Thread.start")
-            || f.startsWith("java.lang.Thread.<init>")
-            || f.startsWith("java.lang.Thread.exit"));
+        && (f.startsWith(THREAD_START_FRAME) // start, start0, startVirtualThread (Java 21)
+            || f.equals("java.lang.Thread.<init>")
+            || f.equals("java.lang.Thread.exit"));
   }
+
+  /** The frame of {@code Thread.start}, which the agent times. */
+  private static final String THREAD_START_FRAME = "java.lang.Thread.start";
 
   /** The frame that makes a sample with this stack thread management, or null. */
   private static String managementFrame(List<String> frames) {

@@ -144,6 +144,17 @@ class ActivityFeedTest {
         0,
         "java.lang.ThreadGroup.threadTerminated",
         "java.lang.Thread.exit");
+    // starting a virtual thread (Java 21) is management, but the agent does not time it
+    activity.startsTimed(true);
+    feed(
+        EventMapper.MONITOR_ENTER,
+        25 * MS,
+        null,
+        0,
+        "java.lang.ThreadGroup.add",
+        "java.lang.Thread.startVirtualThread",
+        "app.Main.spawn");
+    activity.startsTimed(false);
     // a lock taken by a task under the pool's run loop stays the application's own
     feed(
         EventMapper.MONITOR_ENTER,
@@ -156,7 +167,7 @@ class ActivityFeedTest {
 
     ThreadGroupActivity a = activity.close(0, 1000 * MS).get(0);
 
-    assertThat(a.getThreadMgmtNanos()).isEqualTo(350 * MS);
+    assertThat(a.getThreadMgmtNanos()).isEqualTo(350 * MS + 25 * MS);
     assertThat(a.getSyncNanos()).isEqualTo(150 * MS);
   }
 }

@@ -71,6 +71,15 @@ class EventMapperTest {
         .as("application code first: compute")
         .isFalse();
     assertThat(
+            EventMapper.inThreadStart(
+                List.of("java.lang.Thread.startVirtualThread", "app.Main.main")))
+        .as("starting a virtual thread is management, but no timed start")
+        .isFalse();
+    assertThat(
+            EventMapper.inThreadLifecycle(
+                List.of("java.lang.Thread.startVirtualThread", "app.Main.main")))
+        .isTrue();
+    assertThat(
             EventMapper.inThreadManagement(
                 List.of(
                     "dev.profold.client.internal.activity.ThreadActivity.offCpu",
