@@ -536,7 +536,16 @@ public final class ThreadActivity {
    * tables) the threads' CPU time of that interval goes into the next {@link #intervalCpu} too. A
    * second call before the next close changes nothing.
    */
-  public synchronized void giveBack(boolean withCpu) {
+  public void giveBack(boolean withCpu) {
+    giveBack(withCpu, Set.of());
+  }
+
+  /**
+   * {@link #giveBack(boolean)}, the CPU time of the threads in {@code lost} left out: threads whose
+   * samples of the interval were lost (a collection that failed after taking their tables), so that
+   * it does not value their later samples.
+   */
+  public synchronized void giveBack(boolean withCpu, Set<Long> lost) {
     // Bounded however many flushes fail in a row: at most MAX_GROUPS groups, and of their thread
     // ids only those of threads alive at the close (the only ones the next interval can have
     // again: a thread id is never reused); the others are counted.
@@ -546,7 +555,20 @@ public final class ThreadActivity {
       kept.put(g.name, g);
     }
     heldBack = kept;
-    heldBackCpu = withCpu ? intervalCpu : ThreadCpu.NONE;
+    heldBackCpu = withCpu ? without(intervalCpu, lost) : ThreadCpu.NONE;
+  }
+
+  private static ThreadCpu without(ThreadCpu cpu, Set<Long> lost) {
+    if (lost.isEmpty()) {
+      return cpu;
+    }
+    Map<Long, Long> nanos = new HashMap<>(cpu.nanos());
+    nanos.keySet().removeAll(lost);
+    Set<Long> carriers = new HashSet<>(cpu.carriers());
+    carriers.removeAll(lost);
+    Set<Long> ended = new HashSet<>(cpu.ended());
+    ended.removeAll(lost);
+    return new ThreadCpu(nanos, carriers, ended, cpu.lengthNanos());
   }
 
   /** Every thread was stopped for {@code nanos} (a GC pause, reaching a safepoint). */

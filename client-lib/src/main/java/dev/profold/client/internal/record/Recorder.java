@@ -15,6 +15,7 @@ import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -719,19 +720,36 @@ public final class Recorder {
     collections.incrementAndGet();
     contexts.beginCollection();
     long[] drained = {0}; // values taken from the tables so far
+    Set<Long> drainedThreads = new HashSet<>();
     try {
-      return collectDrained(cpu, drained);
+      return collectDrained(cpu, drained, drainedThreads);
     } catch (RuntimeException | Error e) {
       // The tables drained so far are lost with this collection: the next delta says so.
       eventsLost(drained[0]);
+      threadsLostInFailedCollect.addAll(drainedThreads);
       throw e;
     }
+  }
+
+  /** Threads whose drained values a failed collection lost; see {@link #takeThreadsLost()}. */
+  private final Set<Long> threadsLostInFailedCollect = new HashSet<>();
+
+  /**
+   * The ids of the threads whose values collections that failed part-way had taken from their
+   * tables (and lost, counted as events dropped), since the last call: their CPU time of that
+   * interval must not value their later samples.
+   */
+  public synchronized Set<Long> takeThreadsLost() {
+    Set<Long> out = Set.copyOf(threadsLostInFailedCollect);
+    threadsLostInFailedCollect.clear();
+    return out;
   }
 
   /** Runs after each table a collection drains (tests make a collection fail part-way). */
   Runnable afterEachDrain = () -> {};
 
-  private List<ThreadSnapshot> collectDrained(ThreadCpu cpu, long[] drained) {
+  private List<ThreadSnapshot> collectDrained(
+      ThreadCpu cpu, long[] drained, Set<Long> drainedThreads) {
     List<ThreadSnapshot> out = new ArrayList<>();
     Map<Long, Integer> byThread = new HashMap<>();
     for (ThreadStatePool pool : pools.values()) {
@@ -743,6 +761,9 @@ public final class Recorder {
       boolean alive = s.alive();
       List<Cell> cells = s.swapAndDrain();
       drained[0] += values(cells);
+      if (!cells.isEmpty()) {
+        drainedThreads.add(s.threadId);
+      }
       afterEachDrain.run();
       if (s.pool != null) {
         s.idleCollections = cells.isEmpty() && !s.lent() ? s.idleCollections + 1 : 0;
@@ -751,6 +772,9 @@ public final class Recorder {
         s.finishAfterThreadEnded(); // into the table swapped in, drained next
         List<Cell> last = s.swapAndDrain(); // the other table, in case it got the last writes
         drained[0] += values(last);
+        if (!last.isEmpty()) {
+          drainedThreads.add(s.threadId);
+        }
         cells = new ArrayList<>(cells);
         cells.addAll(last);
         it.remove();

@@ -349,7 +349,9 @@ public final class ProfoldRuntime {
     try {
       threads = recorder.collect(activity.intervalCpu());
     } catch (RuntimeException | Error e) {
-      activity.giveBack(true); // the activity goes with the next delta, its CPU time unused
+      // The activity goes with the next delta, with the CPU time of the threads whose samples
+      // were not taken yet (those the collection had taken are lost, counted as dropped).
+      activity.giveBack(true, recorder.takeThreadsLost());
       throw e;
     }
     try {

@@ -358,6 +358,23 @@ class ThreadActivityTest {
   }
 
   @Test
+  void cpuTimeOfThreadsWhoseSamplesWereLostIsNotGivenBack() {
+    threads.set(new LiveThread(1, "worker-1", 0), new LiveThread(2, "worker-2", 0));
+    activity.close(0, 0);
+    threads.set(new LiveThread(1, "worker-1", 4 * S), new LiveThread(2, "worker-2", 3 * S));
+    activity.close(0, 10 * S);
+    // The collection failed after taking worker-2's table: its samples are lost.
+    activity.giveBack(true, java.util.Set.of(2L));
+    threads.set(new LiveThread(1, "worker-1", 6 * S), new LiveThread(2, "worker-2", 4 * S));
+
+    activity.close(10 * S, 20 * S);
+
+    assertThat(activity.intervalCpu().nanos())
+        .as("worker-1's samples of both intervals, worker-2's of the new one")
+        .isEqualTo(Map.of(1L, 6 * S, 2L, 1 * S));
+  }
+
+  @Test
   void threadsThatEndedAreMarkedAndSoAreEndedCarriers() {
     threads.set(new LiveThread(1, "a", 0), new LiveThread(2, "ForkJoinPool-1-worker-1", 0));
     activity.close(0, 0);

@@ -114,6 +114,10 @@ class RecorderTest {
     assertThatThrownBy(recorder::collect).isInstanceOf(OutOfMemoryError.class);
 
     assertThat(recorder.takeDropped()).as("both tables' values, taken and lost").isEqualTo(7);
+    assertThat(recorder.takeThreadsLost())
+        .as("whose CPU time must not value later samples")
+        .containsExactlyInAnyOrder(101L, 102L);
+    assertThat(recorder.takeThreadsLost()).as("taken once").isEmpty();
     recorder.afterEachDrain = () -> {};
     assertThat(recorder.collect()).as("not given twice").isEmpty();
   }
