@@ -60,6 +60,28 @@ public final class DerivedValueNames {
     return List.copyOf(new TreeSet<>(LABELS.keySet()));
   }
 
+  /**
+   * True when the values named {@code name} come only from a scheme that keeps per-thread detail
+   * ({@link #keepsThreadDetail}): the {@code thread_region_*} values.
+   */
+  public static boolean needsThreadDetail(String name) {
+    return name.startsWith("thread_region_");
+  }
+
+  /**
+   * True when a scheme grouping by {@code labelNames} (Prometheus label names) and reading {@code
+   * attributesRead} keeps what the {@code thread_region_*} values are read from: grouped by
+   * service, instance, thread group, path and kind, and by thread or thread role, or reading the
+   * per-thread time (docs/analysis.md).
+   */
+  public static boolean keepsThreadDetail(
+      List<String> labelNames, java.util.Collection<String> attributesRead) {
+    return labelNames.containsAll(List.of("service", "instance", "thread_group", "path", "kind"))
+        && (labelNames.contains("thread")
+            || labelNames.contains("thread_role")
+            || attributesRead.contains(ThreadGroupSpreads.PER_THREAD));
+  }
+
   /** True when the collector derives values named {@code name}. */
   public static boolean isKnown(String name) {
     return LABELS.containsKey(name);

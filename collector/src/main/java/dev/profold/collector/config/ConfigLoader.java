@@ -1,7 +1,9 @@
 package dev.profold.collector.config;
 
+import dev.profold.collector.alert.AlertRule;
 import dev.profold.collector.alert.AlertsSpec;
 import dev.profold.collector.analysis.AnalysisSpec;
+import dev.profold.collector.analysis.DerivedValueNames;
 import dev.profold.collector.scheme.SchemeDefinition;
 import dev.profold.collector.scheme.SchemeException;
 import java.io.IOException;
@@ -139,11 +141,33 @@ public final class ConfigLoader {
             top.containsKey("archive") ? archive(top.get("archive"), name) : d.archive(),
             alerts(top.get("alerts"), name),
             analysis(top.get("analysis"), name));
+    boolean threadDetail = false;
     for (int i = 0; i < c.schemes().size(); i++) {
       try {
-        c.schemes().get(i).compile(c.interval(), c.cardinalityLimit());
+        SchemeDefinition def = c.schemes().get(i).compile(c.interval(), c.cardinalityLimit());
+        threadDetail |=
+            DerivedValueNames.keepsThreadDetail(
+                def.labelNames(), def.evaluator().query().attributesRead());
       } catch (SchemeException e) {
         throw new ConfigException(name + ": schemes[" + i + "]: " + e.getMessage());
+      }
+    }
+    List<AlertRule> rules = c.alerts().rules();
+    for (int i = 0; i < rules.size() && !threadDetail; i++) {
+      String value = rules.get(i).expression().valueName();
+      if (DerivedValueNames.needsThreadDetail(value)) {
+        throw new ConfigException(
+            name
+                + ": alerts.rules["
+                + i
+                + "].expr ('"
+                + rules.get(i).name()
+                + "'): "
+                + value
+                + " comes from a scheme that keeps per-thread detail, and no scheme does, so the"
+                + " rule could never fire; add one, such as the 'threads' scheme in"
+                + " deploy/collector.yaml (grouped by service, instance, thread.group, thread,"
+                + " thread.role, path and kind; docs/analysis.md)");
       }
     }
     List<String> schemeNames = c.schemes().stream().map(SchemeSpec::name).toList();

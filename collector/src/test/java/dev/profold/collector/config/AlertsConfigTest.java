@@ -130,6 +130,43 @@ class AlertsConfigTest {
   }
 
   @Test
+  void aRuleOnPerThreadValuesWithoutASchemeKeepingThemIsRefusedAndWithOneAccepted()
+      throws ConfigException {
+    String rule =
+        "alerts: {rules: [{name: A, expr: 'thread_class_ratio > 0.5'},"
+            + " {name: Hot, expr: 'thread_region_imbalance_seconds > 0.1'}]}\n";
+    assertThatThrownBy(() -> parse(rule))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "collector.yaml: alerts.rules[1].expr ('Hot'): thread_region_imbalance_seconds comes"
+                + " from a scheme that keeps per-thread detail, and no scheme does, so the rule"
+                + " could never fire; add one, such as the 'threads' scheme in"
+                + " deploy/collector.yaml (grouped by service, instance, thread.group, thread,"
+                + " thread.role, path and kind; docs/analysis.md)");
+    String byThread =
+        "schemes:\n"
+            + "  - name: region\n"
+            + "  - name: threads\n"
+            + "    query: SELECT service, instance, thread.group, thread, path, kind, sum(time)"
+            + " GROUP BY service, instance, thread.group, thread, path, kind\n";
+    assertThat(parse(byThread + rule).alerts().rules()).hasSize(2);
+    String perThreadTime =
+        "schemes:\n"
+            + "  - name: sets\n"
+            + "    query: SELECT service, instance, thread.group, path, kind, sum(time.per_thread)"
+            + " GROUP BY service, instance, thread.group, path, kind\n";
+    assertThat(parse(perThreadTime + rule).alerts().rules()).hasSize(2);
+    String noKind =
+        "schemes:\n"
+            + "  - name: threads\n"
+            + "    query: SELECT service, instance, thread.group, thread, path, sum(time)"
+            + " GROUP BY service, instance, thread.group, thread, path\n";
+    assertThatThrownBy(() -> parse(noKind + rule))
+        .as("the values are per path and kind")
+        .hasMessageContaining("no scheme does");
+  }
+
+  @Test
   void aRuleNamingAValueTheCollectorDoesNotDeriveIsRefusedWithTheNames() {
     assertThatThrownBy(
             () ->
@@ -169,7 +206,16 @@ class AlertsConfigTest {
 
   @Test
   void everyDerivedValueWithEachOfItsLabelsMakesAValidRule() throws Exception {
-    StringBuilder yaml = new StringBuilder("alerts:\n  rules:\n");
+    // The thread_region_* values need a scheme that keeps per-thread detail.
+    StringBuilder yaml =
+        new StringBuilder(
+            "schemes:\n"
+                + "  - name: region\n"
+                + "  - name: threads\n"
+                + "    query: SELECT service, instance, thread.group, thread, thread.role, path,"
+                + " kind, sum(time) GROUP BY service, instance, thread.group, thread, thread.role,"
+                + " path, kind\n"
+                + "alerts:\n  rules:\n");
     int n = 0;
     for (String value : DerivedValueNames.names()) {
       for (String label : DerivedValueNames.labelsOf(value)) {
