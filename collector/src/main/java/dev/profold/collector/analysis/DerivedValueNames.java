@@ -76,10 +76,7 @@ public final class DerivedValueNames {
    */
   public static boolean keepsThreadDetail(
       List<String> labelNames, java.util.Collection<String> attributesRead) {
-    return labelNames.containsAll(List.of("service", "instance", "thread_group", "path", "kind"))
-        && (labelNames.contains("thread")
-            || labelNames.contains("thread_role")
-            || attributesRead.contains(ThreadGroupSpreads.PER_THREAD));
+    return ThreadGroupSpreads.keepsThreadDetail(labelNames, attributesRead);
   }
 
   /** True when the collector derives values named {@code name}. */

@@ -121,6 +121,21 @@ final class ThreadGroupSpreads {
     return out;
   }
 
+  /**
+   * True when a scheme grouping by {@code labelNames} (Prometheus label names) and reading {@code
+   * attributesRead} can give what {@link #read} takes: grouped by {@link #KEYS}, path and kind, and
+   * by thread or thread role, or reading {@value #PER_THREAD}.
+   */
+  static boolean keepsThreadDetail(
+      List<String> labelNames, java.util.Collection<String> attributesRead) {
+    return labelNames.containsAll(KEYS)
+        && labelNames.contains("path")
+        && labelNames.contains("kind")
+        && (labelNames.contains("thread")
+            || labelNames.contains("thread_role")
+            || attributesRead.contains(PER_THREAD));
+  }
+
   /** Adds the groups {@code scheme} has thread detail for, unless an earlier scheme had them. */
   private static void read(SchemeSnapshot scheme, Map<List<String>, Raw> groups) {
     List<String> names = scheme.labelNames();

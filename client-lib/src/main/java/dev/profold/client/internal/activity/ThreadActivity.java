@@ -296,14 +296,11 @@ public final class ThreadActivity {
     }
   }
 
-  /** Applies the reports that wait in {@link #endRing} and {@link #inbox}; under the lock. */
+  /**
+   * Applies the reports that wait in {@link #inbox} (the ring's ends moved there by {@link
+   * #moveClaimedEnds} before); under the lock.
+   */
   private void drainInbox() {
-    ringReader.lock();
-    try {
-      endRing.drain(toInbox);
-    } finally {
-      ringReader.unlock();
-    }
     for (Report r; (r = inbox.poll()) != null; ) {
       waitingOf(r).decrementAndGet();
       if (r instanceof Started st) {

@@ -210,7 +210,7 @@ public final class EventMapper {
   public static boolean inThreadStart(List<String> frames) {
     // Thread.start or its native start0, not Thread.startVirtualThread (Java 21), not timed.
     String f = managementFrame(frames);
-    return THREAD_START_FRAME.equals(f) || (THREAD_START_FRAME + "0").equals(f);
+    return THREAD_START_FRAME.equals(f) || THREAD_START0_FRAME.equals(f);
   }
 
   /**
@@ -230,6 +230,9 @@ public final class EventMapper {
 
   /** The frame of {@code Thread.start}, which the agent times. */
   private static final String THREAD_START_FRAME = "java.lang.Thread.start";
+
+  /** The frame of its native part. */
+  private static final String THREAD_START0_FRAME = THREAD_START_FRAME + "0";
 
   /** The frame that makes a sample with this stack thread management, or null. */
   private static String managementFrame(List<String> frames) {

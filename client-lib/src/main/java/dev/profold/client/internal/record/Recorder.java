@@ -719,15 +719,29 @@ public final class Recorder {
     contexts.endCollection();
     collections.incrementAndGet();
     contexts.beginCollection();
-    long[] drained = {0}; // values taken from the tables so far
-    Set<Long> drainedThreads = new HashSet<>();
+    Taken taken = new Taken();
     try {
-      return collectDrained(cpu, drained, drainedThreads);
+      return collectDrained(cpu, taken);
     } catch (RuntimeException | Error e) {
       // The tables drained so far are lost with this collection: the next delta says so.
-      eventsLost(drained[0]);
-      threadsLostInFailedCollect.addAll(drainedThreads);
+      eventsLost(taken.values);
+      threadsLostInFailedCollect.addAll(taken.threads);
       throw e;
+    }
+  }
+
+  /** What a collection took from the tables so far: lost with it, should it fail. */
+  private static final class Taken {
+    long values;
+    final Set<Long> threads = new HashSet<>();
+
+    void add(long threadId, List<Cell> cells) {
+      for (Cell c : cells) {
+        values += c.state().count();
+      }
+      if (!cells.isEmpty()) {
+        threads.add(threadId);
+      }
     }
   }
 
@@ -748,8 +762,7 @@ public final class Recorder {
   /** Runs after each table a collection drains (tests make a collection fail part-way). */
   Runnable afterEachDrain = () -> {};
 
-  private List<ThreadSnapshot> collectDrained(
-      ThreadCpu cpu, long[] drained, Set<Long> drainedThreads) {
+  private List<ThreadSnapshot> collectDrained(ThreadCpu cpu, Taken taken) {
     List<ThreadSnapshot> out = new ArrayList<>();
     Map<Long, Integer> byThread = new HashMap<>();
     for (ThreadStatePool pool : pools.values()) {
@@ -760,10 +773,7 @@ public final class Recorder {
       ThreadState s = it.next();
       boolean alive = s.alive();
       List<Cell> cells = s.swapAndDrain();
-      drained[0] += values(cells);
-      if (!cells.isEmpty()) {
-        drainedThreads.add(s.threadId);
-      }
+      taken.add(s.threadId, cells);
       afterEachDrain.run();
       if (s.pool != null) {
         s.idleCollections = cells.isEmpty() && !s.lent() ? s.idleCollections + 1 : 0;
@@ -771,10 +781,7 @@ public final class Recorder {
       if (!alive) {
         s.finishAfterThreadEnded(); // into the table swapped in, drained next
         List<Cell> last = s.swapAndDrain(); // the other table, in case it got the last writes
-        drained[0] += values(last);
-        if (!last.isEmpty()) {
-          drainedThreads.add(s.threadId);
-        }
+        taken.add(s.threadId, last);
         cells = new ArrayList<>(cells);
         cells.addAll(last);
         it.remove();
@@ -807,14 +814,6 @@ public final class Recorder {
                 t.initial(),
                 mergedByKey(contexts.canonical(t.cells()))));
     return sampledCpu.apply(out, cpu);
-  }
-
-  private static long values(List<Cell> cells) {
-    long n = 0;
-    for (Cell c : cells) {
-      n += c.state().count();
-    }
-    return n;
   }
 
   /** How many times {@link #collect()} ran: intervals closed so far. Any thread may read it. */
