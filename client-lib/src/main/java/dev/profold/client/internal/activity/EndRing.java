@@ -53,13 +53,29 @@ final class EndRing {
 
   /** Reports an end; false when the ring is full. Any thread; allocates nothing. */
   boolean offer(long threadId, String name, long cpuNanos, long atEpochNanos, boolean carrier) {
+    long seq = claim();
+    if (seq < 0) {
+      return false;
+    }
+    publish(seq, threadId, name, cpuNanos, atEpochNanos, carrier);
+    return true;
+  }
+
+  /** Claims the next slot: its sequence number, or -1 when the ring is full. */
+  long claim() {
     long seq;
     do {
       seq = claimed.get();
       if (seq - taken > mask) {
-        return false;
+        return -1;
       }
     } while (!claimed.compareAndSet(seq, seq + 1));
+    return seq;
+  }
+
+  /** Fills the slot claimed as {@code seq} and publishes it: the reader may take it from now on. */
+  void publish(
+      long seq, long threadId, String name, long cpuNanos, long atEpochNanos, boolean carrier) {
     int slot = (int) (seq & mask);
     ids[slot] = threadId;
     names[slot] = name;
@@ -67,7 +83,6 @@ final class EndRing {
     at[slot] = atEpochNanos;
     carriers[slot] = carrier;
     PUBLISHED.setRelease(published, slot, seq + 1);
-    return true;
   }
 
   /**

@@ -11,10 +11,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 
@@ -119,77 +115,49 @@ public final class ThreadActivity {
    * thread started beyond it counts from the interval's start, one ended beyond it is not counted
    * in the interval it ended in.
    */
-  static final int MAX_STARTS_AND_ENDS = 65_536;
+  static final int MAX_STARTS_AND_ENDS = StartsAndEnds.MAX_WAITING;
 
   /** The launcher's thread that takes over the initial thread's OS thread once main returns. */
   private static final String DESTROY_JAVA_VM = "DestroyJavaVM";
 
-  private static final System.Logger LOG = System.getLogger("dev.profold.client");
-  private final AtomicBoolean loggedCap = new AtomicBoolean();
+  /** Starts and ends reported by the threads themselves, applied at the next {@link #close}. */
+  private final StartsAndEnds reports = new StartsAndEnds();
 
-  /**
-   * Thread starts and ends reported by the threads themselves ({@link #started}, {@link
-   * #timedStart}, {@link #ended}), applied at the next {@link #close}: a queue, not the lock, so
-   * that a thread starting another never waits for the started thread's end report, nor for the JFR
-   * feed (a lock taken there cost each start of a thread that ended at once some 20 µs, outside the
-   * time the start was measured in). At most {@link #MAX_STARTS_AND_ENDS} starts wait, and as many
-   * ends, each bound on its own, as when they went into {@link #startedAt} and {@link #ended}
-   * directly.
-   */
-  private final ConcurrentLinkedQueue<Report> inbox = new ConcurrentLinkedQueue<>();
+  /** Takes what {@link #reports} held, under the lock. */
+  private final StartsAndEnds.Target fromReports =
+      new StartsAndEnds.Target() {
+        @Override
+        public void started(long threadId, long atEpochNanos) {
+          if (startedAt.size() < MAX_STARTS_AND_ENDS) {
+            startedAt.put(threadId, atEpochNanos);
+          } else {
+            reports.capReached();
+          }
+        }
 
-  private final AtomicInteger startsWaiting = new AtomicInteger();
-  private final AtomicInteger endsWaiting = new AtomicInteger();
+        @Override
+        public void ended(long threadId, StartsAndEnds.Ended e) {
+          if (ended.size() < MAX_STARTS_AND_ENDS) {
+            ended.put(threadId, e);
+          } else {
+            reports.capReached();
+          }
+        }
 
-  /**
-   * The timed starts' CPU and off-CPU time ({@link #timedStart}), summed per starting thread until
-   * the next close: {starter id -> {cpu, off cpu}}. Not in the inbox, whose bound would drop it: it
-   * never was (one entry per starting thread).
-   */
-  private final ConcurrentHashMap<Long, long[]> startTimes = new ConcurrentHashMap<>();
-
-  /**
-   * Thread ends, reported by the ending threads without allocating ({@link EndRing}). Moved to
-   * {@link #inbox} at each close, and once half full by the next thread that reports a start or a
-   * JFR event (threads that may allocate, since they live on); one reader at a time ({@link
-   * #ringReader}), which no one waits for but the close. A full ring's ends go to the inbox
-   * directly, allocating.
-   */
-  private final EndRing endRing = new EndRing(END_RING);
-
-  static final int END_RING = 4096;
-
-  private final java.util.concurrent.locks.ReentrantLock ringReader =
-      new java.util.concurrent.locks.ReentrantLock();
-
-  private final EndRing.Reader toInbox =
-      (id, name, cpu, at, carrier) -> post(new EndReport(id, new Ended(name, cpu, at, carrier)));
-
-  /**
-   * How long a close waits for ends whose slots in {@link #endRing} were claimed but not yet
-   * published: an end published behind one of them belongs to a thread that may be gone already.
-   */
-  private static final long END_WRITE_WAIT_NANOS = 50_000_000L;
-
-  /** A report of {@link #inbox}. */
-  private sealed interface Report permits Started, EndReport {}
-
-  private record Started(long threadId, long atEpochNanos) implements Report {}
-
-  private record EndReport(long threadId, Ended ended) implements Report {}
+        @Override
+        public void startTimes(long starterId, long cpuNanos, long offCpuNanos) {
+          managementCpu(starterId, cpuNanos);
+          offCpu(starterId, Kind.THREAD_MGMT, offCpuNanos, -1);
+        }
+      };
 
   private Map<String, Group> lastGroups = Map.of(); // what the last close returned
   private Map<String, Group> heldBack = Map.of(); // given back: goes with the next close
   private ThreadCpu heldBackCpu = ThreadCpu.NONE; // given back with its CPU samples unvalued
 
   private final Map<Long, Long> startedAt = new HashMap<>(); // since the last close, epoch nanos
-  private final Map<Long, Ended> ended = new HashMap<>(); // reported since the last close
-
-  /**
-   * A thread's end: its name, its CPU time then, when (epoch nanoseconds), and whether it was a
-   * carrier of virtual threads.
-   */
-  private record Ended(String name, long cpuNanos, long atNanos, boolean carrier) {}
+  private final Map<Long, StartsAndEnds.Ended> ended =
+      new HashMap<>(); // reported since the last close
 
   /**
    * How long a counted block waits for its report after it was last seen stuck: at least this, and
@@ -238,11 +206,10 @@ public final class ThreadActivity {
 
   /**
    * Thread {@code threadId} was started at {@code atEpochNanos}: its first interval counts from
-   * then, not from the interval's start.
+   * then, not from the interval's start. Does not take the lock.
    */
   public void started(long threadId, long atEpochNanos) {
-    post(new Started(threadId, atEpochNanos));
-    moveEndsIfMany();
+    reports.started(threadId, atEpochNanos);
   }
 
   /**
@@ -252,102 +219,14 @@ public final class ThreadActivity {
    */
   public void timedStart(
       long startedId, long atEpochNanos, long starterId, long cpuNanos, long offCpuNanos) {
-    post(new Started(startedId, atEpochNanos));
-    startTimes.merge(starterId, new long[] {cpuNanos, offCpuNanos}, ThreadActivity::addStartTimes);
-    moveEndsIfMany();
-  }
-
-  /** Adds {@code b} into {@code a}; under the map's lock of the entry, which removes it too. */
-  private static long[] addStartTimes(long[] a, long[] b) {
-    a[0] += b[0];
-    a[1] += b[1];
-    return a;
-  }
-
-  private void post(Report r) {
-    AtomicInteger waiting = waitingOf(r);
-    if (waiting.incrementAndGet() > MAX_STARTS_AND_ENDS) {
-      waiting.decrementAndGet();
-      capReached();
-      return;
-    }
-    inbox.add(r);
-  }
-
-  private AtomicInteger waitingOf(Report r) {
-    return r instanceof Started ? startsWaiting : endsWaiting;
-  }
-
-  /**
-   * Moves the ends waiting in {@link #endRing} to the inbox when it is half full, unless another
-   * thread does so now. Not for an ending thread: it allocates.
-   */
-  private void moveEndsIfMany() {
-    // Not again on a thread that drains already (a report made from inside a drain: its log of
-    // the bound, should logging start a thread): a second drain would take the same ends again.
-    if (endRing.waiting() > END_RING / 2
-        && !ringReader.isHeldByCurrentThread()
-        && ringReader.tryLock()) {
-      try {
-        endRing.drain(toInbox);
-      } finally {
-        ringReader.unlock();
-      }
-    }
-  }
-
-  /**
-   * Applies the reports that wait in {@link #inbox} (the ring's ends moved there by {@link
-   * #moveClaimedEnds} before); under the lock.
-   */
-  private void drainInbox() {
-    for (Report r; (r = inbox.poll()) != null; ) {
-      waitingOf(r).decrementAndGet();
-      if (r instanceof Started st) {
-        if (startedAt.size() < MAX_STARTS_AND_ENDS) {
-          startedAt.put(st.threadId(), st.atEpochNanos());
-        } else {
-          capReached();
-        }
-      } else if (r instanceof EndReport e) {
-        takeEnd(e.threadId(), e.ended());
-      }
-    }
-    for (Long starter : startTimes.keySet()) {
-      long[] t = startTimes.remove(starter);
-      if (t != null) {
-        managementCpu(starter, t[0]);
-        offCpu(starter, Kind.THREAD_MGMT, t[1], -1);
-      }
-    }
-  }
-
-  /**
-   * Moves every end claimed in {@link #endRing} so far to the inbox, waiting a little for those
-   * still being written; not under the lock, so that the JFR feed does not wait with it.
-   */
-  private void moveClaimedEnds() {
-    ringReader.lock();
-    try {
-      endRing.drainClaimed(toInbox, END_WRITE_WAIT_NANOS);
-    } finally {
-      ringReader.unlock();
-    }
-  }
-
-  private void takeEnd(long threadId, Ended e) {
-    if (ended.size() < MAX_STARTS_AND_ENDS) {
-      ended.put(threadId, e);
-    } else {
-      capReached();
-    }
+    reports.timedStart(startedId, atEpochNanos, starterId, cpuNanos, offCpuNanos);
   }
 
   /**
    * Thread {@code threadId}, named {@code name}, ends at {@code atEpochNanos} having used {@code
    * cpuNanos} of CPU: its last, partial interval is counted (once it ended, its CPU time can no
-   * longer be read). Called on the ending thread; allocates nothing unless {@value #END_RING} ends
-   * wait for a close.
+   * longer be read). Called on the ending thread; allocates nothing unless {@value
+   * StartsAndEnds#END_RING} ends wait for a close.
    */
   public void ended(long threadId, String name, long cpuNanos, long atEpochNanos) {
     ended(threadId, name, cpuNanos, atEpochNanos, false);
@@ -358,20 +237,12 @@ public final class ThreadActivity {
    * of virtual threads.
    */
   public void ended(long threadId, String name, long cpuNanos, long atEpochNanos, boolean carrier) {
-    if (!endRing.offer(threadId, name, cpuNanos, atEpochNanos, carrier)) {
-      post(new EndReport(threadId, new Ended(name, cpuNanos, atEpochNanos, carrier)));
-    }
+    reports.ended(threadId, name, cpuNanos, atEpochNanos, carrier);
   }
 
-  private void capReached() {
-    if (!loggedCap.getAndSet(true)) {
-      LOG.log(
-          System.Logger.Level.INFO,
-          "Profold: more than {0} threads started or ended within one interval; the further ones"
-              + " count as threads whose start or end was not seen (a shorter interval keeps them"
-              + " under the bound; logged once)",
-          MAX_STARTS_AND_ENDS);
-    }
+  /** The channel of start and end reports (for tests). */
+  StartsAndEnds reports() {
+    return reports;
   }
 
   /** Thread {@code threadId} was blocked for {@code nanos} in a {@code kind} (not COMPUTE) way. */
@@ -385,7 +256,7 @@ public final class ThreadActivity {
    * lasted until it was last seen is that block's report: what was counted is subtracted.
    */
   public synchronized void offCpu(long threadId, Kind kind, long nanos, long startEpochNanos) {
-    moveEndsIfMany();
+    reports.moveEndsIfMany();
     if (kind == Kind.SYNC && startEpochNanos >= 0) {
       List<Stuck> counted = stuck.get(threadId);
       if (counted != null) {
@@ -421,7 +292,7 @@ public final class ThreadActivity {
    * stand for that measured time and are left out of the share that splits the rest.
    */
   public synchronized void onCpuSample(long threadId, boolean management, boolean inStart) {
-    moveEndsIfMany();
+    reports.moveEndsIfMany();
     long[] n = samples.computeIfAbsent(threadId, k -> new long[3]);
     n[0]++;
     if (management) {
@@ -597,7 +468,7 @@ public final class ThreadActivity {
     List<LiveThread> live = threads.now();
     // After the look: a thread it missed reported its end before it ended, so its end is claimed
     // in the ring by now, if not published yet.
-    moveClaimedEnds();
+    reports.moveClaimedEnds();
     synchronized (this) {
       return close(startNanos, endNanos, live);
     }
@@ -613,7 +484,7 @@ public final class ThreadActivity {
   }
 
   private List<ThreadGroupActivity> close(long startNanos, long endNanos, List<LiveThread> live) {
-    drainInbox();
+    reports.drain(fromReports);
     long length = Math.max(0, endNanos - startNanos);
     Map<String, Group> groups = new HashMap<>();
     Map<Long, Long> cpuNow = new HashMap<>(live.size() * 2);
@@ -756,10 +627,10 @@ public final class ThreadActivity {
       Set<Long> carriers,
       Set<Long> endedIds) {
     long length = Math.max(0, endNanos - startNanos);
-    Map<Long, Ended> later = new HashMap<>();
-    for (Map.Entry<Long, Ended> x : ended.entrySet()) {
+    Map<Long, StartsAndEnds.Ended> later = new HashMap<>();
+    for (Map.Entry<Long, StartsAndEnds.Ended> x : ended.entrySet()) {
       long id = x.getKey();
-      Ended e = x.getValue();
+      StartsAndEnds.Ended e = x.getValue();
       LiveThread alive = live.get(id);
       if (alive != null) {
         // Its end came after the look read its CPU time: what the look did not see yet counts

@@ -3,14 +3,10 @@ package dev.profold.client.internal.activity;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.profold.proto.v1.ThreadGroupActivity;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.lang.reflect.Field;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
@@ -48,13 +44,6 @@ class ThreadActivityReportsTest {
     return groups.stream().map(ThreadGroupActivity::getThreadGroup).toList();
   }
 
-  @SuppressWarnings("unchecked")
-  private static <T> T field(Object o, String name) throws ReflectiveOperationException {
-    Field f = o.getClass().getDeclaredField(name);
-    f.setAccessible(true);
-    return (T) f.get(o);
-  }
-
   @Test
   void timedStartsAndEndsWithinTheirBoundsAreAllCounted() {
     // Each bound (MAX_STARTS_AND_ENDS) held on its own before the reports were queued: 50,000
@@ -78,13 +67,13 @@ class ThreadActivityReportsTest {
   }
 
   @Test
-  void anEndPublishedBehindOneStillBeingWrittenCountsInTheIntervalItEndedIn() throws Exception {
+  void anEndPublishedBehindOneStillBeingWrittenCountsInTheIntervalItEndedIn()
+      throws InterruptedException {
     threads.set(new LiveThread(1, "spawner", 0), new LiveThread(50, "slow-50", 0));
     activity.close(0, 0);
-    EndRing ring = field(activity, "endRing");
-    AtomicLong claimed = field(ring, "claimed");
+    EndRing ring = activity.reports().ring;
     // Thread 50, ending, claimed a slot for its end and was descheduled before publishing it.
-    long seq = claimed.getAndIncrement();
+    long seq = ring.claim();
     activity.started(7, S);
     activity.ended(7, "worker-7", S / 2, 3 * S); // published, and thread 7 is gone
     threads.set(new LiveThread(1, "spawner", S), new LiveThread(50, "slow-50", S));
@@ -93,16 +82,10 @@ class ThreadActivityReportsTest {
             () -> {
               try {
                 Thread.sleep(5);
-                int slot = (int) seq & (ThreadActivity.END_RING - 1);
-                ((long[]) field(ring, "ids"))[slot] = 50;
-                ((String[]) field(ring, "names"))[slot] = "slow-50";
-                ((long[]) field(ring, "cpu"))[slot] = S;
-                ((long[]) field(ring, "at"))[slot] = 9 * S;
-                VarHandle published = MethodHandles.arrayElementVarHandle(long[].class);
-                published.setRelease((long[]) field(ring, "published"), slot, seq + 1);
-              } catch (ReflectiveOperationException | InterruptedException e) {
+              } catch (InterruptedException e) {
                 throw new IllegalStateException(e);
               }
+              ring.publish(seq, 50, "slow-50", S, 9 * S, false);
             });
     resumes.start();
 
@@ -115,18 +98,13 @@ class ThreadActivityReportsTest {
   }
 
   @Test
-  void aRingReaderReenteredFromTheLogNeitherWedgesTheRingNorLosesEnds() throws Exception {
+  void aRingReaderReenteredFromTheLogNeitherWedgesTheRingNorLosesEnds() {
     activity.close(0, 0);
-    for (int i = 0; i < ThreadActivity.END_RING; i++) { // the ring full of ends
+    for (int i = 0; i < StartsAndEnds.END_RING; i++) { // the ring full of ends
       activity.ended(100 + i, "early-" + i, 1_000, S);
     }
-    List<AtomicInteger> bounds = new ArrayList<>();
-    for (Field f : ThreadActivity.class.getDeclaredFields()) {
-      if (f.getType() == AtomicInteger.class) {
-        f.setAccessible(true);
-        bounds.add((AtomicInteger) f.get(activity));
-      }
-    }
+    List<AtomicInteger> bounds =
+        List.of(activity.reports().startsWaiting, activity.reports().endsWaiting);
     bounds.forEach(b -> b.set(1 << 29)); // the queue full: the next report logs the bound
     Logger log = Logger.getLogger("dev.profold.client");
     Level level = log.getLevel();
@@ -166,7 +144,6 @@ class ThreadActivityReportsTest {
     List<ThreadGroupActivity> groups = activity.close(0, 10 * S);
 
     assertThat(group(groups, "late-*").getThreads()).isEqualTo(10);
-    EndRing ring = field(activity, "endRing");
-    assertThat(ring.waiting()).as("nothing left in the ring").isZero();
+    assertThat(activity.reports().ring.waiting()).as("nothing left in the ring").isZero();
   }
 }

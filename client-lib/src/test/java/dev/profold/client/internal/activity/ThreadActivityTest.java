@@ -509,7 +509,7 @@ class ThreadActivityTest {
   @Test
   void moreEndsThanTheRingHoldsBetweenTwoClosesAreAllCounted() {
     activity.close(0, 0);
-    int n = 3 * ThreadActivity.END_RING;
+    int n = 3 * StartsAndEnds.END_RING;
     for (int i = 0; i < n; i++) { // starts move the ring's ends on as it fills
       activity.started(100 + i, S);
       activity.ended(100 + i, "burst-" + i, S / 10, 2 * S);
