@@ -29,14 +29,14 @@ import java.util.Map;
  * </ul>
  *
  * Context, for alert annotations: {@code top_paths} (the call paths of that class with the most
- * time in the newest closed interval with data, for the thread group of the instance or of the
- * service, from a scheme that groups by thread_group, path and kind when there is one, else from
- * the built-in {@code region} scheme for all thread groups, marked so; see {@link RegionTimes}),
- * {@code top_instances} (service values: the instances with the largest share), {@code
- * io_unobserved} (the {@code io} and {@code idle} values of sources that say how long their I/O
- * events were off: that share of the interval, 0..1, in which I/O waits counted as idle; for a
- * service, weighted by the instances' thread time) and {@code cpu_spread} (imbalance values:
- * per-thread CPU min / avg / max).
+ * time in the newest closed interval with data, compute paths for {@code cpu_wait}, for the thread
+ * group of the instance or of the service, from a scheme that groups by thread_group, path and kind
+ * when there is one, else from the built-in {@code region} scheme for all thread groups, marked so;
+ * see {@link RegionTimes}), {@code top_instances} (service values: the instances with the largest
+ * share), {@code io_unobserved} (the {@code io} and {@code idle} values of sources that say how
+ * long their I/O events were off: that share of the interval, 0..1, in which I/O waits counted as
+ * idle; for a service, weighted by the instances' thread time) and {@code cpu_spread} (imbalance
+ * values: per-thread CPU min / avg / max).
  *
  * <p>Computed on each call from one snapshot; thread-safe as its source is.
  */
@@ -75,7 +75,7 @@ public final class ThreadActivityValues implements DerivedValues {
         }
         for (OverheadClass c : OverheadClass.values()) {
           Map<String, String> context = new LinkedHashMap<>();
-          context.put("top_paths", regions.top(s.service(), s.instance(), a.group(), c.label()));
+          context.put("top_paths", regions.top(s.service(), s.instance(), a.group(), pathsKind(c)));
           if (blindSpotOf(c) && a.ioObservationReported()) {
             context.put(IO_UNOBSERVED, share(a.ioUnobservedShare()));
           }
@@ -114,7 +114,9 @@ public final class ThreadActivityValues implements DerivedValues {
       String cls = e.getKey().get(2);
       ServiceShare share = e.getValue();
       Map<String, String> context = new LinkedHashMap<>();
-      context.put("top_paths", regions.top(service, null, e.getKey().get(1), cls));
+      context.put(
+          "top_paths",
+          regions.top(service, null, e.getKey().get(1), pathsKind(OverheadClass.ofLabel(cls))));
       context.put("top_instances", share.topInstances());
       if (share.reportingWall > 0) {
         context.put(IO_UNOBSERVED, share(share.unobserved / share.reportingWall));
@@ -127,6 +129,15 @@ public final class ThreadActivityValues implements DerivedValues {
               context));
     }
     return List.copyOf(out);
+  }
+
+  /**
+   * The kind of the regions whose paths explain a share of class {@code c}: its own, but for {@code
+   * cpu_wait}, which no region has: the threads wait for a CPU to run their compute paths, so those
+   * are what competes for the CPUs.
+   */
+  private static String pathsKind(OverheadClass c) {
+    return c == OverheadClass.CPU_WAIT ? OverheadClass.COMPUTE.label() : c.label();
   }
 
   /**

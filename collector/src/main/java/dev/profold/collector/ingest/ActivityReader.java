@@ -88,6 +88,7 @@ final class ActivityReader {
       a.getIoNanos(),
       a.getRuntimeNanos(),
       a.getThreadMgmtNanos(),
+      a.getCpuWaitNanos(),
       a.getIdleNanos()
     };
     long[] others = {a.getWallNanos(), a.getCpuMinNanos(), a.getCpuSumNanos(), a.getCpuMaxNanos()};

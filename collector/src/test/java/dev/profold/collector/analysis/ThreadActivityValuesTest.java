@@ -110,8 +110,8 @@ class ThreadActivityValuesTest {
     assertThat(imbalance.context().get("cpu_spread")).contains("max 1.500 s").contains("2 threads");
 
     assertThat(all.stream().filter(v -> v.name().equals("thread_class_ratio")))
-        .as("7 classes x 2 instances")
-        .hasSize(14);
+        .as("8 classes x 2 instances")
+        .hasSize(16);
   }
 
   @Test
@@ -137,6 +137,39 @@ class ThreadActivityValuesTest {
     assertThat(ratio(all, "i-1", "sync").context())
         .as("a class the blind spot does not change")
         .doesNotContainKey("io_unobserved");
+  }
+
+  @Test
+  void aThreadGroupWaitingForACpuIsExplainedByTheComputePathsCompetingForIt() {
+    engine.apply(
+        Deltas.source("checkout", "i-1")
+            .incarnation(7)
+            .seq(1)
+            .interval(T0, T0 + INTERVAL)
+            .region(1, "handle", REGION_KIND_COMPUTE)
+            .region(2, 1, "Cache.lock", REGION_KIND_SYNC)
+            .entry(1, 6.0)
+            .entry(2, 1.0)
+            .threads("pool-*", 2, new long[] {6 * S, S, 0, 0, 0, 0, 12 * S}, 2 * S, 6 * S, 4 * S)
+            .decode(dictionary));
+    clock.setNanos(T0 + 2 * INTERVAL);
+    engine.advance();
+
+    List<DerivedValue> all = values.current();
+
+    DerivedValue waiting = ratio(all, "i-1", "cpu_wait");
+    assertThat(waiting.value()).isEqualTo(12.0 / 20);
+    assertThat(waiting.context().get("top_paths"))
+        .as("the compute paths the threads wait to run")
+        .isEqualTo("(all thread groups) handle (6.000 s)");
+    assertThat(
+            find(
+                    all,
+                    "service_thread_class_ratio",
+                    Map.of("service", "checkout", "thread_group", "pool-*", "class", "cpu_wait"))
+                .context()
+                .get("top_paths"))
+        .isEqualTo("(all thread groups) handle (6.000 s)");
   }
 
   private static DerivedValue ratio(List<DerivedValue> all, String instance, String cls) {

@@ -35,6 +35,7 @@ import dev.profold.proto.v1.Measurement;
 import dev.profold.proto.v1.MetricState;
 import dev.profold.proto.v1.ValueType;
 import dev.profold.reduce.ExpHistogram;
+import dev.profold.sinks.snapshot.OverheadClass;
 import java.util.Arrays;
 import java.util.List;
 import java.util.stream.LongStream;
@@ -1543,6 +1544,17 @@ class StreamDecoderTest {
       assertThat(g.wallNanos()).isEqualTo(20 * S);
       assertThat(g.classes().get(dev.profold.sinks.snapshot.OverheadClass.SYNC)).isEqualTo(4 * S);
       assertThat(g.cpuMaxNanos()).isEqualTo(5 * S);
+    }
+
+    @Test
+    void timeWaitingForACpuIsAClassOfItsOwn() throws Exception {
+      DecodedDelta d = decode(decoder, with(pool().setIdleNanos(5 * S).setCpuWaitNanos(3 * S)));
+      assertThat(d.threadActivity.get(0).classes().get(OverheadClass.CPU_WAIT)).isEqualTo(3 * S);
+      assertThat(d.threadActivity.get(0).classes().get(OverheadClass.IDLE)).isEqualTo(5 * S);
+      assertInvalid(
+          with(pool().setCpuWaitNanos(3 * S)),
+          "thread_activity[0]",
+          "class times add up to 23000000000 ns but wall_nanos is 20000000000");
     }
 
     @Test

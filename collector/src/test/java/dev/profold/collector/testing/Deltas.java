@@ -318,8 +318,8 @@ public final class Deltas {
 
     /**
      * Adds thread group {@code group} with {@code threads} threads that each lived the whole
-     * interval: the given class times (compute, sync, wait, io, runtime, thread_mgmt) and idle the
-     * remainder; CPU spread min / sum / max.
+     * interval: the given class times (compute, sync, wait, io, runtime, thread_mgmt, and
+     * optionally cpu_wait) and idle the remainder; CPU spread min / sum / max.
      */
     public Builder threads(
         String group, int threads, long[] classNanos, long cpuMin, long cpuSum, long cpuMax) {
@@ -339,6 +339,7 @@ public final class Deltas {
               .setIoNanos(classNanos[3])
               .setRuntimeNanos(classNanos[4])
               .setThreadMgmtNanos(classNanos[5])
+              .setCpuWaitNanos(classNanos.length > 6 ? classNanos[6] : 0)
               .setIdleNanos(wall - used)
               .setCpuMinNanos(cpuMin)
               .setCpuSumNanos(cpuSum)

@@ -146,7 +146,7 @@ public final class PrometheusExposition implements MultiCollector {
             .name("profold_thread_seconds")
             .help(
                 "Thread time of a thread group by overhead class (compute, sync, wait, io,"
-                    + " runtime, thread_mgmt, idle), cumulative; the classes add up to the"
+                    + " runtime, thread_mgmt, cpu_wait, idle), cumulative; the classes add up to the"
                     + " threads' wall time.");
     GaugeSnapshot.Builder ratio =
         GaugeSnapshot.builder()

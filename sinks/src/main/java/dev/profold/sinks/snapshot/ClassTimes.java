@@ -13,7 +13,7 @@ public final class ClassTimes {
 
   /**
    * The times given in {@link OverheadClass} order (compute, sync, wait, io, runtime, thread_mgmt,
-   * idle); the array is copied.
+   * cpu_wait, idle); the array is copied.
    *
    * @throws IllegalArgumentException unless there is one value per class
    */

@@ -178,11 +178,11 @@ class PrometheusExpositionTest {
     ThreadActivitySnapshot pool =
         new ThreadActivitySnapshot(
             "pool-*",
-            ClassTimes.of(30 * s, 6 * s, 2 * s, 0, s, 0, s),
+            ClassTimes.of(30 * s, 6 * s, 2 * s, 0, s, 0, s, 0),
             true,
             4,
             10 * s,
-            ClassTimes.of(20 * s, 4 * s, 2 * s, 0, s, 0, 13 * s),
+            ClassTimes.of(17 * s, 4 * s, 2 * s, 0, s, 0, 3 * s, 13 * s),
             40 * s,
             2 * s,
             20 * s,
@@ -191,7 +191,7 @@ class PrometheusExpositionTest {
     ThreadActivitySnapshot gone =
         new ThreadActivitySnapshot(
             "old-*",
-            ClassTimes.of(s, 0, 0, 0, 0, 0, 0),
+            ClassTimes.of(s, 0, 0, 0, 0, 0, 0, 0),
             false,
             1,
             0,
@@ -235,6 +235,8 @@ class PrometheusExpositionTest {
         .contains("profold_thread_seconds_total{class=\"sync\"," + id + "} 6.0\n")
         .contains("profold_thread_class_ratio{class=\"sync\"," + id + "} 0.1\n")
         .contains("profold_thread_class_ratio{class=\"idle\"," + id + "} 0.325\n")
+        .contains("profold_thread_seconds_total{class=\"cpu_wait\"," + id + "} 1.0\n")
+        .contains("profold_thread_class_ratio{class=\"cpu_wait\"," + id + "} 0.075\n")
         .contains("profold_threads{" + id + "} 4.0\n")
         .contains(
             "profold_thread_cpu_seconds{instance=\"i-1\",service=\"svc\",stat=\"max\",thread_group=\"pool-*\"} 8.0\n")

@@ -16,8 +16,8 @@ import java.util.function.Predicate;
 
 /**
  * Where each thread group's time goes, interval by interval (the overhead classes): every live
- * thread's wall time in the interval is split into compute, sync, wait, io, runtime, thread_mgmt
- * and idle, which add up to it exactly, and the groups' per-thread CPU spread is kept for
+ * thread's wall time in the interval is split into compute, sync, wait, io, runtime, thread_mgmt,
+ * cpu_wait and idle, which add up to it exactly, and the groups' per-thread CPU spread is kept for
  * imbalance.
  *
  * <p>Per thread and interval, with {@code wall} its time alive in the interval:
@@ -44,6 +44,8 @@ import java.util.function.Predicate;
  *       reported in nor the next one lies in intervals already sent, and carrying it on would only
  *       put it into later intervals where the thread was on CPU or idle (a 60 s wait followed by
  *       minutes on CPU would otherwise show as waiting whenever the thread next goes idle);
+ *   <li>{@code cpu_wait}: of the rest, the time the thread was runnable but waited for a CPU
+ *       outside the reported blocks, where the operating system tells it ({@link CpuWaits});
  *   <li>{@code idle} is the remainder: waits too short for their threshold, waits for work, and
  *       anything no event describes.
  * </ul>
@@ -85,8 +87,9 @@ public final class ThreadActivity {
   private static final int IO = 3;
   private static final int RUNTIME = 4;
   private static final int THREAD_MGMT = 5;
-  private static final int IDLE = 6;
-  private static final int CLASSES = 7;
+  private static final int CPU_WAIT = 6;
+  private static final int IDLE = 7;
+  private static final int CLASSES = 8;
   private static final long[] NO_SAMPLES = new long[3];
   private static final long[] NO_CLASSES = new long[CLASSES];
 
@@ -122,6 +125,9 @@ public final class ThreadActivity {
 
   /** Starts and ends reported by the threads themselves, applied at the next {@link #close}. */
   private final StartsAndEnds reports = new StartsAndEnds();
+
+  /** Time runnable but not on a CPU, when the operating system tells it. */
+  private final CpuWaits cpuWaits = new CpuWaits();
 
   /** Takes what {@link #reports} held, under the lock. */
   private final StartsAndEnds.Target fromReports =
@@ -257,6 +263,9 @@ public final class ThreadActivity {
    */
   public synchronized void offCpu(long threadId, Kind kind, long nanos, long startEpochNanos) {
     reports.moveEndsIfMany();
+    if (nanos > 0 && kind != Kind.COMPUTE) {
+      cpuWaits.blockReported(threadId); // it ended with a wait for a CPU, which it holds
+    }
     if (kind == Kind.SYNC && startEpochNanos >= 0) {
       List<Stuck> counted = stuck.get(threadId);
       if (counted != null) {
@@ -331,6 +340,14 @@ public final class ThreadActivity {
     if (cpuNanos > 0) {
       managementCpu.merge(threadId, cpuNanos, Long::sum);
     }
+  }
+
+  /**
+   * Measures the {@code cpu_wait} class from {@code queues} from the next close on ({@link
+   * CpuWaits}; null: no longer, that time is then idle).
+   */
+  public void measureCpuWait(RunQueues queues) {
+    cpuWaits.measure(queues);
   }
 
   /**
@@ -469,8 +486,9 @@ public final class ThreadActivity {
     // After the look: a thread it missed reported its end before it ended, so its end is claimed
     // in the ring by now, if not published yet.
     reports.moveClaimedEnds();
+    Map<Long, long[]> queues = cpuWaits.read(live); // file reads: not under the lock either
     synchronized (this) {
-      return close(startNanos, endNanos, live);
+      return close(startNanos, endNanos, live, queues);
     }
   }
 
@@ -483,7 +501,8 @@ public final class ThreadActivity {
     return intervalCpu;
   }
 
-  private List<ThreadGroupActivity> close(long startNanos, long endNanos, List<LiveThread> live) {
+  private List<ThreadGroupActivity> close(
+      long startNanos, long endNanos, List<LiveThread> live, Map<Long, long[]> queues) {
     reports.drain(fromReports);
     long length = Math.max(0, endNanos - startNanos);
     Map<String, Group> groups = new HashMap<>();
@@ -534,6 +553,11 @@ public final class ThreadActivity {
           inIt
               ? stuckSplit(length, Math.max(0, cpu), t.id(), seen, startNanos, endNanos)
               : split(wall, Math.max(0, cpu), t.id());
+      if (!inIt) {
+        long waited = Math.min(classes[IDLE], cpuWaits.outsideBlocks(t.id(), queues));
+        classes[CPU_WAIT] = waited;
+        classes[IDLE] -= waited;
+      }
       groups
           .computeIfAbsent(ThreadGroups.normalise(t.name()), Group::new)
           .add(t.id(), inIt ? length : wall, classes, Math.min(Math.max(0, cpu), length));
@@ -582,6 +606,7 @@ public final class ThreadActivity {
     }
     samples.clear();
     managementCpu.clear();
+    cpuWaits.closed(queues);
     pauses = 0;
     first = false;
     if (length > 0) {
@@ -922,6 +947,7 @@ public final class ThreadActivity {
           .setIoNanos(classes[IO])
           .setRuntimeNanos(classes[RUNTIME])
           .setThreadMgmtNanos(classes[THREAD_MGMT])
+          .setCpuWaitNanos(classes[CPU_WAIT])
           .setIdleNanos(classes[IDLE])
           .setCpuMinNanos(ids.isEmpty() && idsLeftOut == 0 ? 0 : cpuMin)
           .setCpuSumNanos(cpuSum)

@@ -319,6 +319,7 @@ final class DeltaBuffer {
         .setIoNanos(a.getIoNanos() + b.getIoNanos())
         .setRuntimeNanos(a.getRuntimeNanos() + b.getRuntimeNanos())
         .setThreadMgmtNanos(a.getThreadMgmtNanos() + b.getThreadMgmtNanos())
+        .setCpuWaitNanos(a.getCpuWaitNanos() + b.getCpuWaitNanos())
         .setIdleNanos(a.getIdleNanos() + b.getIdleNanos())
         .setCpuMinNanos(a.getCpuMinNanos() + b.getCpuMinNanos())
         .setCpuSumNanos(a.getCpuSumNanos() + b.getCpuSumNanos())

@@ -8,9 +8,10 @@ import java.nio.file.Path;
 /**
  * What the operating system says of this process's threads, by OS thread id: how long each has run
  * and waited for a CPU (Linux's per-thread scheduler statistics, {@code
- * /proc/self/task/<tid>/schedstat}: time on a CPU, time runnable on a run queue), and whether it is
- * runnable now. The I/O event gate uses them to tell a read or write that waits for I/O (the thread
- * sleeps) from one in progress or preempted (the thread runs or waits for a CPU). Stateless and
+ * /proc/self/task/<tid>/schedstat}: time on a CPU, time runnable on a run queue, times put on a
+ * CPU), and whether it is runnable now. The I/O event gate uses them to tell a read or write that
+ * waits for I/O (the thread sleeps) from one in progress or preempted (the thread runs or waits for
+ * a CPU); the thread activity's {@code cpu_wait} class is the time on the run queue. Stateless and
  * thread-safe.
  */
 final class OsThreads {
@@ -18,8 +19,9 @@ final class OsThreads {
 
   /**
    * Nanoseconds OS thread {@code tid} of this process has spent on a CPU and waiting on a run queue
-   * since it started, as {@code {running, queued}}, or null when that cannot be read (not Linux, a
-   * kernel without scheduler statistics, a thread that ended, a thread id of 0 or less).
+   * since it started, and the times it was put on a CPU, as {@code {running, queued, arrivals}}, or
+   * null when that cannot be read (not Linux, a kernel without scheduler statistics, a thread that
+   * ended, a thread id of 0 or less).
    */
   static long[] schedstat(long tid) {
     String s = read(tid, "schedstat");
@@ -28,8 +30,16 @@ final class OsThreads {
     if (second < 0) {
       return null;
     }
+    int end = second + 1;
+    while (end < s.length() && Character.isDigit(s.charAt(end))) {
+      end++;
+    }
     try {
-      return new long[] {Long.parseLong(s, 0, first, 10), Long.parseLong(s, first + 1, second, 10)};
+      return new long[] {
+        Long.parseLong(s, 0, first, 10),
+        Long.parseLong(s, first + 1, second, 10),
+        Long.parseLong(s, second + 1, end, 10)
+      };
     } catch (NumberFormatException e) { // not the format expected
       return null;
     }

@@ -47,6 +47,7 @@ class ThreadActivityTest {
         + a.getIoNanos()
         + a.getRuntimeNanos()
         + a.getThreadMgmtNanos()
+        + a.getCpuWaitNanos()
         + a.getIdleNanos();
   }
 

@@ -15,7 +15,7 @@ class OsThreadsTest {
         "the run-queue wait is read from Linux's per-thread scheduler statistics");
     long tid = RecordedEventsTest.osThreadId();
     long[] first = OsThreads.schedstat(tid);
-    assertThat(first).hasSize(2);
+    assertThat(first).hasSize(3);
     assumeTrue(
         first[0] > 0, "this kernel keeps no scheduler statistics (it reads 0 0): nothing to check");
     assertThat(first[1]).as("queued").isNotNegative();
@@ -28,6 +28,8 @@ class OsThreadsTest {
         .as("ran or queued through the 50 ms (the kernel updates it at ticks)")
         .isGreaterThanOrEqualTo(30_000_000);
     assertThat(OsThreads.runQueueNanos(tid)).isGreaterThanOrEqualTo(first[1]);
+    assertThat(then[2]).as("times put on a CPU: at least once more, never fewer").isPositive();
+    assertThat(then[2]).isGreaterThanOrEqualTo(first[2]);
   }
 
   @Test

@@ -1,0 +1,182 @@
+package dev.profold.client.internal.activity;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.profold.client.Kind;
+import dev.profold.proto.v1.ThreadGroupActivity;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** The cpu_wait class: time runnable but not on a CPU, taken from idle. */
+class CpuWaitTest {
+  private static final long S = 1_000_000_000L;
+
+  private static final class FakeThreads implements LiveThreads {
+    List<LiveThread> live = new ArrayList<>();
+
+    @Override
+    public List<LiveThread> now() {
+      return List.copyOf(live);
+    }
+
+    void set(LiveThread... threads) {
+      live = List.of(threads);
+    }
+  }
+
+  /** Run-queue statistics the test sets: {queued nanos, arrivals} by thread id. */
+  private static final class FakeQueues implements RunQueues {
+    final Map<Long, long[]> now = new HashMap<>();
+    final List<List<Long>> asked = new ArrayList<>();
+
+    @Override
+    public Map<Long, long[]> read(java.util.Collection<Long> threadIds) {
+      asked.add(List.copyOf(threadIds));
+      Map<Long, long[]> out = new HashMap<>();
+      for (Long id : threadIds) {
+        long[] s = now.get(id);
+        if (s != null) {
+          out.put(id, s.clone());
+        }
+      }
+      return out;
+    }
+
+    void set(long id, long queued, long arrivals) {
+      now.put(id, new long[] {queued, arrivals});
+    }
+  }
+
+  private final FakeThreads threads = new FakeThreads();
+  private final FakeQueues queues = new FakeQueues();
+  private final ThreadActivity activity = new ThreadActivity(threads);
+
+  private static ThreadGroupActivity group(List<ThreadGroupActivity> groups, String name) {
+    return groups.stream().filter(g -> g.getThreadGroup().equals(name)).findFirst().orElseThrow();
+  }
+
+  private static long classes(ThreadGroupActivity a) {
+    return a.getComputeNanos()
+        + a.getSyncNanos()
+        + a.getWaitNanos()
+        + a.getIoNanos()
+        + a.getRuntimeNanos()
+        + a.getThreadMgmtNanos()
+        + a.getCpuWaitNanos()
+        + a.getIdleNanos();
+  }
+
+  @Test
+  void aCpuBoundThreadOnTooFewCoresWaitsForACpuInsteadOfIdling() {
+    activity.measureCpuWait(queues);
+    threads.set(new LiveThread(1, "spin-1", 0));
+    queues.set(1, 5 * S, 100);
+    activity.close(0, 0); // baseline
+    // 10 s: on a CPU for 2.5 s, runnable behind other threads for 7.5 s.
+    threads.set(new LiveThread(1, "spin-1", 5 * S / 2));
+    queues.set(1, 5 * S + 15 * S / 2, 1_100);
+
+    ThreadGroupActivity g = group(activity.close(0, 10 * S), "spin-*");
+
+    assertThat(g.getComputeNanos()).isEqualTo(5 * S / 2);
+    assertThat(g.getCpuWaitNanos()).isEqualTo(15 * S / 2);
+    assertThat(g.getIdleNanos()).isZero();
+    assertThat(classes(g)).isEqualTo(g.getWallNanos());
+  }
+
+  @Test
+  void theWaitForACpuAfterEachReportedBlockIsLeftToTheBlock() {
+    activity.measureCpuWait(queues);
+    threads.set(new LiveThread(1, "pool-1", 0));
+    queues.set(1, 0, 0);
+    activity.close(0, 0);
+    // 1 s on a CPU, a 4 s wait reported (its end includes the wait for a CPU after the wake-up),
+    // 2 s on the run queue over 100 arrivals on a CPU: one of them ended the reported wait.
+    threads.set(new LiveThread(1, "pool-1", S));
+    activity.offCpu(1, Kind.WAIT, 4 * S);
+    queues.set(1, 2 * S, 100);
+
+    ThreadGroupActivity g = group(activity.close(0, 10 * S), "pool-*");
+
+    assertThat(g.getWaitNanos()).isEqualTo(4 * S);
+    assertThat(g.getCpuWaitNanos()).as("2 s × 99/100").isEqualTo(2 * S / 100 * 99);
+    assertThat(g.getIdleNanos()).isEqualTo(10 * S - S - 4 * S - 2 * S / 100 * 99);
+    assertThat(classes(g)).isEqualTo(g.getWallNanos());
+  }
+
+  @Test
+  void cpuWaitNeverExceedsTheIdleTimeItIsTakenFrom() {
+    activity.measureCpuWait(queues);
+    threads.set(new LiveThread(1, "w-1", 0));
+    queues.set(1, 0, 0);
+    activity.close(0, 0);
+    threads.set(new LiveThread(1, "w-1", 2 * S));
+    activity.offCpu(1, Kind.SYNC, 5 * S);
+    queues.set(1, 9 * S, 10); // more than the 3 s of idle left (the OS counted past the close)
+
+    ThreadGroupActivity g = group(activity.close(0, 10 * S), "w-*");
+
+    assertThat(g.getCpuWaitNanos()).isEqualTo(3 * S);
+    assertThat(g.getIdleNanos()).isZero();
+    assertThat(g.getSyncNanos()).isEqualTo(5 * S);
+    assertThat(classes(g)).isEqualTo(g.getWallNanos());
+  }
+
+  @Test
+  void aThreadCountsFromTheSecondCloseThatReadsIt() {
+    activity.measureCpuWait(queues);
+    threads.set(new LiveThread(1, "w-1", 0));
+    activity.close(0, 0); // its statistics not readable yet (no OS thread id known)
+    threads.set(new LiveThread(1, "w-1", S));
+    queues.set(1, 4 * S, 10); // 4 s over its whole life: not all of it in this interval
+
+    ThreadGroupActivity first = group(activity.close(0, 10 * S), "w-*");
+    threads.set(new LiveThread(1, "w-1", 2 * S));
+    queues.set(1, 6 * S, 20);
+    ThreadGroupActivity second = group(activity.close(10 * S, 20 * S), "w-*");
+
+    assertThat(first.getCpuWaitNanos()).as("a baseline only").isZero();
+    assertThat(first.getIdleNanos()).isEqualTo(9 * S);
+    assertThat(second.getCpuWaitNanos()).isEqualTo(2 * S);
+    assertThat(second.getIdleNanos()).isEqualTo(7 * S);
+    assertThat(queues.asked).as("asked for the live threads at each close").hasSize(3);
+    assertThat(queues.asked.get(2)).containsExactly(1L);
+  }
+
+  @Test
+  void withoutMeasurementsOrWithABrokenSourceThatTimeStaysIdle() {
+    threads.set(new LiveThread(1, "w-1", 0));
+    activity.close(0, 0);
+    threads.set(new LiveThread(1, "w-1", S));
+    ThreadGroupActivity unmeasured = group(activity.close(0, 10 * S), "w-*");
+    activity.measureCpuWait(
+        ids -> {
+          throw new IllegalStateException("a source that fails");
+        });
+    threads.set(new LiveThread(1, "w-1", 2 * S));
+    ThreadGroupActivity broken = group(activity.close(10 * S, 20 * S), "w-*");
+
+    assertThat(unmeasured.getCpuWaitNanos()).isZero();
+    assertThat(unmeasured.getIdleNanos()).isEqualTo(9 * S);
+    assertThat(broken.getCpuWaitNanos()).isZero();
+    assertThat(broken.getIdleNanos()).isEqualTo(9 * S);
+  }
+
+  @Test
+  void aThreadThatWasNeverPutOnACpuWaitedAllAlong() {
+    activity.measureCpuWait(queues);
+    threads.set(new LiveThread(1, "w-1", 0));
+    queues.set(1, 0, 5);
+    activity.close(0, 0);
+    threads.set(new LiveThread(1, "w-1", 0));
+    queues.set(1, 10 * S, 5); // queued through the interval, no arrival on a CPU
+
+    ThreadGroupActivity g = group(activity.close(0, 10 * S), "w-*");
+
+    assertThat(g.getCpuWaitNanos()).isEqualTo(10 * S);
+    assertThat(g.getIdleNanos()).isZero();
+  }
+}
