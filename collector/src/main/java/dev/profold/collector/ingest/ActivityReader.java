@@ -21,7 +21,8 @@ final class ActivityReader {
   /**
    * The delta's thread activity, checked: group names 1..128 characters and unique, threads > 0,
    * times below 2^63, classes adding up to the wall time, which at most fills every thread's
-   * interval, and a consistent CPU spread.
+   * interval, cpu_wait at most idle (it is part of it: the result splits it out), and a consistent
+   * CPU spread.
    *
    * @throws InvalidDeltaException naming the field, what is wrong and what to send instead
    */
@@ -88,10 +89,15 @@ final class ActivityReader {
       a.getIoNanos(),
       a.getRuntimeNanos(),
       a.getThreadMgmtNanos(),
-      a.getCpuWaitNanos(),
-      a.getIdleNanos()
+      a.getIdleNanos() // cpu_wait_nanos is part of it
     };
-    long[] others = {a.getWallNanos(), a.getCpuMinNanos(), a.getCpuSumNanos(), a.getCpuMaxNanos()};
+    long[] others = {
+      a.getWallNanos(),
+      a.getCpuMinNanos(),
+      a.getCpuSumNanos(),
+      a.getCpuMaxNanos(),
+      a.getCpuWaitNanos()
+    };
     long sum = 0;
     for (long c : classes) {
       sum += c;
@@ -125,6 +131,16 @@ final class ActivityReader {
               + length
               + " ns each)");
     }
+    long cpuWait = a.getCpuWaitNanos();
+    if (cpuWait > a.getIdleNanos()) {
+      throw new InvalidDeltaException(
+          at + ".cpu_wait_nanos",
+          cpuWait
+              + " ns is more than idle_nanos ("
+              + a.getIdleNanos()
+              + " ns); it is the part of idle_nanos spent waiting for a CPU, so count it in"
+              + " idle_nanos too");
+    }
     if (a.getCpuMinNanos() > a.getCpuMaxNanos() || a.getCpuMaxNanos() > a.getCpuSumNanos()) {
       throw new InvalidDeltaException(
           at,
@@ -139,7 +155,15 @@ final class ActivityReader {
         g,
         a.getThreads(),
         wall,
-        ClassTimes.of(classes),
+        ClassTimes.of(
+            classes[0],
+            classes[1],
+            classes[2],
+            classes[3],
+            classes[4],
+            classes[5],
+            cpuWait,
+            classes[6] - cpuWait),
         a.getCpuMinNanos(),
         a.getCpuSumNanos(),
         a.getCpuMaxNanos());

@@ -1547,14 +1547,15 @@ class StreamDecoderTest {
     }
 
     @Test
-    void timeWaitingForACpuIsAClassOfItsOwn() throws Exception {
-      DecodedDelta d = decode(decoder, with(pool().setIdleNanos(5 * S).setCpuWaitNanos(3 * S)));
+    void timeWaitingForACpuIsSplitOutOfTheIdleTimeThatHoldsIt() throws Exception {
+      DecodedDelta d = decode(decoder, with(pool().setCpuWaitNanos(3 * S)));
       assertThat(d.threadActivity.get(0).classes().get(OverheadClass.CPU_WAIT)).isEqualTo(3 * S);
       assertThat(d.threadActivity.get(0).classes().get(OverheadClass.IDLE)).isEqualTo(5 * S);
+      assertThat(d.threadActivity.get(0).classes().sum()).isEqualTo(20 * S);
       assertInvalid(
-          with(pool().setCpuWaitNanos(3 * S)),
-          "thread_activity[0]",
-          "class times add up to 23000000000 ns but wall_nanos is 20000000000");
+          with(pool().setCpuWaitNanos(9 * S)),
+          "thread_activity[0].cpu_wait_nanos",
+          "9000000000 ns is more than idle_nanos (8000000000 ns)");
     }
 
     @Test

@@ -319,14 +319,15 @@ public final class Deltas {
     /**
      * Adds thread group {@code group} with {@code threads} threads that each lived the whole
      * interval: the given class times (compute, sync, wait, io, runtime, thread_mgmt, and
-     * optionally cpu_wait) and idle the remainder; CPU spread min / sum / max.
+     * optionally cpu_wait, which is part of idle) and idle the remainder; CPU spread min / sum /
+     * max.
      */
     public Builder threads(
         String group, int threads, long[] classNanos, long cpuMin, long cpuSum, long cpuMax) {
       long wall = threads * (end - start);
       long used = 0;
-      for (long v : classNanos) {
-        used += v;
+      for (int k = 0; k < 6; k++) {
+        used += classNanos[k];
       }
       return threads(
           ThreadGroupActivity.newBuilder()

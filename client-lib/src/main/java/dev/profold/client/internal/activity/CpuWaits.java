@@ -28,7 +28,7 @@ import java.util.Map;
 final class CpuWaits {
   private volatile RunQueues source; // null: not measured
   private Map<Long, long[]> last = Map.of(); // at the last close, by thread id
-  private final Map<Long, Integer> blocks = new HashMap<>(); // reported since the last close
+  private final Map<Long, Long> blocks = new HashMap<>(); // reported since the last close
 
   /** Measures from now on with {@code queues} (null: stops measuring). */
   void measure(RunQueues queues) {
@@ -52,9 +52,11 @@ final class CpuWaits {
     }
   }
 
-  /** A block of thread {@code threadId} was reported (any off-CPU class). */
-  void blockReported(long threadId) {
-    blocks.merge(threadId, 1, Integer::sum);
+  /** {@code n} blocks of thread {@code threadId} were reported (any off-CPU class). */
+  void blocksReported(long threadId, long n) {
+    if (n > 0) {
+      blocks.merge(threadId, n, Long::sum);
+    }
   }
 
   /**
@@ -75,7 +77,7 @@ final class CpuWaits {
     if (arrivals <= 0) {
       return queued; // never put on a CPU since: it waited all along, no block ended
     }
-    long outside = Math.max(0, arrivals - blocks.getOrDefault(threadId, 0));
+    long outside = Math.max(0, arrivals - blocks.getOrDefault(threadId, 0L));
     return outside >= arrivals ? queued : (long) ((double) queued * outside / arrivals);
   }
 

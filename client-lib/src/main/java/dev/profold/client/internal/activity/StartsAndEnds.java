@@ -53,8 +53,11 @@ final class StartsAndEnds {
     /** Thread {@code threadId} ended. */
     void ended(long threadId, Ended ended);
 
-    /** Thread {@code starterId}'s timed starts took this CPU time, and this time off CPU. */
-    void startTimes(long starterId, long cpuNanos, long offCpuNanos);
+    /**
+     * Thread {@code starterId}'s {@code starts} timed starts took this CPU time, and this time off
+     * CPU.
+     */
+    void startTimes(long starterId, long cpuNanos, long offCpuNanos, long starts);
   }
 
   private sealed interface Report permits Started, EndReport {}
@@ -70,7 +73,7 @@ final class StartsAndEnds {
 
   final AtomicInteger endsWaiting = new AtomicInteger();
 
-  /** {starter id -> {cpu, off cpu}} of the timed starts since the last drain. */
+  /** {starter id -> {cpu, off cpu, starts}} of the timed starts since the last drain. */
   private final ConcurrentHashMap<Long, long[]> startTimes = new ConcurrentHashMap<>();
 
   /**
@@ -99,7 +102,7 @@ final class StartsAndEnds {
   void timedStart(
       long startedId, long atEpochNanos, long starterId, long cpuNanos, long offCpuNanos) {
     post(new Started(startedId, atEpochNanos));
-    startTimes.merge(starterId, new long[] {cpuNanos, offCpuNanos}, StartsAndEnds::add);
+    startTimes.merge(starterId, new long[] {cpuNanos, offCpuNanos, 1}, StartsAndEnds::add);
     moveEndsIfMany();
   }
 
@@ -107,6 +110,7 @@ final class StartsAndEnds {
   private static long[] add(long[] a, long[] b) {
     a[0] += b[0];
     a[1] += b[1];
+    a[2] += b[2];
     return a;
   }
 
@@ -176,7 +180,7 @@ final class StartsAndEnds {
     for (Long starter : startTimes.keySet()) {
       long[] t = startTimes.remove(starter);
       if (t != null) {
-        target.startTimes(starter, t[0], t[1]);
+        target.startTimes(starter, t[0], t[1], t[2]);
       }
     }
   }

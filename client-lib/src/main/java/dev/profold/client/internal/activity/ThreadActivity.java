@@ -151,9 +151,11 @@ public final class ThreadActivity {
         }
 
         @Override
-        public void startTimes(long starterId, long cpuNanos, long offCpuNanos) {
+        public void startTimes(long starterId, long cpuNanos, long offCpuNanos, long starts) {
           managementCpu(starterId, cpuNanos);
-          offCpu(starterId, Kind.THREAD_MGMT, offCpuNanos, -1);
+          // Each start blocked until the thread it started ran, and ended with a wait for a CPU.
+          cpuWaits.blocksReported(starterId, starts);
+          addOffCpu(starterId, Kind.THREAD_MGMT, offCpuNanos, -1);
         }
       };
 
@@ -264,8 +266,13 @@ public final class ThreadActivity {
   public synchronized void offCpu(long threadId, Kind kind, long nanos, long startEpochNanos) {
     reports.moveEndsIfMany();
     if (nanos > 0 && kind != Kind.COMPUTE) {
-      cpuWaits.blockReported(threadId); // it ended with a wait for a CPU, which it holds
+      cpuWaits.blocksReported(threadId, 1); // it ended with a wait for a CPU, which it holds
     }
+    addOffCpu(threadId, kind, nanos, startEpochNanos);
+  }
+
+  /** {@link #offCpu(long, Kind, long, long)} without counting it as a block; under the lock. */
+  private void addOffCpu(long threadId, Kind kind, long nanos, long startEpochNanos) {
     if (kind == Kind.SYNC && startEpochNanos >= 0) {
       List<Stuck> counted = stuck.get(threadId);
       if (counted != null) {
@@ -947,8 +954,8 @@ public final class ThreadActivity {
           .setIoNanos(classes[IO])
           .setRuntimeNanos(classes[RUNTIME])
           .setThreadMgmtNanos(classes[THREAD_MGMT])
+          .setIdleNanos(classes[IDLE] + classes[CPU_WAIT]) // on the wire cpu_wait is part of idle
           .setCpuWaitNanos(classes[CPU_WAIT])
-          .setIdleNanos(classes[IDLE])
           .setCpuMinNanos(ids.isEmpty() && idsLeftOut == 0 ? 0 : cpuMin)
           .setCpuSumNanos(cpuSum)
           .setCpuMaxNanos(cpuMax)

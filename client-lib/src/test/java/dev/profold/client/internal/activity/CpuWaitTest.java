@@ -58,6 +58,7 @@ class CpuWaitTest {
     return groups.stream().filter(g -> g.getThreadGroup().equals(name)).findFirst().orElseThrow();
   }
 
+  /** The wire's classes, which add up to the wall time; cpu_wait is part of idle_nanos. */
   private static long classes(ThreadGroupActivity a) {
     return a.getComputeNanos()
         + a.getSyncNanos()
@@ -65,8 +66,15 @@ class CpuWaitTest {
         + a.getIoNanos()
         + a.getRuntimeNanos()
         + a.getThreadMgmtNanos()
-        + a.getCpuWaitNanos()
         + a.getIdleNanos();
+  }
+
+  /** Idle time other than waiting for a CPU. */
+  private static long idle(ThreadGroupActivity a) {
+    assertThat(a.getCpuWaitNanos())
+        .as("cpu_wait is part of idle_nanos")
+        .isLessThanOrEqualTo(a.getIdleNanos());
+    return a.getIdleNanos() - a.getCpuWaitNanos();
   }
 
   @Test
@@ -83,7 +91,7 @@ class CpuWaitTest {
 
     assertThat(g.getComputeNanos()).isEqualTo(5 * S / 2);
     assertThat(g.getCpuWaitNanos()).isEqualTo(15 * S / 2);
-    assertThat(g.getIdleNanos()).isZero();
+    assertThat(idle(g)).isZero();
     assertThat(classes(g)).isEqualTo(g.getWallNanos());
   }
 
@@ -103,8 +111,28 @@ class CpuWaitTest {
 
     assertThat(g.getWaitNanos()).isEqualTo(4 * S);
     assertThat(g.getCpuWaitNanos()).as("2 s × 99/100").isEqualTo(2 * S / 100 * 99);
-    assertThat(g.getIdleNanos()).isEqualTo(10 * S - S - 4 * S - 2 * S / 100 * 99);
+    assertThat(idle(g)).isEqualTo(10 * S - S - 4 * S - 2 * S / 100 * 99);
     assertThat(classes(g)).isEqualTo(g.getWallNanos());
+  }
+
+  @Test
+  void eachTimedThreadStartIsABlockWhoseWaitForACpuItHolds() {
+    activity.measureCpuWait(queues);
+    threads.set(new LiveThread(1, "spawner", 0));
+    queues.set(1, 0, 0);
+    activity.close(0, 0);
+    // 100 starts of 10 ms each off CPU: each blocked until its thread ran, then waited for a CPU.
+    for (int i = 0; i < 100; i++) {
+      activity.timedStart(100 + i, S, 1, 0, 10_000_000);
+    }
+    threads.set(new LiveThread(1, "spawner", S));
+    queues.set(1, S, 100);
+
+    ThreadGroupActivity g = group(activity.close(0, 10 * S), "spawner");
+
+    assertThat(g.getThreadMgmtNanos()).isEqualTo(S);
+    assertThat(g.getCpuWaitNanos()).as("every arrival on a CPU ended a start").isZero();
+    assertThat(idle(g)).isEqualTo(8 * S);
   }
 
   @Test
@@ -120,7 +148,7 @@ class CpuWaitTest {
     ThreadGroupActivity g = group(activity.close(0, 10 * S), "w-*");
 
     assertThat(g.getCpuWaitNanos()).isEqualTo(3 * S);
-    assertThat(g.getIdleNanos()).isZero();
+    assertThat(idle(g)).isZero();
     assertThat(g.getSyncNanos()).isEqualTo(5 * S);
     assertThat(classes(g)).isEqualTo(g.getWallNanos());
   }
@@ -139,9 +167,9 @@ class CpuWaitTest {
     ThreadGroupActivity second = group(activity.close(10 * S, 20 * S), "w-*");
 
     assertThat(first.getCpuWaitNanos()).as("a baseline only").isZero();
-    assertThat(first.getIdleNanos()).isEqualTo(9 * S);
+    assertThat(idle(first)).isEqualTo(9 * S);
     assertThat(second.getCpuWaitNanos()).isEqualTo(2 * S);
-    assertThat(second.getIdleNanos()).isEqualTo(7 * S);
+    assertThat(idle(second)).isEqualTo(7 * S);
     assertThat(queues.asked).as("asked for the live threads at each close").hasSize(3);
     assertThat(queues.asked.get(2)).containsExactly(1L);
   }
@@ -160,9 +188,9 @@ class CpuWaitTest {
     ThreadGroupActivity broken = group(activity.close(10 * S, 20 * S), "w-*");
 
     assertThat(unmeasured.getCpuWaitNanos()).isZero();
-    assertThat(unmeasured.getIdleNanos()).isEqualTo(9 * S);
+    assertThat(idle(unmeasured)).isEqualTo(9 * S);
     assertThat(broken.getCpuWaitNanos()).isZero();
-    assertThat(broken.getIdleNanos()).isEqualTo(9 * S);
+    assertThat(idle(broken)).isEqualTo(9 * S);
   }
 
   @Test
@@ -177,6 +205,6 @@ class CpuWaitTest {
     ThreadGroupActivity g = group(activity.close(0, 10 * S), "w-*");
 
     assertThat(g.getCpuWaitNanos()).isEqualTo(10 * S);
-    assertThat(g.getIdleNanos()).isZero();
+    assertThat(idle(g)).isZero();
   }
 }

@@ -47,7 +47,6 @@ class ThreadActivityTest {
         + a.getIoNanos()
         + a.getRuntimeNanos()
         + a.getThreadMgmtNanos()
-        + a.getCpuWaitNanos()
         + a.getIdleNanos();
   }
 

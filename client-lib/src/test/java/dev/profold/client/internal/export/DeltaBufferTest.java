@@ -265,8 +265,8 @@ class DeltaBufferTest {
         .setIoNanos(base)
         .setRuntimeNanos(base)
         .setThreadMgmtNanos(base)
-        .setCpuWaitNanos(base)
-        .setIdleNanos(2 * base)
+        .setIdleNanos(3 * base)
+        .setCpuWaitNanos(base) // part of idle
         .setCpuMinNanos(base / 4)
         .setCpuSumNanos(base)
         .setCpuMaxNanos(base / 2)

@@ -191,7 +191,8 @@ class JfrProfilerTest {
    * {@code kind} led every other class but idle. A wait is reported when it ends, and JFR delivers
    * it up to about a second later, so one interval's split can lag; three even it out. The truth,
    * not a fixed share, is the reference: on a loaded machine a runnable thread waiting for a CPU is
-   * idle in the classes, and the planted waits shrink or grow with the load.
+   * in cpu_wait (or idle, where the OS does not say), and the planted waits shrink or grow with the
+   * load.
    */
   private Share steadyShare(String group, Kind kind, int threads) throws InterruptedException {
     long blocked0 = BLOCKED.get();
