@@ -5,11 +5,10 @@ import java.util.Map;
 
 /**
  * How long threads have waited for a CPU: the operating system's scheduler statistics, by Java
- * thread id. Implemented by the agent (Linux's {@code /proc/self/task/<tid>/schedstat}, the OS
- * thread ids learnt from JFR events).
+ * thread id ({@link OsRunQueues} in production; tests give their own).
  */
 @FunctionalInterface
-public interface RunQueues {
+interface RunQueues {
   /**
    * The statistics of those of {@code threadIds} ({@link Thread#getId()}) that can be read, as
    * {@code {nanoseconds runnable but not on a CPU, times put on a CPU}}, both since the thread

@@ -129,6 +129,9 @@ public final class ThreadActivity {
   /** Time runnable but not on a CPU, when the operating system tells it. */
   private final CpuWaits cpuWaits = new CpuWaits();
 
+  /** The OS's run queues of the threads whose OS thread ids were learnt: cpu_wait's source. */
+  private final OsRunQueues osRunQueues = new OsRunQueues();
+
   /** Takes what {@link #reports} held, under the lock. */
   private final StartsAndEnds.Target fromReports =
       new StartsAndEnds.Target() {
@@ -202,6 +205,7 @@ public final class ThreadActivity {
 
   public ThreadActivity(LiveThreads threads) {
     this.threads = threads;
+    cpuWaits.measure(osRunQueues);
   }
 
   /**
@@ -351,10 +355,27 @@ public final class ThreadActivity {
 
   /**
    * Measures the {@code cpu_wait} class from {@code queues} from the next close on ({@link
-   * CpuWaits}; null: no longer, that time is then idle).
+   * CpuWaits}; null: no longer, that time is then idle). By default, from the operating system for
+   * the threads whose OS thread ids were learnt ({@link #osThread}, {@link #learnCurrentOsThread}).
    */
-  public void measureCpuWait(RunQueues queues) {
+  void measureCpuWait(RunQueues queues) {
     cpuWaits.measure(queues);
+  }
+
+  /**
+   * Platform thread {@code threadId} runs as OS thread {@code osThreadId} (from a JFR event), so
+   * its wait for a CPU can be read. Any thread; does not take the lock.
+   */
+  public void osThread(long threadId, long osThreadId) {
+    osRunQueues.learn(threadId, osThreadId);
+  }
+
+  /**
+   * Learns the calling platform thread's OS thread id, unless known (a thread that records for the
+   * first time). Reads a link in {@code /proc} once per thread; does nothing elsewhere than Linux.
+   */
+  public void learnCurrentOsThread() {
+    osRunQueues.learnCurrentThread();
   }
 
   /**

@@ -1,5 +1,6 @@
 package dev.profold.client.internal.jfr;
 
+import dev.profold.client.internal.activity.OsThreads;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;

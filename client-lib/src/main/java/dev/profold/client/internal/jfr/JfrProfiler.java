@@ -1,18 +1,16 @@
 package dev.profold.client.internal.jfr;
 
 import com.sun.management.HotSpotDiagnosticMXBean;
-import dev.profold.client.internal.activity.RunQueues;
+import dev.profold.client.internal.activity.OsThreads;
 import dev.profold.client.internal.activity.ThreadActivity;
 import dev.profold.client.internal.record.Recorder;
 import java.lang.System.Logger.Level;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
-import java.util.Collection;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Queue;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -56,10 +54,10 @@ public final class JfrProfiler implements AutoCloseable {
 
   /**
    * OS thread ids by Java thread id, of the threads JFR's events were about (at most {@value
-   * #MAX_OS_TIDS}; ended threads removed), for the gate's look at the threads and the threads'
-   * run-queue time ({@link #runQueues}); written by the consumer thread only.
+   * #MAX_OS_TIDS}; ended threads removed), for the gate's look at the threads; told to the thread
+   * activity too, which reads their run-queue time. Written by the consumer thread only.
    */
-  private final Map<Long, Long> osTids = new ConcurrentHashMap<>();
+  private final Map<Long, Long> osTids = new HashMap<>();
 
   private static final int MAX_OS_TIDS = 4096;
   private final AtomicBoolean ioOffLogged = new AtomicBoolean();
@@ -148,7 +146,6 @@ public final class JfrProfiler implements AutoCloseable {
     // Parks count on the owned synchronizers of locks (ReentrantLock's, ReentrantReadWriteLock's:
     // NonfairSync, FairSync), not on a monitor waited on with Object.wait, whatever its name.
     activity.countStuckLocks(lockClass -> lockClass.endsWith("Sync"));
-    activity.measureCpuWait(p::runQueues);
     p.thread.start();
     if (settings.cpu() && !exactSampleAttribution()) {
       LOG.log(
@@ -274,6 +271,7 @@ public final class JfrProfiler implements AutoCloseable {
             osTids.clear(); // threads whose ends were missed: start again with the live ones
           }
           osTids.put(event.threadId(), event.osThreadId());
+          threadActivity.osThread(event.threadId(), event.osThreadId()); // for its cpu_wait
         }
       }
     } catch (RuntimeException ex) {
@@ -357,22 +355,6 @@ public final class JfrProfiler implements AutoCloseable {
   }
 
   /**
-   * The run-queue statistics ({@link RunQueues}) of those of {@code threadIds} whose OS thread
-   * JFR's events named, read from the OS ({@link OsThreads#schedstat}); on the flush thread.
-   */
-  private Map<Long, long[]> runQueues(Collection<Long> threadIds) {
-    Map<Long, long[]> out = new HashMap<>();
-    for (Long id : threadIds) {
-      Long tid = osTids.get(id);
-      long[] s = tid == null ? null : OsThreads.schedstat(tid);
-      if (s != null) {
-        out.put(id, new long[] {s[1], s[2]});
-      }
-    }
-    return out;
-  }
-
-  /**
    * Stops the stream and waits (at most 2 s) for the consumer thread to finish its last event, so
    * that nothing is recorded after this returns.
    */
@@ -381,7 +363,6 @@ public final class JfrProfiler implements AutoCloseable {
     closed = true;
     threadActivity.observeIo(null); // nothing is observed from now on: no longer reported
     threadActivity.countStuckLocks(null);
-    threadActivity.measureCpuWait(null);
     stream.close();
     try {
       thread.join(2_000);

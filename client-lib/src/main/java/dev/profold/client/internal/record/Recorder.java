@@ -65,6 +65,7 @@ public final class Recorder {
   private final Object metricsLock = new Object();
   private final ConcurrentLinkedQueue<ThreadState> threads = new ConcurrentLinkedQueue<>();
   private final ThreadLocal<ThreadState> state = ThreadLocal.withInitial(this::register);
+  private volatile Runnable newThread = () -> {};
   private final Map<Misuse, LongAdder> misuse = new EnumMap<>(Misuse.class);
   private final Map<Misuse, Set<String>> logged = new EnumMap<>(Misuse.class); // topics logged
   private final Map<Misuse, Long> reportedMisuse = new EnumMap<>(Misuse.class); // takeMisuseCounts
@@ -106,6 +107,15 @@ public final class Recorder {
    * As {@link #Recorder(DeltaEncoder, int, int)}, with the threads whose states are pooled (virtual
    * threads in production; any threads in tests, so that pooling is tested on Java 17).
    */
+  /**
+   * Runs {@code action} on each platform thread as it records for the first time, before its state
+   * is made (the runtime learns the thread's OS thread id there). It must not throw: it runs inside
+   * the application's first call.
+   */
+  public void onNewThread(Runnable action) {
+    newThread = action;
+  }
+
   Recorder(DeltaEncoder encoder, int maxCellsPerThread, int maxContexts, Predicate<Thread> pooled) {
     this.pooled = pooled;
     this.virtualPool = new ThreadStatePool(ThreadGroups.VIRTUAL);
@@ -140,6 +150,7 @@ public final class Recorder {
     if (pooled.test(t)) {
       return take(t);
     }
+    newThread.run();
     ThreadState s = new ThreadState(t, this, contexts, maxCellsPerThread);
     threads.add(s);
     return s;

@@ -131,6 +131,7 @@ public final class ProfoldRuntime {
     this.encoder =
         new DeltaEncoder(id.build(), ExporterConfig.dictionaryBytes(config.maxMessageBytes()));
     this.recorder = new Recorder(encoder, config.maxCellsPerThread(), config.maxContexts());
+    recorder.onNewThread(activity::learnCurrentOsThread); // its wait for a CPU can be read
     this.aggregation =
         new ThreadAggregationPlan(config.threadAggregation(), config.threadAggregationByGroup());
     this.entries = new EntryEncoder(encoder, recorder.contexts());

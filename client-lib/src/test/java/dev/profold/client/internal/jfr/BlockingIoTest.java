@@ -2,6 +2,7 @@ package dev.profold.client.internal.jfr;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.profold.client.internal.activity.OsThreads;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;

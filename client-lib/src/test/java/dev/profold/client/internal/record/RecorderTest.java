@@ -60,6 +60,26 @@ class RecorderTest {
   }
 
   @Test
+  void theNewThreadActionRunsOnceOnEachPlatformThreadAsItFirstRecordsButNotOnPooledOnes()
+      throws InterruptedException {
+    Recorder pooling = new Recorder(encoder, 64, 1000, t -> t.getName().startsWith("pooled-"));
+    List<String> ranOn = new java.util.concurrent.CopyOnWriteArrayList<>();
+    pooling.onNewThread(() -> ranOn.add(Thread.currentThread().getName()));
+    for (String name : List.of("platform-1", "platform-2", "pooled-1")) {
+      Thread t =
+          new Thread(
+              () -> {
+                pooling.region("a", Kind.COMPUTE).close();
+                pooling.region("b", Kind.COMPUTE).close();
+              },
+              name);
+      t.start();
+      t.join();
+    }
+    assertThat(ranOn).containsExactly("platform-1", "platform-2");
+  }
+
+  @Test
   void nestedRegionsRecordTheirTimeUnderTheirPath() {
     for (int i = 0; i < 3; i++) {
       try (Region outer = recorder.region("handle", Kind.COMPUTE)) {

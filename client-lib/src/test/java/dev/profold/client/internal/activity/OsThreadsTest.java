@@ -1,4 +1,4 @@
-package dev.profold.client.internal.jfr;
+package dev.profold.client.internal.activity;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -13,7 +13,7 @@ class OsThreadsTest {
     assumeTrue(
         Files.exists(Path.of("/proc/thread-self/schedstat")),
         "the run-queue wait is read from Linux's per-thread scheduler statistics");
-    long tid = RecordedEventsTest.osThreadId();
+    long tid = OsThreads.currentTid();
     long[] first = OsThreads.schedstat(tid);
     assertThat(first).hasSize(3);
     assumeTrue(
@@ -30,6 +30,20 @@ class OsThreadsTest {
     assertThat(OsThreads.runQueueNanos(tid)).isGreaterThanOrEqualTo(first[1]);
     assertThat(then[2]).as("times put on a CPU: at least once more, never fewer").isPositive();
     assertThat(then[2]).isGreaterThanOrEqualTo(first[2]);
+  }
+
+  @Test
+  void theCallingThreadsOsThreadIdIsItsTaskInProc() throws Exception {
+    assumeTrue(Files.exists(Path.of("/proc/thread-self")), "Linux's /proc");
+    long tid = OsThreads.currentTid();
+    assertThat(tid).isPositive();
+    assertThat(Path.of("/proc/thread-self").toRealPath().getFileName().toString())
+        .isEqualTo(Long.toString(tid));
+    long[] other = new long[1];
+    Thread t = new Thread(() -> other[0] = OsThreads.currentTid());
+    t.start();
+    t.join();
+    assertThat(other[0]).as("another thread's").isPositive().isNotEqualTo(tid);
   }
 
   @Test

@@ -1,4 +1,4 @@
-package dev.profold.client.internal.jfr;
+package dev.profold.client.internal.activity;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -14,7 +14,7 @@ import java.nio.file.Path;
  * a CPU); the thread activity's {@code cpu_wait} class is the time on the run queue. Stateless and
  * thread-safe.
  */
-final class OsThreads {
+public final class OsThreads {
   private OsThreads() {}
 
   /**
@@ -23,7 +23,7 @@ final class OsThreads {
    * null when that cannot be read (not Linux, a kernel without scheduler statistics, a thread that
    * ended, a thread id of 0 or less).
    */
-  static long[] schedstat(long tid) {
+  public static long[] schedstat(long tid) {
     String s = read(tid, "schedstat");
     int first = s == null ? -1 : s.indexOf(' ');
     int second = first <= 0 ? -1 : s.indexOf(' ', first + 1);
@@ -50,13 +50,26 @@ final class OsThreads {
    * R} in {@code /proc/self/task/<tid>/stat}), rather than sleeping or stopped; null when that
    * cannot be read.
    */
-  static Boolean runnable(long tid) {
+  public static Boolean runnable(long tid) {
     String s = read(tid, "stat");
     int name = s == null ? -1 : s.lastIndexOf(')'); // the name may hold spaces and parentheses
     if (name < 0 || name + 2 >= s.length()) {
       return null;
     }
     return s.charAt(name + 2) == 'R';
+  }
+
+  /**
+   * The OS thread id of the calling thread ({@code /proc/thread-self}), or -1 when it cannot be
+   * read (not Linux). A virtual thread gets its carrier's, which changes as it moves.
+   */
+  public static long currentTid() {
+    try {
+      return Long.parseLong(
+          Files.readSymbolicLink(Path.of("/proc/thread-self")).getFileName().toString());
+    } catch (IOException | RuntimeException e) { // not Linux, or not the link expected
+      return -1;
+    }
   }
 
   /** The file {@code /proc/self/task/<tid>/<file>}, or null when it cannot be read. */
@@ -74,7 +87,7 @@ final class OsThreads {
   }
 
   /** The run-queue wait of {@link #schedstat}, or -1 when it cannot be read. */
-  static long runQueueNanos(long tid) {
+  public static long runQueueNanos(long tid) {
     long[] s = schedstat(tid);
     return s == null ? -1 : s[1];
   }
