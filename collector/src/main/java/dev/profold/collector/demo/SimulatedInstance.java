@@ -40,11 +40,12 @@ import org.slf4j.LoggerFactory;
 /**
  * One simulated process of the demo: worker threads run a {@link Step} tree in a loop; every
  * interval the recorded aggregates and the workers' thread activity (CPU time from their clocks,
- * blocked time as the steps measure it) become a delta, sent on a Push stream and kept until acked.
- * A broken stream is reopened on the next interval and the unacknowledged deltas are sent again
- * (with the dictionary, as a new stream needs). With {@code THREAD_AGGREGATION_NONE} each worker's
- * aggregates go separately, keyed by thread and thread group, as the client library sends them, so
- * that a scheme keeping per-thread detail sees the spread across the workers (docs/analysis.md).
+ * blocked time as the steps measure it, the wait for a CPU from Linux's scheduler statistics)
+ * become a delta, sent on a Push stream and kept until acked. A broken stream is reopened on the
+ * next interval and the unacknowledged deltas are sent again (with the dictionary, as a new stream
+ * needs). With {@code THREAD_AGGREGATION_NONE} each worker's aggregates go separately, keyed by
+ * thread and thread group, as the client library sends them, so that a scheme keeping per-thread
+ * detail sees the spread across the workers (docs/analysis.md).
  */
 final class SimulatedInstance {
   private static final Logger log = LoggerFactory.getLogger(SimulatedInstance.class);
@@ -133,6 +134,7 @@ final class SimulatedInstance {
           new Thread(
               () -> {
                 workerIndex.set(index);
+                activity.learnCurrentOsThread(); // its wait for a CPU is cpu_wait, not idle
                 while (running) {
                   work.run(this, 0);
                 }
