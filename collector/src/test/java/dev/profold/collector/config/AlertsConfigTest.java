@@ -57,6 +57,28 @@ class AlertsConfigTest {
   }
 
   @Test
+  void theExampleRulesOfTheDeployedConfigParse() throws Exception {
+    // The alerts block of deploy/collector.yaml, uncommented: its lines start with "# " and end at
+    // the first blank line.
+    List<String> lines = Files.readAllLines(Path.of("../deploy/collector.yaml"));
+    StringBuilder yaml = new StringBuilder();
+    boolean in = false;
+    for (String line : lines) {
+      if (line.equals("# alerts:")) {
+        in = true;
+      } else if (in && line.isBlank()) {
+        break;
+      }
+      if (in) {
+        yaml.append(line.substring(2)).append('\n');
+      }
+    }
+    List<AlertRule> rules = parse(yaml.toString()).alerts().rules();
+    assertThat(rules).extracting(AlertRule::name).containsExactly("LockContention", "CpuStarved");
+    assertThat(rules.get(1).annotations()).containsKeys("summary", "competing");
+  }
+
+  @Test
   void loadsRulesAndAlertmanager() throws Exception {
     CollectorConfig c = parse(EXAMPLE);
     assertThat(c.alerts().alertmanager())
