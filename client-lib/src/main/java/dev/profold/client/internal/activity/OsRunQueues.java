@@ -2,9 +2,7 @@ package dev.profold.client.internal.activity;
 
 import java.util.Collection;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -12,19 +10,24 @@ import java.util.concurrent.ConcurrentHashMap;
  * whose OS thread id was learnt: from JFR's events (the agent), or from the thread itself when it
  * first records (the library). Elsewhere than Linux no id is learnt and nothing is read.
  *
- * <p>At most {@link #MAX_THREADS} ids are kept; {@link #read} forgets those of threads no longer
- * alive that it knew before it started. Thread-safe.
+ * <p>At most {@link #MAX_THREADS} ids are kept. A thread's id is forgotten once two reads in a row,
+ * after the one it was learnt before, did not ask for it: a thread learns its id once, and may do
+ * so between the caller's look at the live threads and its read, so one read that misses it is not
+ * enough. Thread-safe; {@link #read} from one thread at a time.
  */
 final class OsRunQueues implements RunQueues {
   /** Most OS thread ids kept; further ones are not learnt until room comes free. */
   static final int MAX_THREADS = 65_536;
 
-  private final Map<Long, Long> tids = new ConcurrentHashMap<>(); // by Java thread id
+  /** {OS thread id, the last read that asked for it or that it was learnt in} by Java thread id. */
+  private final Map<Long, long[]> tids = new ConcurrentHashMap<>();
+
+  private volatile long reads; // written by the reading thread only
 
   /** Platform thread {@code threadId} runs as OS thread {@code osThreadId} (0 or less: unknown). */
   void learn(long threadId, long osThreadId) {
     if (osThreadId > 0 && (tids.size() < MAX_THREADS || tids.containsKey(threadId))) {
-      tids.put(threadId, osThreadId);
+      tids.put(threadId, new long[] {osThreadId, reads});
     }
   }
 
@@ -38,19 +41,21 @@ final class OsRunQueues implements RunQueues {
 
   @Override
   public Map<Long, long[]> read(Collection<Long> threadIds) {
-    Set<Long> knownBefore = new HashSet<>(tids.keySet());
+    long read = reads + 1;
+    reads = read;
     Map<Long, long[]> out = new HashMap<>();
     for (Long id : threadIds) {
-      Long tid = tids.get(id);
-      long[] s = tid == null ? null : OsThreads.schedstat(tid);
+      long[] known = tids.get(id);
+      if (known == null) {
+        continue;
+      }
+      known[1] = read;
+      long[] s = OsThreads.schedstat(known[0]);
       if (s != null) {
         out.put(id, new long[] {s[1], s[2]});
       }
     }
-    // Threads not alive now: known before this read began, so not learnt since by a thread that
-    // started after the caller looked at the live ones.
-    knownBefore.removeAll(threadIds);
-    tids.keySet().removeAll(knownBefore);
+    tids.values().removeIf(known -> known[1] < read - 1); // not asked for twice: no longer alive
     return out;
   }
 

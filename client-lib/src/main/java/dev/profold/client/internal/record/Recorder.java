@@ -104,10 +104,6 @@ public final class Recorder {
   }
 
   /**
-   * As {@link #Recorder(DeltaEncoder, int, int)}, with the threads whose states are pooled (virtual
-   * threads in production; any threads in tests, so that pooling is tested on Java 17).
-   */
-  /**
    * Runs {@code action} on each platform thread as it records for the first time, before its state
    * is made (the runtime learns the thread's OS thread id there). It must not throw: it runs inside
    * the application's first call.
@@ -116,6 +112,10 @@ public final class Recorder {
     newThread = action;
   }
 
+  /**
+   * As {@link #Recorder(DeltaEncoder, int, int)}, with the threads whose states are pooled (virtual
+   * threads in production; any threads in tests, so that pooling is tested on Java 17).
+   */
   Recorder(DeltaEncoder encoder, int maxCellsPerThread, int maxContexts, Predicate<Thread> pooled) {
     this.pooled = pooled;
     this.virtualPool = new ThreadStatePool(ThreadGroups.VIRTUAL);

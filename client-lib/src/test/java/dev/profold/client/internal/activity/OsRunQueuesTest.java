@@ -45,13 +45,28 @@ class OsRunQueuesTest {
   }
 
   @Test
-  void threadsNoLongerAliveAreForgottenAtTheNextRead() {
+  void threadsNoLongerAliveAreForgottenOnceTwoReadsInARowMissedThem() {
     queues.learn(1, 101);
     queues.learn(2, 102);
     queues.learn(3, -1); // unknown: not kept
+    queues.read(List.of(1L)); // 2 ended before the caller looked, or started after it looked
+    assertThat(queues.size()).as("one read that misses it is not enough").isEqualTo(2);
 
-    queues.read(List.of(1L)); // 2 is no longer alive
+    queues.read(List.of(1L, 2L)); // it had started after the look: alive at the next one
+    queues.read(List.of(1L));
+    assertThat(queues.size()).isEqualTo(2);
 
+    queues.read(List.of(1L)); // and then it ended
+    assertThat(queues.size()).isEqualTo(1);
+  }
+
+  @Test
+  void aThreadLearntBetweenTheCallersLookAndItsReadIsKept() {
+    queues.read(List.of()); // some reads before
+    queues.learn(7, 107); // learnt after the look that did not see it
+    queues.read(List.of()); // the read of that look
+    queues.read(List.of(7L)); // the next look sees it
+    queues.read(List.of(7L));
     assertThat(queues.size()).isEqualTo(1);
   }
 
