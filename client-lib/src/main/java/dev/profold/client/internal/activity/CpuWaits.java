@@ -19,13 +19,16 @@ import java.util.Map;
  * every arrival on a CPU taken to have waited alike. It is taken from the thread's idle time, never
  * more than that. Exact for a thread that never blocks (a CPU-bound pool on too few cores).
  *
- * <p>A thread counts from the second close that reads it (the first sets its baseline), and not in
- * the interval it ends in (its statistics can no longer be read).
+ * <p>A thread counts from the second close that reads it (the first sets its baseline), or from its
+ * start when that was reported in the interval, and not in the interval it ends in (its statistics
+ * can no longer be read).
  *
  * <p>Not thread-safe: {@link #read} on the closing thread before the activity's lock, the rest
  * under that lock.
  */
 final class CpuWaits {
+  private static final long[] NOTHING_YET = new long[2];
+
   private volatile RunQueues source; // null: not measured
   private Map<Long, long[]> last = Map.of(); // at the last close, by thread id
   private final Map<Long, Long> blocks = new HashMap<>(); // reported since the last close
@@ -61,10 +64,14 @@ final class CpuWaits {
 
   /**
    * Thread {@code threadId}'s run-queue time since the last close outside the blocks reported for
-   * it, given the statistics read {@code now}; 0 when either read lacks it.
+   * it, given the statistics read {@code now}; 0 when either read lacks it, but for a thread that
+   * {@code started} since the last close, whose statistics all fall after it.
    */
-  long outsideBlocks(long threadId, Map<Long, long[]> now) {
+  long outsideBlocks(long threadId, Map<Long, long[]> now, boolean started) {
     long[] before = last.get(threadId);
+    if (before == null && started) {
+      before = NOTHING_YET;
+    }
     long[] after = now.get(threadId);
     if (before == null || after == null) {
       return 0;

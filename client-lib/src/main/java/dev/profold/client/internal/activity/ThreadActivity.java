@@ -582,7 +582,10 @@ public final class ThreadActivity {
               ? stuckSplit(length, Math.max(0, cpu), t.id(), seen, startNanos, endNanos)
               : split(wall, Math.max(0, cpu), t.id());
       if (!inIt) {
-        long waited = Math.min(classes[IDLE], cpuWaits.outsideBlocks(t.id(), queues));
+        // A thread seen starting in this interval queued for a CPU only in it: all of that counts.
+        Long at = before == null ? startedAt.get(t.id()) : null;
+        boolean startedInIt = at != null && at >= startNanos;
+        long waited = Math.min(classes[IDLE], cpuWaits.outsideBlocks(t.id(), queues, startedInIt));
         classes[CPU_WAIT] = waited;
         classes[IDLE] -= waited;
       }

@@ -175,6 +175,26 @@ class CpuWaitTest {
   }
 
   @Test
+  void aThreadSeenStartingInTheIntervalCountsFromItsStart() {
+    activity.measureCpuWait(queues);
+    threads.set(new LiveThread(1, "main", 0));
+    activity.close(0, 0);
+    activity.started(2, 4 * S); // started at 4 s: all its time on the run queue is in this interval
+    activity.started(3, -S); // reported, but before this interval (counts from the next close)
+    threads.set(
+        new LiveThread(1, "main", 0), new LiveThread(2, "w-2", S), new LiveThread(3, "o-3", S));
+    queues.set(2, 3 * S, 10);
+    queues.set(3, 3 * S, 10);
+
+    List<ThreadGroupActivity> groups = activity.close(0, 10 * S);
+
+    assertThat(group(groups, "w-*").getWallNanos()).isEqualTo(6 * S);
+    assertThat(group(groups, "w-*").getCpuWaitNanos()).isEqualTo(3 * S);
+    assertThat(idle(group(groups, "w-*"))).isEqualTo(2 * S);
+    assertThat(group(groups, "o-*").getCpuWaitNanos()).as("its age not known: a baseline").isZero();
+  }
+
+  @Test
   void withoutMeasurementsOrWithABrokenSourceThatTimeStaysIdle() {
     threads.set(new LiveThread(1, "w-1", 0));
     activity.close(0, 0);
