@@ -157,10 +157,20 @@ final class SimulatedInstance {
     return sharedLock;
   }
 
-  /** The calling worker was blocked for {@code nanos} in a {@code kind} way. */
+  /**
+   * The calling worker was blocked for {@code nanos} in a {@code kind} way. Reported to the thread
+   * activity from {@link #MIN_BLOCK_NANOS} on, as the agent reports blocks above a threshold: a
+   * monitor found free or a park of 0 ns never left the CPU, and a block counts as one that ended
+   * with a wait for a CPU (cpu_wait).
+   */
   void blocked(Kind kind, long nanos) {
-    activity.offCpu(Thread.currentThread().getId(), kind, nanos);
+    if (nanos >= MIN_BLOCK_NANOS) {
+      activity.offCpu(Thread.currentThread().getId(), kind, nanos);
+    }
   }
+
+  /** Shorter than this, a block did not take the thread off its CPU. */
+  private static final long MIN_BLOCK_NANOS = 10_000;
 
   /** This instance's workers with their CPU time: the threads its thread activity reports. */
   private List<LiveThread> liveWorkers() {
