@@ -12,6 +12,7 @@ import dev.profold.collector.config.CollectorConfig;
 import dev.profold.collector.config.ConfigLoader;
 import dev.profold.collector.server.CollectorServer;
 import dev.profold.collector.testing.ThreadSeconds;
+import dev.profold.collector.testing.ThreadsScheme;
 import java.io.StringReader;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
@@ -61,10 +62,7 @@ class PlantedAlertsTest {
         - name: region
         # Keeps the thread group, so that an alert's top paths are its thread group's own.
         - name: threads
-          query: >-
-            SELECT service, instance, thread.group, thread, thread.role, path, kind,
-            sum(time), sum(time.per_thread)
-            GROUP BY service, instance, thread.group, thread, thread.role, path, kind
+          query: THREADS_QUERY
       alerts:
         rules:
           - name: LockContention
@@ -89,7 +87,8 @@ class PlantedAlertsTest {
             annotations:
               paths: "{{ $context.top_paths }}"
               unobserved: "{{ $context.io_unobserved | percent }}"
-      """;
+      """
+          .replace("THREADS_QUERY", ThreadsScheme.QUERY);
 
   private final AtomicBoolean stop = new AtomicBoolean();
   private final List<Thread> workload = new ArrayList<>();

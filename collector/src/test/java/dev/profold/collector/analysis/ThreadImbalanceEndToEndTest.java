@@ -13,6 +13,7 @@ import dev.profold.collector.alert.AlertState;
 import dev.profold.collector.config.CollectorConfig;
 import dev.profold.collector.config.ConfigLoader;
 import dev.profold.collector.server.CollectorServer;
+import dev.profold.collector.testing.ThreadsScheme;
 import java.io.StringReader;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -54,10 +55,7 @@ class ThreadImbalanceEndToEndTest {
       schemes:
         - name: region
         - name: threads
-          query: >-
-            SELECT service, instance, thread.group, thread, thread.role, path, kind,
-            sum(time), sum(time.per_thread)
-            GROUP BY service, instance, thread.group, thread, thread.role, path, kind
+          query: THREADS_QUERY
       alerts:
         rules:
           - name: ImbalancedThreads
@@ -73,7 +71,8 @@ class ThreadImbalanceEndToEndTest {
             for: 2
             annotations:
               max: "{{ $context.max }}"
-      """;
+      """
+          .replace("THREADS_QUERY", ThreadsScheme.QUERY);
 
   private final AtomicBoolean stop = new AtomicBoolean();
   private final List<Thread> workload = new ArrayList<>();

@@ -17,6 +17,7 @@ import dev.profold.collector.scheme.SchemeDefinition;
 import dev.profold.collector.telemetry.CollectorMetrics;
 import dev.profold.collector.testing.Deltas;
 import dev.profold.collector.testing.MutableClock;
+import dev.profold.collector.testing.ThreadsScheme;
 import dev.profold.proto.v1.AttributeValue;
 import dev.profold.proto.v1.Entry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -41,10 +42,7 @@ class ThreadRegionImbalanceValuesTest {
   private static final int ROLE_ATTR = 6;
   private static final int POOL = Deltas.FREE_STRING_IDS;
   private static final int NAMES = POOL + 1; // thread names or roles from here
-  static final String QUERY =
-      "SELECT service, instance, thread.group, thread, thread.role, path, kind, sum(time),"
-          + " sum(time.per_thread)"
-          + " GROUP BY service, instance, thread.group, thread, thread.role, path, kind";
+  static final String QUERY = ThreadsScheme.QUERY;
   private static final AnalysisSpec SPEC = new AnalysisSpec(0.01, 0.7, 10);
 
   private final MutableClock clock = MutableClock.atNanos(T0 + S);

@@ -13,6 +13,7 @@ import dev.profold.collector.analysis.DerivedValue;
 import dev.profold.collector.analysis.DerivedValueNames;
 import dev.profold.collector.telemetry.CollectorMetrics;
 import dev.profold.collector.testing.MutableClock;
+import dev.profold.collector.testing.ThreadsScheme;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.StringReader;
 import java.net.URI;
@@ -234,9 +235,9 @@ class AlertsConfigTest {
             "schemes:\n"
                 + "  - name: region\n"
                 + "  - name: threads\n"
-                + "    query: SELECT service, instance, thread.group, thread, thread.role, path,"
-                + " kind, sum(time) GROUP BY service, instance, thread.group, thread, thread.role,"
-                + " path, kind\n"
+                + "    query: "
+                + ThreadsScheme.QUERY
+                + "\n"
                 + "alerts:\n  rules:\n");
     int n = 0;
     for (String value : DerivedValueNames.names()) {

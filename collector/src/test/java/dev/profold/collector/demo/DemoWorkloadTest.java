@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.profold.collector.config.CollectorConfig;
 import dev.profold.collector.config.ConfigLoader;
 import dev.profold.collector.server.CollectorServer;
+import dev.profold.collector.testing.ThreadsScheme;
 import java.io.StringReader;
 import java.time.Duration;
 import java.time.InstantSource;
@@ -62,11 +63,9 @@ class DemoWorkloadTest {
         schemes:
           - name: region
           - name: threads
-            query: >-
-              SELECT service, instance, thread.group, thread, thread.role, path, kind,
-              sum(time), sum(time.per_thread)
-              GROUP BY service, instance, thread.group, thread, thread.role, path, kind
-        """;
+            query: THREADS_QUERY
+        """
+            .replace("THREADS_QUERY", ThreadsScheme.QUERY);
     CollectorServer server =
         new CollectorServer(
             ConfigLoader.parse(new StringReader(yaml), "collector.yaml"), InstantSource.system());
