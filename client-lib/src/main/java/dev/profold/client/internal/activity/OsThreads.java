@@ -1,6 +1,8 @@
 package dev.profold.client.internal.activity;
 
+import java.io.FileInputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -72,19 +74,30 @@ public final class OsThreads {
     }
   }
 
-  /** The file {@code /proc/self/task/<tid>/<file>}, or null when it cannot be read. */
+  /**
+   * The first {@value #HEAD_BYTES} bytes of the file {@code /proc/self/task/<tid>/<file>}, or null
+   * when it cannot be read. Enough for what is read here: {@code schedstat} is three numbers, and
+   * in {@code stat} the state follows the name, at most 15 characters after the thread id. Reading
+   * only that much, not the page-sized buffer a whole-file read takes for a file of unknown size,
+   * keeps the read at a few hundred bytes of garbage: it runs for every thread at every interval.
+   */
   private static String read(long tid, String file) {
     if (tid <= 0) {
       return null;
     }
-    try {
-      return new String(
-          Files.readAllBytes(Path.of("/proc/self/task/" + tid + "/" + file)),
-          StandardCharsets.US_ASCII);
+    byte[] head = new byte[HEAD_BYTES];
+    int n = 0;
+    try (InputStream in = new FileInputStream("/proc/self/task/" + tid + "/" + file)) {
+      for (int r; n < head.length && (r = in.read(head, n, head.length - n)) > 0; ) {
+        n += r;
+      }
     } catch (IOException | RuntimeException e) { // no such file (not Linux, the thread ended)
       return null;
     }
+    return new String(head, 0, n, StandardCharsets.US_ASCII);
   }
+
+  private static final int HEAD_BYTES = 128;
 
   /** The run-queue wait of {@link #schedstat}, or -1 when it cannot be read. */
   public static long runQueueNanos(long tid) {
