@@ -31,7 +31,7 @@ final class CpuWaits {
 
   private volatile RunQueues source; // null: not measured
   private Map<Long, long[]> last = Map.of(); // at the last close, by thread id
-  private final Map<Long, Long> blocks = new HashMap<>(); // reported since the last close
+  private final Map<Long, long[]> blocks = new HashMap<>(); // {count} reported since the last close
 
   /** Measures from now on with {@code queues} (null: stops measuring). */
   void measure(RunQueues queues) {
@@ -58,7 +58,8 @@ final class CpuWaits {
   /** {@code n} blocks of thread {@code threadId} were reported (any off-CPU class). */
   void blocksReported(long threadId, long n) {
     if (n > 0) {
-      blocks.merge(threadId, n, Long::sum);
+      blocks.computeIfAbsent(threadId, k -> new long[1])[0] +=
+          n; // one array per thread, not per report
     }
   }
 
@@ -84,7 +85,8 @@ final class CpuWaits {
     if (arrivals <= 0) {
       return queued; // never put on a CPU since: it waited all along, no block ended
     }
-    long outside = Math.max(0, arrivals - blocks.getOrDefault(threadId, 0L));
+    long[] reported = blocks.get(threadId);
+    long outside = Math.max(0, arrivals - (reported == null ? 0 : reported[0]));
     return outside >= arrivals ? queued : (long) ((double) queued * outside / arrivals);
   }
 
