@@ -8,6 +8,10 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.constraints.IntRange;
+import net.jqwik.api.constraints.LongRange;
 import org.junit.jupiter.api.Test;
 
 /** The cpu_wait class: time runnable but not on a CPU, taken from idle. */
@@ -211,6 +215,43 @@ class CpuWaitTest {
     assertThat(idle(unmeasured)).isEqualTo(9 * S);
     assertThat(broken.getCpuWaitNanos()).isZero();
     assertThat(idle(broken)).isEqualTo(9 * S);
+  }
+
+  /** The cpu_wait of one 10 s interval of a thread with these measurements. */
+  private static ThreadGroupActivity oneInterval(
+      long cpu, long eachBlock, int blocks, long queued, long arrivals) {
+    FakeThreads threads = new FakeThreads();
+    FakeQueues queues = new FakeQueues();
+    ThreadActivity activity = new ThreadActivity(threads);
+    activity.measureCpuWait(queues);
+    threads.set(new LiveThread(1, "t-1", 0));
+    queues.set(1, 0, 0);
+    activity.close(0, 0);
+    threads.set(new LiveThread(1, "t-1", cpu));
+    for (int i = 0; i < blocks; i++) {
+      activity.offCpu(1, Kind.WAIT, eachBlock);
+    }
+    queues.set(1, queued, arrivals);
+    return group(activity.close(0, 10 * S), "t-*");
+  }
+
+  @Property(tries = 300)
+  void cpuWaitIsPartOfIdleAtMostTheQueuedTimeAndNeverGrowsWithAReportedBlockMore(
+      @ForAll @LongRange(min = 0, max = 12 * S) long cpu,
+      @ForAll @LongRange(min = 1, max = S) long eachBlock,
+      @ForAll @IntRange(min = 1, max = 50) int blocks,
+      @ForAll @LongRange(min = 0, max = 12 * S) long queued,
+      @ForAll @LongRange(min = 0, max = 100) long arrivals) {
+    ThreadGroupActivity g = oneInterval(cpu, eachBlock, blocks, queued, arrivals);
+    ThreadGroupActivity fewer = oneInterval(cpu, eachBlock, blocks - 1, queued, arrivals);
+
+    assertThat(classes(g)).isEqualTo(g.getWallNanos());
+    assertThat(g.getCpuWaitNanos()).isNotNegative().isLessThanOrEqualTo(g.getIdleNanos());
+    assertThat(g.getCpuWaitNanos()).isLessThanOrEqualTo(queued);
+    // A block more: less idle time to take from, and one more arrival that its block holds.
+    assertThat(g.getCpuWaitNanos())
+        .as("a block more leaves no more cpu_wait (one fewer: %d)", fewer.getCpuWaitNanos())
+        .isLessThanOrEqualTo(fewer.getCpuWaitNanos());
   }
 
   @Test
