@@ -24,9 +24,15 @@ final class OsRunQueues implements RunQueues {
 
   private volatile long reads; // written by the reading thread only
 
-  /** Platform thread {@code threadId} runs as OS thread {@code osThreadId} (0 or less: unknown). */
+  /**
+   * Platform thread {@code threadId} runs as OS thread {@code osThreadId} (0 or less: unknown).
+   * Cheap when already known (a look-up): the agent tells it with every JFR event.
+   */
   void learn(long threadId, long osThreadId) {
-    if (osThreadId > 0 && (tids.size() < MAX_THREADS || tids.containsKey(threadId))) {
+    long[] known = tids.get(threadId);
+    if (osThreadId > 0
+        && (known == null || known[0] != osThreadId)
+        && (known != null || tids.size() < MAX_THREADS)) {
       tids.put(threadId, new long[] {osThreadId, reads});
     }
   }

@@ -54,8 +54,8 @@ public final class JfrProfiler implements AutoCloseable {
 
   /**
    * OS thread ids by Java thread id, of the threads JFR's events were about (at most {@value
-   * #MAX_OS_TIDS}; ended threads removed), for the gate's look at the threads; told to the thread
-   * activity too, which reads their run-queue time. Written by the consumer thread only.
+   * #MAX_OS_TIDS}; ended threads removed), for the gate's look at the threads; the consumer
+   * thread's only. (The thread activity keeps its own, for the threads' run-queue time.)
    */
   private final Map<Long, Long> osTids = new HashMap<>();
 
@@ -265,13 +265,12 @@ public final class JfrProfiler implements AutoCloseable {
         sink.threadEnded(event.threadId());
         osTids.remove(event.threadId());
       } else if (event.osThreadId() > 0 && event.threadId() >= 0) {
-        Long known = osTids.get(event.threadId());
-        if (known == null || known != event.osThreadId()) {
-          if (osTids.size() >= MAX_OS_TIDS && known == null) {
+        threadActivity.osThread(event.threadId(), event.osThreadId()); // for its cpu_wait
+        if (ioGate != null) {
+          if (osTids.size() >= MAX_OS_TIDS && !osTids.containsKey(event.threadId())) {
             osTids.clear(); // threads whose ends were missed: start again with the live ones
           }
           osTids.put(event.threadId(), event.osThreadId());
-          threadActivity.osThread(event.threadId(), event.osThreadId()); // for its cpu_wait
         }
       }
     } catch (RuntimeException ex) {
