@@ -1,5 +1,7 @@
 package dev.profold.client.internal.activity;
 
+import static dev.profold.client.internal.activity.ActivityGroups.classes;
+import static dev.profold.client.internal.activity.ActivityGroups.group;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.profold.client.Kind;
@@ -17,19 +19,6 @@ import org.junit.jupiter.api.Test;
 /** The cpu_wait class: time runnable but not on a CPU, taken from idle. */
 class CpuWaitTest {
   private static final long S = 1_000_000_000L;
-
-  private static final class FakeThreads implements LiveThreads {
-    List<LiveThread> live = new ArrayList<>();
-
-    @Override
-    public List<LiveThread> now() {
-      return List.copyOf(live);
-    }
-
-    void set(LiveThread... threads) {
-      live = List.of(threads);
-    }
-  }
 
   /** Run-queue statistics the test sets: {queued nanos, arrivals} by thread id. */
   private static final class FakeQueues implements RunQueues {
@@ -57,21 +46,6 @@ class CpuWaitTest {
   private final FakeThreads threads = new FakeThreads();
   private final FakeQueues queues = new FakeQueues();
   private final ThreadActivity activity = new ThreadActivity(threads);
-
-  private static ThreadGroupActivity group(List<ThreadGroupActivity> groups, String name) {
-    return groups.stream().filter(g -> g.getThreadGroup().equals(name)).findFirst().orElseThrow();
-  }
-
-  /** The wire's classes, which add up to the wall time; cpu_wait is part of idle_nanos. */
-  private static long classes(ThreadGroupActivity a) {
-    return a.getComputeNanos()
-        + a.getSyncNanos()
-        + a.getWaitNanos()
-        + a.getIoNanos()
-        + a.getRuntimeNanos()
-        + a.getThreadMgmtNanos()
-        + a.getIdleNanos();
-  }
 
   /** Idle time other than waiting for a CPU. */
   private static long idle(ThreadGroupActivity a) {

@@ -1,9 +1,9 @@
 package dev.profold.client.internal.activity;
 
+import static dev.profold.client.internal.activity.ActivityGroups.group;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.profold.proto.v1.ThreadGroupActivity;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -17,32 +17,8 @@ import org.junit.jupiter.api.Test;
 class ThreadActivityReportsTest {
   private static final long S = 1_000_000_000L;
 
-  private static final class FakeThreads implements LiveThreads {
-    volatile List<LiveThread> live = new ArrayList<>();
-
-    @Override
-    public List<LiveThread> now() {
-      return List.copyOf(live);
-    }
-
-    void set(LiveThread... threads) {
-      live = List.of(threads);
-    }
-  }
-
   private final FakeThreads threads = new FakeThreads();
   private final ThreadActivity activity = new ThreadActivity(threads);
-
-  private static ThreadGroupActivity group(List<ThreadGroupActivity> groups, String name) {
-    return groups.stream()
-        .filter(g -> g.getThreadGroup().equals(name))
-        .findFirst()
-        .orElseThrow(() -> new AssertionError("no group " + name + " in " + names(groups)));
-  }
-
-  private static List<String> names(List<ThreadGroupActivity> groups) {
-    return groups.stream().map(ThreadGroupActivity::getThreadGroup).toList();
-  }
 
   @Test
   void timedStartsAndEndsWithinTheirBoundsAreAllCounted() {

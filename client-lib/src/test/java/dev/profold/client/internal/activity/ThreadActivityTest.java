@@ -1,5 +1,7 @@
 package dev.profold.client.internal.activity;
 
+import static dev.profold.client.internal.activity.ActivityGroups.classes;
+import static dev.profold.client.internal.activity.ActivityGroups.group;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.profold.client.Kind;
@@ -18,37 +20,8 @@ import org.junit.jupiter.api.Test;
 class ThreadActivityTest {
   private static final long S = 1_000_000_000L;
 
-  /** Threads whose CPU clocks the test sets. */
-  private static final class FakeThreads implements LiveThreads {
-    List<LiveThread> live = new ArrayList<>();
-
-    @Override
-    public List<LiveThread> now() {
-      return List.copyOf(live);
-    }
-
-    FakeThreads set(LiveThread... threads) {
-      live = List.of(threads);
-      return this;
-    }
-  }
-
   private final FakeThreads threads = new FakeThreads();
   private final ThreadActivity activity = new ThreadActivity(threads);
-
-  private static ThreadGroupActivity group(List<ThreadGroupActivity> groups, String name) {
-    return groups.stream().filter(g -> g.getThreadGroup().equals(name)).findFirst().orElseThrow();
-  }
-
-  private static long classes(ThreadGroupActivity a) {
-    return a.getComputeNanos()
-        + a.getSyncNanos()
-        + a.getWaitNanos()
-        + a.getIoNanos()
-        + a.getRuntimeNanos()
-        + a.getThreadMgmtNanos()
-        + a.getIdleNanos();
-  }
 
   @Test
   void splitsEachThreadsIntervalIntoClassesThatAddUpToItsWallTime() {
@@ -801,7 +774,7 @@ class ThreadActivityTest {
     for (int i = 0; i < ThreadActivity.MAX_GROUPS + 10; i++) {
       many.add(new LiveThread(i, "group" + (char) ('a' + i % 26) + "x" + (char) ('a' + i / 26), 0));
     }
-    threads.live = many;
+    threads.set(many);
     activity.close(0, 0);
     List<ThreadGroupActivity> out = activity.close(0, S);
     assertThat(out).hasSize(ThreadActivity.MAX_GROUPS);
@@ -943,7 +916,7 @@ class ThreadActivityTest {
       a.offCpu(i, Kind.IO, io / (i + 1));
       sample(a, i, mgmtSamples, otherSamples);
     }
-    fake.live = zero;
+    fake.set(zero);
     a.close(0, 0);
     for (int i = 0; i < n; i++) {
       a.offCpu(i, Kind.SYNC, sync);
@@ -951,7 +924,7 @@ class ThreadActivityTest {
       sample(a, i, mgmtSamples, otherSamples);
     }
     a.pause(pause);
-    fake.live = later;
+    fake.set(later);
     long length = 10_000_000_000L;
     ThreadGroupActivity g = group(a.close(0, length), "p-*");
     assertThat(g.getWallNanos()).isEqualTo(n * length);
