@@ -1,11 +1,7 @@
 package dev.profold.client.internal.export;
 
-import com.google.protobuf.Any;
-import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.rpc.Code;
-import com.google.rpc.RetryInfo;
 import dev.profold.proto.v1.Ack;
-import dev.profold.proto.v1.ClientOverhead;
 import dev.profold.proto.v1.Delta;
 import dev.profold.proto.v1.IngestGrpc;
 import io.grpc.Channel;
@@ -16,23 +12,15 @@ import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.BitSet;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
-import java.util.TreeMap;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.random.RandomGenerator;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * Sends an instrumented process's profile deltas to the collector over one {@code
@@ -105,7 +93,6 @@ public final class Exporter implements AutoCloseable {
   private final ExporterConfig config;
   private final Scheduler scheduler;
   private final boolean ownsScheduler;
-  private final RandomGenerator random;
 
   /**
    * The jitter's random numbers: {@code java.base}'s, as {@code RandomGenerator.getDefault()} needs
@@ -116,9 +103,9 @@ public final class Exporter implements AutoCloseable {
   // Any thread.
   private final ConcurrentLinkedQueue<Delta> inbox = new ConcurrentLinkedQueue<>();
   private final AtomicLong inboxBytes = new AtomicLong();
-  private final AtomicLong unresolved = new AtomicLong();
-  private final Object flushMonitor = new Object();
-  private final Set<String> loggedOnce = ConcurrentHashMap.newKeySet();
+  private final Unresolved unresolved = new Unresolved();
+  private final ExportCounters counters = new ExportCounters();
+  private final OnceLog once = new OnceLog(log);
   private volatile boolean closed;
 
   /** Set by {@link #expectLateSubmit}: a delta submitted after close is lost without a warning. */
@@ -128,44 +115,20 @@ public final class Exporter implements AutoCloseable {
    * The {@link #flushLast} waiting now (its number, from {@link #lastChances}), or 0: the wait
    * before a shutdown. The exporter then tries the collector at once instead of waiting out its
    * backoff, and a stream that ends without ever having been ready (the collector could not be
-   * reached) ends that wait ({@link #gaveUp}). The exporter's own schedule is not changed.
+   * reached) ends that wait ({@link Unresolved#giveUp}). The exporter's own schedule is not
+   * changed.
    */
   private volatile long lastChance;
 
   /** Numbers the calls of {@link #flushLast}. */
   private final AtomicLong lastChances = new AtomicLong();
 
-  /** The number of the last {@link #flushLast} whose collector could not be reached, or 0. */
-  private volatile long gaveUp;
-
-  // Counters: written on the exporter's thread (submitted and dropped also by callers).
-  private final AtomicLong submitted = new AtomicLong();
-  private final AtomicLong sent = new AtomicLong();
-  private final AtomicLong acked = new AtomicLong();
-  private final AtomicLong duplicates = new AtomicLong();
-  private final Map<String, AtomicLong> rejected = new ConcurrentHashMap<>();
-  private final AtomicLong merged = new AtomicLong();
-  private final AtomicLong split = new AtomicLong();
-  private final AtomicLong dropped = new AtomicLong();
-  private final AtomicLong eventsLost = new AtomicLong();
-  private final Map<String, Long> lostMisuse = new ConcurrentHashMap<>();
-  private final AtomicLong lostReconnects = new AtomicLong(); // reported by dropped deltas
-  private final AtomicLong lostMerges = new AtomicLong();
-  private long reportedReconnects; // up to the last report; the reporting thread's
-  private long reportedMerges;
-  private final AtomicLong reconnects = new AtomicLong();
-  private final AtomicLong rotations = new AtomicLong();
-  private final AtomicLong bufferedDeltas = new AtomicLong();
-  private final AtomicLong bufferedBytes = new AtomicLong();
-  private final AtomicLong internalErrors = new AtomicLong();
-  private final AtomicReference<String> lastError = new AtomicReference<>();
-
   // Confined to the exporter's thread.
   private final DeltaBuffer buffer;
+  private final Backoff backoff;
   private long nextSequence = 1;
-  private Stream stream;
+  private PushStream stream;
   private Scheduler.Cancellable reconnect;
-  private int consecutiveFailures;
   private boolean everConnected;
   private boolean rotated; // the last stream was ended by rotation: the next is no reconnect
   private long maxMessageBytes; // config's, lowered when the collector refuses a message size
@@ -202,9 +165,9 @@ public final class Exporter implements AutoCloseable {
     this.encoder = encoder;
     this.config = config;
     this.scheduler = scheduler;
-    this.random = random;
     this.ownsScheduler = ownsScheduler;
     this.buffer = new DeltaBuffer(config.maxBufferBytes(), config.maxDeltaBytes());
+    this.backoff = new Backoff(config, random);
     this.maxMessageBytes = config.maxMessageBytes();
   }
 
@@ -215,12 +178,12 @@ public final class Exporter implements AutoCloseable {
   public void submit(Delta.Builder delta) {
     try {
       Delta d = delta.build();
-      submitted.incrementAndGet();
-      unresolved.incrementAndGet();
+      counters.submitted.incrementAndGet();
+      unresolved.add(1);
       if (closed) {
         lose(d);
         if (!lateSubmitExpected) {
-          logOnce("closed", Level.WARNING, "profold: a delta was submitted after close; dropped");
+          once.log("closed", Level.WARNING, "profold: a delta was submitted after close; dropped");
         }
         return;
       }
@@ -232,7 +195,7 @@ public final class Exporter implements AutoCloseable {
       if (inboxBytes.addAndGet(size) > config.maxBufferBytes()) {
         inboxBytes.addAndGet(-size);
         lose(d);
-        logOnce(
+        once.log(
             "inbox",
             Level.WARNING,
             "profold: the exporter thread is not keeping up; deltas are being dropped");
@@ -260,20 +223,10 @@ public final class Exporter implements AutoCloseable {
     return await(timeout, Long.MIN_VALUE);
   }
 
-  /** {@link #flush}, also ending when {@link #gaveUp} becomes {@code giveUpOn}. */
+  /** {@link #flush}, also ending when the wait numbered {@code giveUpOn} is given up on. */
   private boolean await(Duration timeout, long giveUpOn) {
     try {
-      long deadline = System.nanoTime() + Durations.saturatedNanos(timeout);
-      synchronized (flushMonitor) {
-        while (unresolved.get() > 0 && gaveUp != giveUpOn) {
-          long left = deadline - System.nanoTime();
-          if (left <= 0) {
-            return false;
-          }
-          TimeUnit.NANOSECONDS.timedWait(flushMonitor, left);
-        }
-        return unresolved.get() <= 0;
-      }
+      return unresolved.await(Durations.saturatedNanos(timeout), giveUpOn);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return unresolved.get() <= 0;
@@ -309,13 +262,10 @@ public final class Exporter implements AutoCloseable {
    * {@code s}, the current stream, ended: when it never became ready while a {@link #flushLast}
    * waits, the collector could not be reached, and that wait ends.
    */
-  private void unreachableAtLastChance(Stream s) {
+  private void unreachableAtLastChance(PushStream s) {
     long waiting = lastChance;
     if (waiting != 0 && !s.ready) {
-      gaveUp = waiting;
-      synchronized (flushMonitor) {
-        flushMonitor.notifyAll();
-      }
+      unresolved.giveUp(waiting);
     }
   }
 
@@ -369,24 +319,7 @@ public final class Exporter implements AutoCloseable {
 
   /** The current counters. */
   public ExporterStats stats() {
-    Map<String, Long> byCode = new TreeMap<>();
-    rejected.forEach((code, n) -> byCode.put(code, n.get()));
-    return new ExporterStats(
-        submitted.get(),
-        sent.get(),
-        acked.get(),
-        duplicates.get(),
-        byCode,
-        merged.get(),
-        split.get(),
-        dropped.get(),
-        eventsLost.get(),
-        reconnects.get(),
-        rotations.get(),
-        bufferedDeltas.get(),
-        bufferedBytes.get(),
-        internalErrors.get(),
-        Optional.ofNullable(lastError.get()));
+    return counters.stats();
   }
 
   /**
@@ -395,17 +328,15 @@ public final class Exporter implements AutoCloseable {
    * Called by one thread (the flush), once per delta.
    */
   public ExportReport takeReport() {
-    long r = reconnects.get();
-    long m = merged.get();
-    ExportReport out =
-        new ExportReport(
-            r - reportedReconnects + lostReconnects.getAndSet(0),
-            m - reportedMerges + lostMerges.getAndSet(0),
-            bufferedBytes.get(),
-            config.maxBufferBytes());
-    reportedReconnects = r;
-    reportedMerges = m;
-    return out;
+    return counters.takeReport(config.maxBufferBytes());
+  }
+
+  /**
+   * The misuse counts (by kind) of the deltas dropped since the previous call, so that the caller
+   * reports them again in a later delta, as it does the lost events.
+   */
+  public Map<String, Long> takeLostMisuse() {
+    return counters.takeLostMisuse();
   }
 
   // ---------------------------------------------------------------- exporter thread
@@ -438,10 +369,10 @@ public final class Exporter implements AutoCloseable {
         continue;
       }
       nextSequence += 1 + parts.addedSequences();
-      unresolved.addAndGet(parts.addedSequences()); // each part is acknowledged as a delta
+      unresolved.add(parts.addedSequences()); // each part is acknowledged as a delta
       if (parts.split() > 0) {
-        split.incrementAndGet();
-        logOnce(
+        counters.split.incrementAndGet();
+        once.log(
             "split",
             Level.INFO,
             "profold: a delta of "
@@ -486,7 +417,7 @@ public final class Exporter implements AutoCloseable {
     encoder.pin(pathIds);
     int freed = encoder.age(stringIds, pathIds);
     if (freed > 0) {
-      logOnce(
+      once.log(
           "dictionary ageing",
           Level.INFO,
           "profold: the dictionary of strings and call paths is over half its bound; "
@@ -502,17 +433,17 @@ public final class Exporter implements AutoCloseable {
    */
   private void refuseLargerThanBuffer(Delta d, long bytes) {
     lose(d);
-    lastError.set(
+    counters.lastError(
         "a delta of "
             + bytes
             + " bytes is larger than the whole export buffer ("
             + config.maxBufferBytes()
             + " bytes, PROFOLD_MAX_BUFFER_BYTES)");
-    logOnce(
+    once.log(
         "larger-than-buffer",
         Level.WARNING,
         "profold: "
-            + lastError.get()
+            + counters.lastError()
             + "; it is dropped. Raise PROFOLD_MAX_BUFFER_BYTES, or make deltas smaller"
             + " (a thread aggregation other than NONE, fewer distinct contexts)");
   }
@@ -521,8 +452,8 @@ public final class Exporter implements AutoCloseable {
   private void add(Delta numbered) {
     DeltaBuffer.AddResult r = buffer.add(numbered);
     if (r.merges() > 0) {
-      merged.addAndGet(r.merges());
-      logOnce(
+      counters.merged.addAndGet(r.merges());
+      once.log(
           "merged",
           Level.INFO,
           "profold: the export buffer is full (collector unreachable?); merging buffered deltas");
@@ -537,7 +468,7 @@ public final class Exporter implements AutoCloseable {
    * delta merely left the buffer (its ack may still say the collector applied it).
    */
   private void warnOverflowLoss() {
-    logOnce(
+    once.log(
         "overflow",
         Level.WARNING,
         "profold: the export buffer was full even after merging; the oldest deltas were dropped,"
@@ -550,8 +481,8 @@ public final class Exporter implements AutoCloseable {
    * stream, once its ack or the end of the stream says (see the class comment).
    */
   private void dropFromBuffer(Delta d) {
-    Stream s = stream;
-    Loss loss = Loss.of(d, DeltaBuffer.covered(d));
+    PushStream s = stream;
+    Loss loss = Loss.ofBuffered(d);
     if (s != null && s.isInFlight(d.getSequence())) {
       s.droppedInFlight.put(d.getSequence(), loss);
     } else {
@@ -561,7 +492,7 @@ public final class Exporter implements AutoCloseable {
   }
 
   /** Counts the in-flight deltas of {@code s} that left the buffer as lost: {@code s} has ended. */
-  private void loseDroppedInFlight(Stream s) {
+  private void loseDroppedInFlight(PushStream s) {
     if (!s.droppedInFlight.isEmpty()) {
       warnOverflowLoss();
     }
@@ -576,7 +507,7 @@ public final class Exporter implements AutoCloseable {
       return;
     }
     if (everConnected && !rotated) {
-      reconnects.incrementAndGet();
+      counters.reconnects.incrementAndGet();
     }
     // gRPC keeps a reconnect backoff of its own (up to 2 minutes) and, while it runs, fails new
     // calls at once without trying to connect: this exporter's backoff, not gRPC's, says when to
@@ -588,14 +519,14 @@ public final class Exporter implements AutoCloseable {
     everConnected = true;
     rotated = false;
     encoder.newStream();
-    Stream s = new Stream();
+    PushStream s = new PushStream();
     stream = s;
     try {
       IngestGrpc.newStub(channel).push(new Observer(s));
     } catch (RuntimeException e) {
       stream = null;
-      lastError.set("could not start a Push stream: " + e);
-      scheduleReconnect(backoff());
+      counters.lastError("could not start a Push stream: " + e);
+      scheduleReconnect(backoff.next());
       internalError("push", e);
       return;
     }
@@ -605,7 +536,7 @@ public final class Exporter implements AutoCloseable {
 
   /** Sends what the window and gRPC's flow control allow. */
   private void pump() {
-    Stream s = stream;
+    PushStream s = stream;
     if (s == null || !s.ready || closed) {
       return;
     }
@@ -624,10 +555,10 @@ public final class Exporter implements AutoCloseable {
       }
       buffer.markSent(d.getSequence());
       s.lastSent = d.getSequence();
-      s.inFlight.add(new InFlight(d.getSequence(), wire.hasDictionary(), bytes));
+      s.inFlight.add(new PushStream.InFlight(d.getSequence(), wire.hasDictionary(), bytes));
       s.carried(wire.hasDictionary() ? wire.getDictionary().getSerializedSize() : 0);
       s.call.onNext(wire);
-      sent.incrementAndGet();
+      counters.sent.incrementAndGet();
     }
     if (rotationDue(s) && s.inFlight.isEmpty()) {
       rotate(s);
@@ -640,13 +571,13 @@ public final class Exporter implements AutoCloseable {
    * Whether {@code s} is to be rotated (see the class comment): once true it stays true, as the
    * bytes carried only grow and a stream only gets older.
    */
-  private boolean rotationDue(Stream s) {
+  private boolean rotationDue(PushStream s) {
     return s.oldEnough
         && s.definitionBytes
             >= Math.max(config.rotateAfterBytes(), 2 * s.firstMessageDefinitionBytes);
   }
 
-  private void onOldEnough(Stream s) {
+  private void onOldEnough(PushStream s) {
     s.ageTimer = null;
     s.oldEnough = true;
     if (s == stream) {
@@ -658,9 +589,9 @@ public final class Exporter implements AutoCloseable {
    * Ends {@code s}, the current stream, due for rotation and with nothing in flight, and opens the
    * next one if a delta waits.
    */
-  private void rotate(Stream s) {
+  private void rotate(PushStream s) {
     detach(s);
-    rotations.incrementAndGet();
+    counters.rotations.incrementAndGet();
     log.log(
         Level.DEBUG,
         () ->
@@ -678,9 +609,9 @@ public final class Exporter implements AutoCloseable {
   }
 
   /** Rotated stream {@code s} was not ended by the collector within the ack timeout. */
-  private void onNotEnded(Stream s) {
+  private void onNotEnded(PushStream s) {
     s.endTimer = null;
-    logOnce(
+    once.log(
         "not-ended",
         Level.INFO,
         "profold: the collector did not end a half-closed stream within "
@@ -698,7 +629,7 @@ public final class Exporter implements AutoCloseable {
    * collector accepts, so sending it would only end the stream.
    */
   private void refuseTooLarge(Delta d, int bytes) {
-    lastError.set(
+    counters.lastError(
         "delta "
             + d.getSequence()
             + " not sent: its message would be "
@@ -707,19 +638,19 @@ public final class Exporter implements AutoCloseable {
             + d.getSerializedSize()
             + " of data, the rest dictionary definitions), over the message limit of "
             + maxMessageBytes);
-    logOnce(
+    once.log(
         "too-large",
         Level.WARNING,
         "profold: "
-            + lastError.get()
+            + counters.lastError()
             + "; it is dropped. Raise the collector's limits.max_message_bytes and"
             + " PROFOLD_MAX_MESSAGE_BYTES together");
     buffer.remove(d.getSequence());
-    lose(Loss.of(d, DeltaBuffer.covered(d)));
+    lose(Loss.ofBuffered(d));
     updateGauges();
   }
 
-  private void onReady(Stream s) {
+  private void onReady(PushStream s) {
     if (s != stream) {
       return;
     }
@@ -730,35 +661,39 @@ public final class Exporter implements AutoCloseable {
     pump();
   }
 
-  private void onAck(Stream s, Ack ack) {
+  private void onAck(PushStream s, Ack ack) {
     if (s != stream) {
       return; // an abandoned stream: everything it carried is resent anyway
     }
-    InFlight head = s.inFlight.poll();
-    if (head == null || head.sequence != ack.getSequence()) {
-      lastError.set("ack for sequence " + ack.getSequence() + " while expecting " + describe(head));
-      logOnce(
+    PushStream.InFlight head = s.inFlight.poll();
+    if (head == null || head.sequence() != ack.getSequence()) {
+      counters.lastError(
+          "ack for sequence "
+              + ack.getSequence()
+              + " while expecting "
+              + (head == null ? "none in flight" : "sequence " + head.sequence()));
+      once.log(
           "ack-order",
           Level.WARNING,
-          "profold: the collector acknowledged out of order (" + lastError.get() + ")");
-      restart(s, backoff(), "unexpected ack");
+          "profold: the collector acknowledged out of order (" + counters.lastError() + ")");
+      restart(s, backoff.next(), "unexpected ack");
       return;
     }
     disarmTimer(s); // progress
-    Loss droppedMeanwhile = s.droppedInFlight.remove(head.sequence);
+    Loss droppedMeanwhile = s.droppedInFlight.remove(head.sequence());
     switch (ack.getResult()) {
       case ACK_RESULT_REJECTED -> onRejected(s, head, ack.getStatus(), droppedMeanwhile);
       case ACK_RESULT_DUPLICATE -> {
-        duplicates.incrementAndGet();
-        done(head.sequence, droppedMeanwhile);
+        counters.duplicates.incrementAndGet();
+        done(head.sequence(), droppedMeanwhile);
       }
-      case ACK_RESULT_APPLIED -> done(head.sequence, droppedMeanwhile);
+      case ACK_RESULT_APPLIED -> done(head.sequence(), droppedMeanwhile);
       default -> {
-        logOnce(
+        once.log(
             "ack-result",
             Level.WARNING,
             "profold: ack with unknown result " + ack.getResultValue() + "; taken as applied");
-        done(head.sequence, droppedMeanwhile);
+        done(head.sequence(), droppedMeanwhile);
       }
     }
     if (stream == s) {
@@ -771,8 +706,8 @@ public final class Exporter implements AutoCloseable {
    * dropped it in flight (null if it did not): the ack cancels it.
    */
   private void done(long sequence, Loss droppedMeanwhile) {
-    acked.incrementAndGet();
-    consecutiveFailures = 0;
+    counters.acked.incrementAndGet();
+    backoff.reset();
     Delta removed = buffer.remove(sequence);
     // The gauges first: a flush woken by the ack returns to a caller that may read them (the next
     // delta reports the buffered bytes), and must not see the acknowledged delta still counted.
@@ -784,39 +719,40 @@ public final class Exporter implements AutoCloseable {
   }
 
   private void onRejected(
-      Stream s, InFlight head, com.google.rpc.Status status, Loss droppedMeanwhile) {
+      PushStream s, PushStream.InFlight head, com.google.rpc.Status status, Loss droppedMeanwhile) {
     Code code = Code.forNumber(status.getCode());
     String name = code == null ? "CODE_" + status.getCode() : code.name();
-    rejected.computeIfAbsent(name, k -> new AtomicLong()).incrementAndGet();
-    lastError.set("delta " + head.sequence + " rejected: " + name + ": " + status.getMessage());
+    counters.rejected(name);
+    counters.lastError(
+        "delta " + head.sequence() + " rejected: " + name + ": " + status.getMessage());
     if (code == Code.RESOURCE_EXHAUSTED || code == Code.UNAVAILABLE) {
-      logOnce(
+      once.log(
           "retry:" + name,
           Level.INFO,
-          "profold: the collector asked to retry later (" + lastError.get() + ")");
+          "profold: the collector asked to retry later (" + counters.lastError() + ")");
       if (droppedMeanwhile != null) {
         lose(droppedMeanwhile); // no longer buffered, so it cannot be retried
       }
-      restart(s, retryDelay(status).map(this::stretch).orElseGet(this::backoff), name);
+      restart(s, Statuses.retryDelay(status).map(backoff::stretch).orElseGet(backoff::next), name);
       return;
     }
-    logOnce(
+    once.log(
         "rejected:" + name,
         Level.WARNING,
-        "profold: the collector rejected a delta; it is dropped (" + lastError.get() + ")");
-    resolve(buffer.remove(head.sequence));
+        "profold: the collector rejected a delta; it is dropped (" + counters.lastError() + ")");
+    resolve(buffer.remove(head.sequence()));
     if (droppedMeanwhile != null) {
       resolve(droppedMeanwhile.deltas()); // counted as rejected, not as dropped
     }
     updateGauges();
-    if (head.carriedDictionary) {
+    if (head.carriedDictionary()) {
       // The collector may not have taken the definitions of a rejected delta: send each again
       // (on the same stream, so no freed id may be reused yet).
       encoder.resendAll();
     }
   }
 
-  private void onStreamEnd(Stream s, Throwable error) {
+  private void onStreamEnd(PushStream s, Throwable error) {
     if (s.endTimer != null) {
       s.endTimer.cancel(); // a rotated stream, ended as it should be
       s.endTimer = null;
@@ -826,22 +762,23 @@ public final class Exporter implements AutoCloseable {
     }
     Duration delay;
     if (error == null) {
-      lastError.set("the collector ended the stream");
-      delay = backoff();
+      counters.lastError("the collector ended the stream");
+      delay = backoff.next();
     } else {
-      lastError.set("stream failed: " + describe(Status.fromThrowable(error)));
+      counters.lastError("stream failed: " + Statuses.describe(Status.fromThrowable(error)));
       com.google.rpc.Status details = StatusProto.fromThrowable(error);
-      Optional<Duration> retry = details == null ? Optional.empty() : retryDelay(details);
-      delay = retry.map(this::stretch).orElseGet(this::backoff);
+      Optional<Duration> retry = details == null ? Optional.empty() : Statuses.retryDelay(details);
+      delay = retry.map(backoff::stretch).orElseGet(backoff::next);
       Status status = Status.fromThrowable(error);
       if (status.getCode() == Status.Code.RESOURCE_EXHAUSTED && retry.isEmpty()) {
         lowerMessageLimit(s, status.getDescription());
       }
     }
     if (s.ready) { // it worked: a collector restarting, say
-      logOnce("stream", Level.INFO, "profold: " + lastError.get() + "; reconnecting");
+      once.log("stream", Level.INFO, "profold: " + counters.lastError() + "; reconnecting");
     } else {
-      logOnce("stream-unready", Level.WARNING, "profold: " + lastError.get() + "; reconnecting");
+      once.log(
+          "stream-unready", Level.WARNING, "profold: " + counters.lastError() + "; reconnecting");
     }
     unreachableAtLastChance(s);
     detach(s);
@@ -853,9 +790,6 @@ public final class Exporter implements AutoCloseable {
     return ExporterConfig.deltaBytes(maxMessageBytes);
   }
 
-  /** How gRPC describes a message over its limit: "gRPC message exceeds maximum size N: M". */
-  private static final Pattern TOO_LARGE = Pattern.compile("exceeds maximum size (\\d{1,18})");
-
   /**
    * The collector's gRPC layer refused a message of {@code s} as too large ({@code description}
    * being its status's): its limit is below ours. Keeps messages within the limit the description
@@ -866,16 +800,13 @@ public final class Exporter implements AutoCloseable {
    * ExporterConfig#MIN_MESSAGE_BYTES}, as this is a guess). With nothing in flight no message was
    * refused: the limit stays.
    */
-  private void lowerMessageLimit(Stream s, String description) {
+  private void lowerMessageLimit(PushStream s, String description) {
     long limit;
-    Matcher m = TOO_LARGE.matcher(description == null ? "" : description);
-    if (m.find()) {
-      limit = Math.max(1, Long.parseLong(m.group(1)));
+    OptionalLong named = Statuses.messageLimit(description);
+    if (named.isPresent()) {
+      limit = named.getAsLong();
     } else {
-      int largest = 0;
-      for (InFlight f : s.inFlight) {
-        largest = Math.max(largest, f.bytes());
-      }
+      int largest = s.largestInFlight();
       if (largest == 0) {
         return; // nothing in flight, so no message was refused: another cause
       }
@@ -891,7 +822,7 @@ public final class Exporter implements AutoCloseable {
     log.log(
         Level.WARNING,
         "profold: the collector refused a message as too large ("
-            + lastError.get()
+            + counters.lastError()
             + "): its limits.max_message_bytes is below PROFOLD_MAX_MESSAGE_BYTES ("
             + config.maxMessageBytes()
             + "). Messages are kept within "
@@ -907,34 +838,34 @@ public final class Exporter implements AutoCloseable {
    */
   private void splitNeverSent() {
     DeltaSplitter.Renumbered r = DeltaSplitter.renumber(buffer.removeNeverSent(), maxDeltaBytes());
-    unresolved.addAndGet(r.addedSequences()); // first: the buffer may drop a part, resolving it
+    unresolved.add(r.addedSequences()); // first: the buffer may drop a part, resolving it
     nextSequence += r.addedSequences();
-    split.addAndGet(r.split());
+    counters.split.addAndGet(r.split());
     for (Delta part : r.deltas()) {
       add(part);
     }
     updateGauges();
   }
 
-  private void onTimeout(Stream s, long generation) {
+  private void onTimeout(PushStream s, long generation) {
     if (s != stream || s.timerGeneration != generation) {
       return;
     }
     s.timer = null;
     String within = Durations.written(config.ackTimeout());
-    lastError.set(
+    counters.lastError(
         s.ready
             ? "no ack within " + within
             : "the collector accepted the connection but its gRPC stream did not open within "
                 + within
                 + " (is the endpoint a Profold collector's gRPC port? its default is 7763)");
-    logOnce("timeout", Level.WARNING, "profold: " + lastError.get() + "; reconnecting");
+    once.log("timeout", Level.WARNING, "profold: " + counters.lastError() + "; reconnecting");
     unreachableAtLastChance(s);
-    restart(s, backoff(), "timeout");
+    restart(s, backoff.next(), "timeout");
   }
 
   /** Abandons {@code s} (cancelling the call) and opens a new stream after {@code delay}. */
-  private void restart(Stream s, Duration delay, String reason) {
+  private void restart(PushStream s, Duration delay, String reason) {
     detach(s);
     try {
       s.call.cancel("profold exporter: " + reason, null);
@@ -963,7 +894,7 @@ public final class Exporter implements AutoCloseable {
   }
 
   /** Starts the progress timer if the stream waits for readiness or an ack and none runs. */
-  private void armTimer(Stream s) {
+  private void armTimer(PushStream s) {
     boolean waiting = !s.ready || !s.inFlight.isEmpty();
     if (!waiting) {
       disarmTimer(s);
@@ -978,7 +909,7 @@ public final class Exporter implements AutoCloseable {
    * Makes current stream {@code s} no longer current: its timers stop, and the deltas the buffer
    * dropped while they were in flight on it are lost.
    */
-  private void detach(Stream s) {
+  private void detach(PushStream s) {
     disarmTimer(s);
     if (s.ageTimer != null) {
       s.ageTimer.cancel();
@@ -988,7 +919,7 @@ public final class Exporter implements AutoCloseable {
     loseDroppedInFlight(s);
   }
 
-  private void disarmTimer(Stream s) {
+  private void disarmTimer(PushStream s) {
     if (s.timer != null) {
       s.timer.cancel();
       s.timer = null;
@@ -1002,7 +933,7 @@ public final class Exporter implements AutoCloseable {
       reconnect.cancel();
       reconnect = null;
     }
-    Stream s = stream;
+    PushStream s = stream;
     if (s != null) {
       detach(s); // the acks of what is in flight are not listened to any more
       try {
@@ -1017,47 +948,12 @@ public final class Exporter implements AutoCloseable {
     // than left pending, and a flush no longer waits for it.
     for (Delta d : buffer.deltas()) {
       buffer.remove(d.getSequence());
-      lose(Loss.of(d, DeltaBuffer.covered(d)));
+      lose(Loss.ofBuffered(d));
     }
     updateGauges();
     if (ownsScheduler) {
       scheduler.shutdown();
     }
-  }
-
-  /** Exponential backoff with jitter; counts a consecutive failure. */
-  private Duration backoff() {
-    int exponent = Math.min(consecutiveFailures, 30);
-    consecutiveFailures++;
-    double base =
-        Math.min(
-            (double) config.maxBackoff().toNanos(),
-            config.initialBackoff().toNanos() * Math.pow(2, exponent));
-    double factor = 1 + config.jitter() * (2 * random.nextDouble() - 1);
-    return Duration.ofNanos((long) (base * factor));
-  }
-
-  /** A server-given delay, never shortened, spread upwards by the jitter; counts a failure. */
-  private Duration stretch(Duration delay) {
-    consecutiveFailures++;
-    double factor = 1 + config.jitter() * random.nextDouble();
-    return Duration.ofNanos((long) (Durations.saturatedNanos(delay) * factor));
-  }
-
-  /** The RetryInfo delay in {@code status}'s details, if any. */
-  static Optional<Duration> retryDelay(com.google.rpc.Status status) {
-    for (Any detail : status.getDetailsList()) {
-      if (detail.is(RetryInfo.class)) {
-        try {
-          com.google.protobuf.Duration d = detail.unpack(RetryInfo.class).getRetryDelay();
-          Duration delay = Duration.ofSeconds(d.getSeconds(), d.getNanos());
-          return Optional.of(delay.isNegative() ? Duration.ZERO : delay);
-        } catch (InvalidProtocolBufferException e) {
-          return Optional.empty();
-        }
-      }
-    }
-    return Optional.empty();
   }
 
   // ---------------------------------------------------------------- helpers, any thread
@@ -1076,40 +972,12 @@ public final class Exporter implements AutoCloseable {
 
   /** Counts a submitted delta as dropped. */
   private void lose(Delta d) {
-    lose(Loss.of(d, 1));
+    lose(Loss.ofSubmitted(d));
   }
 
   private void lose(Loss loss) {
-    dropped.addAndGet(loss.deltas());
-    eventsLost.addAndGet(loss.events());
-    loss.misuse().forEach((kind, n) -> lostMisuse.merge(kind, n, Long::sum));
-    lostReconnects.addAndGet(loss.reconnects());
-    lostMerges.addAndGet(loss.merges());
+    counters.lost(loss);
     resolve(loss.deltas());
-  }
-
-  /**
-   * The misuse counts (by kind) of the deltas dropped since the previous call, so that the caller
-   * reports them again in a later delta, as it does the lost events.
-   */
-  public Map<String, Long> takeLostMisuse() {
-    Map<String, Long> out = new TreeMap<>();
-    for (String kind : Set.copyOf(lostMisuse.keySet())) {
-      Long n = lostMisuse.remove(kind);
-      if (n != null) {
-        out.put(kind, n);
-      }
-    }
-    return out;
-  }
-
-  /**
-   * The events a dropped delta takes with it: those recorded in it, and those it reported as
-   * dropped (its overhead), which the collector would otherwise never hear of. Counted in {@link
-   * ExporterStats#eventsLost()}, they are reported again in a later delta.
-   */
-  private static long lostEvents(Delta d) {
-    return DeltaBuffer.events(d) + d.getOverhead().getEventsDropped();
   }
 
   private void resolve(Delta removed) {
@@ -1119,16 +987,11 @@ public final class Exporter implements AutoCloseable {
   }
 
   private void resolve(long deltas) {
-    if (unresolved.addAndGet(-deltas) <= 0) {
-      synchronized (flushMonitor) {
-        flushMonitor.notifyAll();
-      }
-    }
+    unresolved.resolve(deltas);
   }
 
   private void updateGauges() {
-    bufferedDeltas.set(buffer.size());
-    bufferedBytes.set(buffer.bytes());
+    counters.buffered(buffer.size(), buffer.bytes());
   }
 
   private void post(Runnable task) {
@@ -1150,120 +1013,16 @@ public final class Exporter implements AutoCloseable {
   }
 
   private void internalError(String where, RuntimeException e) {
-    internalErrors.incrementAndGet();
-    lastError.set("internal error in " + where + ": " + e);
-    if (loggedOnce.add("internal:" + where)) {
-      log.log(Level.ERROR, "profold: exporter failure in " + where + " (logged once)", e);
-    }
-  }
-
-  private void logOnce(String kind, Level level, String message) {
-    if (loggedOnce.add(kind)) {
-      log.log(level, message + " (logged once)");
-    }
-  }
-
-  /**
-   * A status in one line, for the log and the stats: code, description and the message of its cause
-   * (gRPC's own {@code toString} carries the cause's whole stack trace).
-   */
-  static String describe(Status status) {
-    StringBuilder text = new StringBuilder(status.getCode().name());
-    if (status.getDescription() != null) {
-      text.append(": ").append(status.getDescription());
-    }
-    for (Throwable c = status.getCause(); c != null; c = c.getCause()) {
-      if (c.getMessage() != null) { // the outermost message: it names the address, say
-        text.append(" (").append(c.getMessage()).append(')');
-        break;
-      }
-    }
-    if (text.indexOf("First received frame was not SETTINGS") >= 0) {
-      text.append(
-          " (the endpoint does not speak gRPC's HTTP/2: is it the collector's HTTP port, for"
-              + " /metrics, rather than its gRPC port?)");
-    }
-    return text.toString().replace('\n', ' ');
-  }
-
-  private static String describe(InFlight head) {
-    return head == null ? "none in flight" : "sequence " + head.sequence;
-  }
-
-  /** A delta on the wire, waiting for its ack. */
-  private record InFlight(long sequence, boolean carriedDictionary, int bytes) {}
-
-  /**
-   * What dropping a (possibly merged) delta costs: the submitted deltas, the events in it, and the
-   * misuse and export counts it carried (reported again in a later delta).
-   */
-  private record Loss(
-      long deltas, long events, Map<String, Long> misuse, long reconnects, long merges) {
-    /** Dropping {@code d}, which stands for {@code deltas} submitted deltas. */
-    static Loss of(Delta d, long deltas) {
-      ClientOverhead o = d.getOverhead();
-      return new Loss(
-          deltas,
-          lostEvents(d),
-          o.getMisuseMap(),
-          o.getExportReconnects(),
-          o.getExportDeltasMerged());
-    }
-  }
-
-  /** One Push stream. Used on the exporter's thread only; {@code call} is set in beforeStart. */
-  private static final class Stream {
-    ClientCallStreamObserver<Delta> call;
-    boolean ready;
-    long lastSent;
-    final ArrayDeque<InFlight> inFlight = new ArrayDeque<>();
-
-    /** Deltas in flight that the buffer dropped since, by sequence, with their pending loss. */
-    final Map<Long, Loss> droppedInFlight = new HashMap<>();
-
-    Scheduler.Cancellable timer;
-    long timerGeneration;
-
-    /** Serialized bytes of the dictionaries of the messages sent on it. */
-    long definitionBytes;
-
-    /** Those of its first message sent, once {@code sentAny}. */
-    long firstMessageDefinitionBytes;
-
-    boolean sentAny;
-
-    /** Set when it has been open {@link ExporterConfig#minStreamAge()}, by {@code ageTimer}. */
-    boolean oldEnough;
-
-    Scheduler.Cancellable ageTimer;
-
-    /** Set once the stream is half-closed by rotation, until the collector ends it. */
-    Scheduler.Cancellable endTimer;
-
-    /** Accounts for a message sent on it that carried {@code bytes} of dictionary definitions. */
-    void carried(int bytes) {
-      if (!sentAny) {
-        sentAny = true;
-        firstMessageDefinitionBytes = bytes;
-      }
-      definitionBytes += bytes;
-    }
-
-    boolean isInFlight(long sequence) {
-      for (InFlight f : inFlight) {
-        if (f.sequence == sequence) {
-          return true;
-        }
-      }
-      return false;
-    }
+    counters.internalErrors.incrementAndGet();
+    counters.lastError("internal error in " + where + ": " + e);
+    once.log("internal:" + where, Level.ERROR, "profold: exporter failure in " + where, e);
   }
 
   /** Receives one stream's events on gRPC's threads and hands them to the exporter's thread. */
   private final class Observer implements ClientResponseObserver<Delta, Ack> {
-    private final Stream s;
+    private final PushStream s;
 
-    Observer(Stream s) {
+    Observer(PushStream s) {
       this.s = s;
     }
 

@@ -304,17 +304,17 @@ class ExporterTest extends InProcessExporterTest {
     java.net.ConnectException refused =
         new java.net.ConnectException("Connection refused: /127.0.0.1:9");
     assertThat(
-            Exporter.describe(
+            Statuses.describe(
                 Status.UNAVAILABLE
                     .withDescription("io exception")
                     .withCause(new java.io.IOException("finishConnect failed", refused))))
         .isEqualTo("UNAVAILABLE: io exception (finishConnect failed)");
     assertThat(
-            Exporter.describe(Status.INTERNAL.withCause(new IllegalStateException(null, refused))))
+            Statuses.describe(Status.INTERNAL.withCause(new IllegalStateException(null, refused))))
         .isEqualTo("INTERNAL (Connection refused: /127.0.0.1:9)");
     // An endpoint that answers HTTP/1.1 (the collector's HTTP port, say) gets a hint.
     assertThat(
-            Exporter.describe(
+            Statuses.describe(
                 Status.INTERNAL.withDescription(
                     "http2 exception (First received frame was not SETTINGS. Hex dump for first"
                         + " 5 bytes: 485454502f)")))
