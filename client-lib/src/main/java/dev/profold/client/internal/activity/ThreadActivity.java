@@ -1,11 +1,22 @@
 package dev.profold.client.internal.activity;
 
+import static dev.profold.client.internal.activity.TimeClasses.CLASSES;
+import static dev.profold.client.internal.activity.TimeClasses.COMPUTE;
+import static dev.profold.client.internal.activity.TimeClasses.CPU_WAIT;
+import static dev.profold.client.internal.activity.TimeClasses.IDLE;
+import static dev.profold.client.internal.activity.TimeClasses.RUNTIME;
+import static dev.profold.client.internal.activity.TimeClasses.SYNC;
+import static dev.profold.client.internal.activity.TimeClasses.THREAD_MGMT;
+import static dev.profold.client.internal.activity.TimeClasses.fit;
+import static dev.profold.client.internal.activity.TimeClasses.index;
+import static dev.profold.client.internal.activity.TimeClasses.scaled;
+import static dev.profold.client.internal.activity.TimeClasses.sum;
+
 import dev.profold.client.Kind;
 import dev.profold.client.internal.record.ThreadCpu;
 import dev.profold.client.internal.record.ThreadGroups;
 import dev.profold.proto.v1.ThreadGroupActivity;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -81,15 +92,6 @@ public final class ThreadActivity {
   /** The group that holds threads of groups beyond {@link #MAX_GROUPS}. */
   public static final String OTHER_GROUP = "_other_";
 
-  private static final int COMPUTE = 0;
-  private static final int SYNC = 1;
-  private static final int WAIT = 2;
-  private static final int IO = 3;
-  private static final int RUNTIME = 4;
-  private static final int THREAD_MGMT = 5;
-  private static final int CPU_WAIT = 6;
-  private static final int IDLE = 7;
-  private static final int CLASSES = 8;
   private static final long[] NO_SAMPLES = new long[3];
   private static final long[] NO_CLASSES = new long[CLASSES];
 
@@ -162,8 +164,8 @@ public final class ThreadActivity {
         }
       };
 
-  private Map<String, Group> lastGroups = Map.of(); // what the last close returned
-  private Map<String, Group> heldBack = Map.of(); // given back: goes with the next close
+  private Map<String, GroupTotals> lastGroups = Map.of(); // what the last close returned
+  private Map<String, GroupTotals> heldBack = Map.of(); // given back: goes with the next close
   private ThreadCpu heldBackCpu = ThreadCpu.NONE; // given back with its CPU samples unvalued
 
   private final Map<Long, Long> startedAt = new HashMap<>(); // since the last close, epoch nanos
@@ -462,8 +464,8 @@ public final class ThreadActivity {
     // Bounded however many flushes fail in a row: at most MAX_GROUPS groups, and of their thread
     // ids only those of threads alive at the close (the only ones the next interval can have
     // again: a thread id is never reused); the others are counted.
-    Map<String, Group> kept = new HashMap<>();
-    for (Group g : compact(lastGroups)) {
+    Map<String, GroupTotals> kept = new HashMap<>();
+    for (GroupTotals g : GroupTotals.compact(lastGroups)) {
       g.keepOnlyIds(lastCpu.keySet());
       kept.put(g.name, g);
     }
@@ -533,7 +535,7 @@ public final class ThreadActivity {
       long startNanos, long endNanos, List<LiveThread> live, Map<Long, long[]> queues) {
     reports.drain(fromReports);
     long length = Math.max(0, endNanos - startNanos);
-    Map<String, Group> groups = new HashMap<>();
+    Map<String, GroupTotals> groups = new HashMap<>();
     Map<Long, Long> cpuNow = new HashMap<>(live.size() * 2);
     Map<Long, Seen> lockBlocks = new HashMap<>();
     Map<Long, LiveThread> byId = new HashMap<>(live.size() * 2);
@@ -590,7 +592,7 @@ public final class ThreadActivity {
         classes[IDLE] -= waited;
       }
       groups
-          .computeIfAbsent(ThreadGroups.normalise(t.name()), Group::new)
+          .computeIfAbsent(ThreadGroups.normalise(t.name()), GroupTotals::new)
           .add(t.id(), inIt ? length : wall, classes, Math.min(Math.max(0, cpu), length));
     }
     Set<Long> endedIds = new HashSet<>();
@@ -641,12 +643,12 @@ public final class ThreadActivity {
     pauses = 0;
     first = false;
     if (length > 0) {
-      heldBack.forEach((name, g) -> groups.computeIfAbsent(name, Group::new).merge(g));
+      heldBack.forEach((name, g) -> groups.computeIfAbsent(name, GroupTotals::new).merge(g));
       heldBack = Map.of();
       heldBackCpu = ThreadCpu.NONE;
     }
     lastGroups = groups;
-    return encode(groups);
+    return GroupTotals.encode(groups);
   }
 
   /**
@@ -675,7 +677,7 @@ public final class ThreadActivity {
    * is kept for the next close.
    */
   private void closeEnded(
-      Map<String, Group> groups,
+      Map<String, GroupTotals> groups,
       Map<Long, LiveThread> live,
       long startNanos,
       long endNanos,
@@ -722,7 +724,7 @@ public final class ThreadActivity {
         continue;
       }
       groups
-          .computeIfAbsent(ThreadGroups.normalise(e.name()), Group::new)
+          .computeIfAbsent(ThreadGroups.normalise(e.name()), GroupTotals::new)
           .add(id, wall, split(wall, cpu, id), Math.min(cpu, wall));
       startedAt.remove(id);
     }
@@ -839,151 +841,5 @@ public final class ThreadActivity {
     }
     long unreported = Math.max(0, room - reported);
     return unreported >= room ? pauses : scaled(pauses, unreported, room);
-  }
-
-  /**
-   * The off-CPU classes {@code off}, scaled down in proportion when they add up to over {@code
-   * room}.
-   */
-  private static long[] fit(long[] off, long room) {
-    long total = sum(off);
-    if (total <= room) {
-      return off;
-    }
-    long[] v = new long[CLASSES];
-    for (int k = SYNC; k <= THREAD_MGMT; k++) {
-      v[k] = scaled(off[k], room, total);
-    }
-    return v;
-  }
-
-  private static long sum(long[] classes) {
-    long total = 0;
-    for (long v : classes) {
-      total += v;
-    }
-    return total;
-  }
-
-  /** {@code v * room / total}, rounded down, without overflow. */
-  private static long scaled(long v, long room, long total) {
-    return (long) Math.floor((double) v * ((double) room / (double) total));
-  }
-
-  private static List<ThreadGroupActivity> encode(Map<String, Group> groups) {
-    List<Group> compact = compact(groups);
-    List<ThreadGroupActivity> out = new ArrayList<>(compact.size());
-    for (Group g : compact) {
-      out.add(g.toProto());
-    }
-    return out;
-  }
-
-  /**
-   * {@code groups}, largest wall time first, at most {@link #MAX_GROUPS}: the smallest beyond it
-   * merged into {@link #OTHER_GROUP}, which comes last.
-   */
-  private static List<Group> compact(Map<String, Group> groups) {
-    // A given-back interval can hold an "_other_" already: the tail goes into it, and it comes
-    // last, so that no group is named twice.
-    Group other = groups.get(OTHER_GROUP);
-    List<Group> sorted = new ArrayList<>(groups.size());
-    for (Group g : groups.values()) {
-      if (g != other) {
-        sorted.add(g);
-      }
-    }
-    sorted.sort(Comparator.comparingLong((Group g) -> -g.wall).thenComparing(g -> g.name));
-    if (sorted.size() + (other == null ? 0 : 1) > MAX_GROUPS) {
-      Group rest = new Group(OTHER_GROUP);
-      if (other != null) {
-        rest.merge(other);
-      }
-      for (Group g : sorted.subList(MAX_GROUPS - 1, sorted.size())) {
-        rest.merge(g);
-      }
-      other = rest;
-      sorted = new ArrayList<>(sorted.subList(0, MAX_GROUPS - 1));
-    }
-    if (other != null) {
-      sorted.add(other);
-    }
-    return sorted;
-  }
-
-  private static int index(Kind kind) {
-    return switch (kind) {
-      case COMPUTE -> COMPUTE;
-      case SYNC -> SYNC;
-      case WAIT -> WAIT;
-      case IO -> IO;
-      case RUNTIME -> RUNTIME;
-      case THREAD_MGMT -> THREAD_MGMT;
-    };
-  }
-
-  /** The running totals of one thread group. */
-  private static final class Group {
-    final String name;
-    final long[] classes = new long[CLASSES];
-    final Set<Long> ids = new HashSet<>(); // its threads: one alive in two merged intervals once
-    long idsLeftOut; // threads counted without their ids (ended before a given-back close)
-    long wall;
-    long cpuMin = Long.MAX_VALUE;
-    long cpuMax;
-    long cpuSum;
-
-    Group(String name) {
-      this.name = name;
-    }
-
-    void add(long threadId, long threadWall, long[] threadClasses, long cpu) {
-      ids.add(threadId);
-      wall += threadWall;
-      for (int k = 0; k < CLASSES; k++) {
-        classes[k] += threadClasses[k];
-      }
-      cpuMin = Math.min(cpuMin, cpu);
-      cpuMax = Math.max(cpuMax, cpu);
-      cpuSum += cpu;
-    }
-
-    /** Keeps only the thread ids in {@code alive}, counting the others. */
-    void keepOnlyIds(Set<Long> alive) {
-      int before = ids.size();
-      ids.retainAll(alive);
-      idsLeftOut += before - ids.size();
-    }
-
-    void merge(Group g) {
-      ids.addAll(g.ids);
-      idsLeftOut += g.idsLeftOut;
-      wall += g.wall;
-      for (int k = 0; k < CLASSES; k++) {
-        classes[k] += g.classes[k];
-      }
-      cpuMin = Math.min(cpuMin, g.cpuMin);
-      cpuMax = Math.max(cpuMax, g.cpuMax);
-      cpuSum += g.cpuSum;
-    }
-
-    ThreadGroupActivity toProto() {
-      return ThreadGroupActivity.newBuilder()
-          .setThreadGroup(name)
-          .setThreads(Math.toIntExact(Math.min(Integer.MAX_VALUE, ids.size() + idsLeftOut)))
-          .setWallNanos(wall)
-          .setComputeNanos(classes[COMPUTE])
-          .setSyncNanos(classes[SYNC])
-          .setWaitNanos(classes[WAIT])
-          .setIoNanos(classes[IO])
-          .setRuntimeNanos(classes[RUNTIME])
-          .setThreadMgmtNanos(classes[THREAD_MGMT])
-          .setIdleNanos(classes[IDLE] + classes[CPU_WAIT]) // on the wire cpu_wait is part of idle
-          .setCpuWaitNanos(classes[CPU_WAIT])
-          .setCpuMinNanos(ids.isEmpty() && idsLeftOut == 0 ? 0 : cpuMin)
-          .setCpuSumNanos(cpuSum)
-          .setCpuMaxNanos(cpuMax)
-          .build();
-    }
   }
 }
