@@ -18,6 +18,20 @@ public final class DictionaryFullException extends RuntimeException {
     super(message);
   }
 
+  /**
+   * The collector holds {@code limit} attributes, all it may ({@link
+   * GlobalDictionary#maxAttributes}).
+   */
+  public static DictionaryFullException attributes(int limit) {
+    return new DictionaryFullException(
+        "the collector holds "
+            + limit
+            + " attributes (names of dimensions and measurements), all it may: a sixteenth of"
+            + " limits.dictionary_entries, since attributes are never freed. Names made of ids,"
+            + " users or endpoints belong in attribute values, not names; raise"
+            + " limits.dictionary_entries if so many names are real");
+  }
+
   /** A stream defined {@code limit} ids, as many as the collector's whole dictionary holds. */
   public static DictionaryFullException stream(int limit) {
     return new DictionaryFullException(

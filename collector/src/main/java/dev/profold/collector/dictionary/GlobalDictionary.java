@@ -35,6 +35,7 @@ import java.util.Map;
  */
 public final class GlobalDictionary {
   private final int maxEntries;
+  private final int maxAttributes;
   private final Map<String, Integer> stringIds = new HashMap<>();
   private final List<String> strings = new ArrayList<>();
   private int[] stringRefs = new int[64];
@@ -55,9 +56,19 @@ public final class GlobalDictionary {
 
   public GlobalDictionary(int maxEntries) {
     this.maxEntries = maxEntries;
+    this.maxAttributes = maxAttributes(maxEntries);
     strings.add(null);
     attributes.add(null);
     paths.add(null);
+  }
+
+  /**
+   * Most attributes held, for a dictionary of {@code maxEntries}: a sixteenth of it (at least 4096,
+   * or all of it when smaller). Attributes are never freed, so clients that keep defining new ones
+   * (names made of ids) must not be able to take the room that strings and path nodes need.
+   */
+  public static int maxAttributes(int maxEntries) {
+    return Math.max(maxEntries / 16, Math.min(maxEntries, 4096));
   }
 
   private void checkRoom() {
@@ -138,13 +149,21 @@ public final class GlobalDictionary {
     freed++;
   }
 
-  /** The global id of the attribute with these properties, interning it if new. */
+  /**
+   * The global id of the attribute with these properties, interning it if new.
+   *
+   * @throws DictionaryFullException when it is new and the dictionary, or its share for attributes
+   *     ({@link #maxAttributes}), is full
+   */
   public synchronized int internAttribute(
       String name, AttributeType type, boolean measurement, String unit) {
     Attribute probe = new Attribute(0, name, type, measurement, unit);
     Integer id = attributeIds.get(probe);
     if (id != null) {
       return id;
+    }
+    if (attributes.size() - 1 >= maxAttributes) {
+      throw DictionaryFullException.attributes(maxAttributes);
     }
     checkRoom();
     int fresh = attributes.size();

@@ -370,19 +370,25 @@ public final class StreamDecoder {
               + "\"); names made of ids, users or endpoints belong in attribute values, not"
               + " names");
     }
-    int global = dictionary.internAttribute(a.getName(), type, measurement, a.getUnit());
     if (index != LongIntMap.MISSING) {
-      if (attributes.get(index).id() != global) {
+      // Compared before any interning: a redefinition is refused without adding its attribute to
+      // the dictionary, where it would stay for good.
+      Attribute defined = attributes.get(index);
+      if (!defined.name().equals(a.getName())
+          || defined.type() != type
+          || defined.measurement() != measurement
+          || !defined.unit().equals(a.getUnit())) {
         throw new InvalidDeltaException(
             field + ".id",
             Integer.toUnsignedString(a.getId())
                 + " is already defined in this stream as "
-                + attributes.get(index)
+                + defined
                 + "; ids cannot be redefined with different content");
       }
       return;
     }
     checkRoomForId();
+    int global = dictionary.internAttribute(a.getName(), type, measurement, a.getUnit());
     attributeIndex.put(key, attributes.size());
     attributes.add(dictionary.attribute(global));
   }

@@ -46,6 +46,28 @@ class GlobalDictionaryTest {
   }
 
   @Test
+  void attributesTakeAtMostASixteenthOfTheBoundSoStringsAndPathsKeepTheirRoom() {
+    GlobalDictionary small = new GlobalDictionary(160_000);
+    assertThat(GlobalDictionary.maxAttributes(160_000)).isEqualTo(10_000);
+    assertThat(GlobalDictionary.maxAttributes(1_000_000)).isEqualTo(62_500);
+    assertThat(GlobalDictionary.maxAttributes(20_000)).as("at least 4096").isEqualTo(4096);
+    assertThat(GlobalDictionary.maxAttributes(100)).as("all of a small one").isEqualTo(100);
+    for (int i = 0; i < 10_000; i++) {
+      small.internAttribute("m" + i, AttributeType.DOUBLE, true, "seconds");
+    }
+    assertThat(small.internAttribute("m7", AttributeType.DOUBLE, true, "seconds"))
+        .as("a known attribute is still found")
+        .isPositive();
+    assertThatThrownBy(() -> small.internAttribute("m10000", AttributeType.DOUBLE, true, "seconds"))
+        .isInstanceOf(DictionaryFullException.class)
+        .hasMessageContaining("holds 10000 attributes")
+        .hasMessageContaining("belong in attribute values, not names");
+    assertThat(small.size()).isEqualTo(10_000);
+    int s = small.internString("still room for strings");
+    assertThat(small.string(s)).isEqualTo("still room for strings");
+  }
+
+  @Test
   void aPathNodeHoldsItsParentAndNameAndADeepChainIsFreedWithoutRecursion() {
     int name = d.internString("f");
     int parent = 0;

@@ -592,6 +592,25 @@ class StreamDecoderTest {
     }
 
     @Test
+    void aRefusedRedefinitionAddsNothingToTheDictionary() throws Exception {
+      decode(decoder, valid().build());
+      int before = dictionary.size();
+      for (int i = 0; i < 100; i++) {
+        // Each a new name for an id already defined: refused, and the name never interned (it
+        // would stay for good: attributes are never freed).
+        assertInvalid(
+            Deltas.next()
+                .seq(2)
+                .attribute(
+                    TIME, "time_" + i, VALUE_TYPE_DOUBLE, ATTRIBUTE_KIND_MEASUREMENT, "seconds")
+                .build(),
+            "dictionary.attributes[0].id",
+            "ids cannot be redefined with different content");
+      }
+      assertThat(dictionary.size()).isEqualTo(before);
+    }
+
+    @Test
     void redefiningEverythingWithSameContentIsAllowed() throws Exception {
       DecodedDelta first = decode(decoder, valid().build());
       DecodedDelta second = decode(decoder, valid().seq(2).build());
