@@ -1,6 +1,7 @@
 package dev.profold.collector.server;
 
 import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpServer;
 import dev.profold.collector.alert.AlertExposition;
 import dev.profold.collector.alert.AlertLoop;
@@ -35,6 +36,7 @@ import dev.profold.collector.telemetry.LeftOutSeriesLog;
 import dev.profold.proto.v1.IngestGrpc;
 import dev.profold.proto.v1.QueryGrpc;
 import dev.profold.sinks.prometheus.PrometheusExposition;
+import dev.profold.sinks.snapshot.ScrapeSnapshots;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
@@ -93,6 +95,7 @@ public final class CollectorServer {
   private Server grpc;
   private HttpServer http;
   private ExecutorService httpExecutor;
+  private final ScrapeSnapshots scrapes;
   private final ThreadPoolExecutor queryExecutor;
   private volatile boolean ready;
   private boolean stopped;
@@ -155,13 +158,15 @@ public final class CollectorServer {
               return t;
             });
     queryExecutor.allowCoreThreadTimeOut(true);
-    registry.register(new PrometheusExposition(worker, new LeftOutSeriesLog(metrics)));
+    // One snapshot per scrape for every collector of the exposition (see ScrapeSnapshots).
+    this.scrapes = new ScrapeSnapshots(worker);
+    registry.register(new PrometheusExposition(scrapes, new LeftOutSeriesLog(metrics)));
     this.alertMetrics = new AlertMetrics(meters);
     // What alert rules see: the given source and the collector's own producers.
-    RegionAnalysisValues regionAnalysis = new RegionAnalysisValues(worker, config.analysis());
+    RegionAnalysisValues regionAnalysis = new RegionAnalysisValues(scrapes, config.analysis());
     registry.register(AnalysisExposition.regions(regionAnalysis));
     ThreadRegionImbalanceValues threadImbalance =
-        new ThreadRegionImbalanceValues(worker, config.analysis());
+        new ThreadRegionImbalanceValues(scrapes, config.analysis());
     registry.register(AnalysisExposition.threads(threadImbalance));
     DerivedValues derivedValues =
         DerivedValueSources.concat(
@@ -244,14 +249,17 @@ public final class CollectorServer {
         IngestGrpc.SERVICE_NAME, io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
     health.setStatus(
         QueryGrpc.SERVICE_NAME, io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
+    limitSlowHttpClients();
     try {
       http = HttpServer.create(new InetSocketAddress(config.listen(), config.httpPort()), 64);
     } catch (IOException e) {
       throw BindFailure.http(config.listen(), config.httpPort(), e);
     }
+    // A thread per request being read, handled or written: enough that scrapes, queries (at most
+    // two at a time, QueryHttpHandler) and a stalled client or two leave threads for /healthz.
     httpExecutor =
         Executors.newFixedThreadPool(
-            2,
+            HTTP_THREADS,
             r -> {
               Thread t = new Thread(r, "profold-http");
               t.setDaemon(true);
@@ -260,7 +268,9 @@ public final class CollectorServer {
     http.setExecutor(httpExecutor);
     for (Route r :
         List.of(
-            Route.get("/metrics", new MetricsHandler(meters.getPrometheusRegistry())),
+            Route.get(
+                "/metrics",
+                scrapeWithOneSnapshot(new MetricsHandler(meters.getPrometheusRegistry()))),
             Route.get("/healthz", ex -> Route.text(ex, 200, "ok\n")),
             Route.get(
                 "/readyz",
@@ -290,6 +300,43 @@ public final class CollectorServer {
   }
 
   /** The base URL alerts link back to: {@code alerts.external_url}, or this server's address. */
+  /** Threads serving HTTP requests. */
+  static final int HTTP_THREADS = 8;
+
+  /** Seconds a client may take to send a request's line and headers, by default. */
+  static final String MAX_REQUEST_SECONDS = "10";
+
+  /** Seconds a client may take to read a response, by default. */
+  static final String MAX_RESPONSE_SECONDS = "60";
+
+  /**
+   * Closes the connection of an HTTP client that sends its request too slowly or reads its response
+   * too slowly, so that it cannot hold a serving thread for good: the JDK server reads a request on
+   * a thread of the executor and, by default, waits forever. Its own properties, in seconds, unless
+   * set on the command line ({@code -Dsun.net.httpserver.maxReqTime=...}); read once per JVM, when
+   * its first server starts.
+   */
+  private static void limitSlowHttpClients() {
+    if (System.getProperty("sun.net.httpserver.maxReqTime") == null) {
+      System.setProperty("sun.net.httpserver.maxReqTime", MAX_REQUEST_SECONDS);
+    }
+    if (System.getProperty("sun.net.httpserver.maxRspTime") == null) {
+      System.setProperty("sun.net.httpserver.maxRspTime", MAX_RESPONSE_SECONDS);
+    }
+  }
+
+  /** {@code scrape} with every exposition collector reading one snapshot ({@link #scrapes}). */
+  private HttpHandler scrapeWithOneSnapshot(HttpHandler scrape) {
+    return ex -> {
+      ScrapeSnapshots.Scope scope = scrapes.scrape();
+      try {
+        scrape.handle(ex);
+      } finally {
+        scope.close();
+      }
+    };
+  }
+
   private String externalUrl() {
     URI configured = config.alerts().externalUrl();
     if (configured != null) {

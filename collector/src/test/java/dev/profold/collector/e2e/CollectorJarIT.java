@@ -93,6 +93,25 @@ class CollectorJarIT {
   }
 
   @Test
+  @Order(2)
+  void aClientThatStallsInTheMiddleOfARequestIsDisconnected() throws Exception {
+    // The JDK server would otherwise keep a serving thread reading it forever; the daemon sets a
+    // request time limit of 10 s (CollectorServer.MAX_REQUEST_SECONDS).
+    try (java.net.Socket s = new java.net.Socket("127.0.0.1", httpPort)) {
+      s.setSoTimeout(40_000);
+      s.getOutputStream().write("GET /metr".getBytes(StandardCharsets.US_ASCII));
+      s.getOutputStream().flush();
+      int read;
+      try {
+        read = s.getInputStream().read();
+      } catch (java.net.SocketException reset) {
+        read = -1; // closed by the server: a reset is as good as an end of stream
+      }
+      assertThat(read).as("the server closed the stalled connection").isEqualTo(-1);
+    }
+  }
+
+  @Test
   @Order(1)
   void healthAndReadiness() throws Exception {
     for (String path : List.of("/healthz", "/readyz")) {

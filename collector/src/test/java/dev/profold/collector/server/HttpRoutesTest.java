@@ -5,12 +5,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.profold.collector.config.ConfigLoader;
 import dev.profold.collector.testing.MutableClock;
 import java.io.StringReader;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -60,6 +65,37 @@ class HttpRoutesTest {
     HttpResponse<String> head = send("HEAD", "/healthz");
     assertThat(head.statusCode()).isEqualTo(200);
     assertThat(head.body()).isEmpty();
+  }
+
+  @Test
+  void clientsStalledInTheMiddleOfARequestDoNotHoldUpHealthOrScrapes() throws Exception {
+    // Each stalled request holds a serving thread until the JDK server's request timeout (10 s)
+    // closes it. Before: two of them took both threads, and every endpoint hung.
+    List<Socket> stalled = new ArrayList<>();
+    try {
+      for (int i = 0; i < 3; i++) {
+        Socket s = new Socket("127.0.0.1", server.httpPort());
+        s.getOutputStream().write("GET /metr".getBytes(StandardCharsets.US_ASCII));
+        s.getOutputStream().flush();
+        stalled.add(s);
+      }
+      HttpRequest health =
+          HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.httpPort() + "/healthz"))
+              .timeout(Duration.ofSeconds(8))
+              .build();
+      assertThat(client.send(health, HttpResponse.BodyHandlers.ofString()).body())
+          .isEqualTo("ok\n");
+      HttpRequest scrape =
+          HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.httpPort() + "/metrics"))
+              .timeout(Duration.ofSeconds(8))
+              .build();
+      assertThat(client.send(scrape, HttpResponse.BodyHandlers.ofString()).statusCode())
+          .isEqualTo(200);
+    } finally {
+      for (Socket s : stalled) {
+        s.close();
+      }
+    }
   }
 
   @Test

@@ -14,6 +14,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.StringJoiner;
+import java.util.concurrent.Semaphore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,8 +28,9 @@ import org.slf4j.LoggerFactory;
  * intervals in unix nanoseconds separated by commas, or nothing for a range with no retained data),
  * {@code Profold-Interval-Count} how many intervals (0 for the cumulative state), and {@code
  * Profold-Note} carries the note when there is one. Errors are JSON {@code {"error": "..."}}: 400
- * for a bad query or parameter, 404 for an unknown scheme, 405 for a method other than GET, 500 for
- * a bug (logged, never sent as a stack trace). Thread-safe.
+ * for a bad query or parameter, 404 for an unknown scheme, 405 for a method other than GET, 503
+ * with {@code Retry-After} when {@link #MAX_RUNNING} queries are running already (each holds one of
+ * the server's few threads), 500 for a bug (logged, never sent as a stack trace). Thread-safe.
  */
 public final class QueryHttpHandler implements HttpHandler {
   /** The path this handler serves. */
@@ -38,8 +40,12 @@ public final class QueryHttpHandler implements HttpHandler {
   private static final ObjectMapper MAPPER = new ObjectMapper();
   private static final List<String> PARAMETERS = List.of("q", "scheme", "from", "to", "format");
 
+  /** Queries run at most at once; the server's other threads stay free for scrapes and health. */
+  public static final int MAX_RUNNING = 2;
+
   private final OnlineQuery queries;
   private final InstantSource clock;
+  private final Semaphore running = new Semaphore(MAX_RUNNING);
 
   /**
    * @param clock what {@code now} and relative times in {@code from} and {@code to} refer to
@@ -89,12 +95,24 @@ public final class QueryHttpHandler implements HttpHandler {
         error(ex, 400, e.getMessage());
         return;
       }
+      if (!running.tryAcquire()) {
+        ex.getResponseHeaders().set("Retry-After", "1");
+        error(
+            ex,
+            503,
+            MAX_RUNNING
+                + " queries are running already; retry in a second (queries over gRPC,"
+                + " profold query, wait for their turn instead)");
+        return;
+      }
       OnlineQuery.Answer answer;
       try {
         answer = queries.run(request, OutputFormat.JSON);
       } catch (OnlineQueryException e) {
         error(ex, e.reason() == OnlineQueryException.Reason.NOT_FOUND ? 404 : 400, e.getMessage());
         return;
+      } finally {
+        running.release();
       }
       ex.getResponseHeaders()
           .set("Profold-Intervals", intervals(answer.cumulative(), answer.intervals()));
