@@ -1,11 +1,17 @@
 package dev.profold.reduce;
 
 import java.util.Arrays;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * Open-addressing hash map from {@code long} keys to non-negative {@code int} values, for hot paths
  * that must not box or allocate per lookup. Linear probing, power-of-two capacity, load factor at
  * most 1/2. Deletion uses backward-shift, so no tombstones accumulate.
+ *
+ * <p>Keys chosen by someone else (ids a client sends) take {@link #seeded()}: its slots come from
+ * the key mixed with a random seed, so that nobody can pick keys that all land on one run of slots
+ * and turn every look-up into a scan of the whole map. The others mix the key alone, one
+ * multiplication cheaper, for the client's hot paths.
  *
  * <p>Not thread-safe.
  */
@@ -17,12 +23,18 @@ public final class LongIntMap {
   private int[] values; // MISSING marks a free slot
   private int size;
   private int mask;
+  private final long seed; // 0: the key alone decides its slot
 
   public LongIntMap() {
     this(16);
   }
 
   public LongIntMap(int expected) {
+    this(expected, 0);
+  }
+
+  private LongIntMap(int expected, long seed) {
+    this.seed = seed;
     int cap = Integer.highestOneBit(Math.max(4, expected) * 2 - 1) << 1;
     keys = new long[cap];
     values = new int[cap];
@@ -30,9 +42,34 @@ public final class LongIntMap {
     mask = cap - 1;
   }
 
-  private static int mix(long key) {
+  /** A map for keys others choose, with a random seed of its own (see the class comment). */
+  public static LongIntMap seeded() {
+    long seed;
+    do {
+      seed = ThreadLocalRandom.current().nextLong();
+    } while (seed == 0);
+    return new LongIntMap(16, seed);
+  }
+
+  private int mix(long key) {
+    return seed == 0 ? mixKey(key) : mixSeeded(key, seed);
+  }
+
+  /** {@code key} alone, mixed: a Fibonacci multiplication with its halves folded together. */
+  static int mixKey(long key) {
     long h = key * 0x9E3779B97F4A7C15L;
     return (int) (h ^ (h >>> 32));
+  }
+
+  /**
+   * {@code key} and {@code seed} mixed so that every bit of the result depends on every bit of both
+   * (the finalizer of MurmurHash3's 64-bit variant, applied to their exclusive or).
+   */
+  static int mixSeeded(long key, long seed) {
+    long h = key ^ seed;
+    h = (h ^ (h >>> 33)) * 0xff51afd7ed558ccdL;
+    h = (h ^ (h >>> 33)) * 0xc4ceb9fe1a85ec53L;
+    return (int) (h ^ (h >>> 33));
   }
 
   /** The value for {@code key}, or {@link #MISSING}. */

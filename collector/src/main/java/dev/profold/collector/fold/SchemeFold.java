@@ -65,7 +65,7 @@ final class SchemeFold {
   private final Map<GroupKey, Integer> groupIds = new HashMap<>();
   private GroupKey[] keyOf = new GroupKey[64];
   private int[] feeders = new int[64];
-  private final LongIntMap overflowGroups = new LongIntMap();
+  private final LongIntMap overflowGroups = LongIntMap.seeded();
   private final BitSet retiring = new BitSet(); // groups no instance feeds, kept for open windows
   private final int maxKeysPerInstance;
   private final long[] slotWindow = new long[GroupTable.SLOTS];
@@ -84,8 +84,8 @@ final class SchemeFold {
   private static final class PerInstance {
     private final int width;
     TupleTable keys;
-    final LongIntMap fed = new LongIntMap(); // groups this instance fed (as a set)
-    LongIntMap packed = new LongIntMap(); // packed one-slot key -> regular group
+    final LongIntMap fed = LongIntMap.seeded(); // groups this instance fed (as a set)
+    LongIntMap packed = LongIntMap.seeded(); // packed one-slot key -> regular group
 
     PerInstance(int width) {
       this.width = width;
@@ -94,7 +94,7 @@ final class SchemeFold {
 
     void forgetKeys() {
       keys = new TupleTable(width);
-      packed = new LongIntMap();
+      packed = LongIntMap.seeded();
     }
   }
 

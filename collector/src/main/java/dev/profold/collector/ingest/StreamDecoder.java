@@ -74,11 +74,11 @@ public final class StreamDecoder {
 
   private final GlobalDictionary dictionary;
   private final int maxIds;
-  private final LongIntMap strings = new LongIntMap();
-  private final LongIntMap attributeIndex = new LongIntMap();
+  private final LongIntMap strings = LongIntMap.seeded();
+  private final LongIntMap attributeIndex = LongIntMap.seeded();
   private final List<Attribute> attributes = new ArrayList<>();
-  private final LongIntMap paths = new LongIntMap();
-  private final LongIntMap pathAttribute = new LongIntMap(); // client path id -> global attr id
+  private final LongIntMap paths = LongIntMap.seeded();
+  private final LongIntMap pathAttribute = LongIntMap.seeded(); // client path id -> global attr id
   private final Cursor cursor = new Cursor();
   private SourceIdentity identity;
   private SourceKey sourceKey;

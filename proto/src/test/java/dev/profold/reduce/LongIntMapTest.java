@@ -1,0 +1,79 @@
+package dev.profold.reduce;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Combinators;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import org.junit.jupiter.api.Test;
+
+class LongIntMapTest {
+  /** One operation on the map: put (value >= 0), or remove (value < 0). */
+  record Op(long key, int value) {}
+
+  @Provide
+  Arbitrary<List<Op>> operations() {
+    // Few distinct keys, so that puts replace and removes hit, and runs of slots collide.
+    Arbitrary<Long> keys =
+        Arbitraries.oneOf(
+            Arbitraries.longs().between(-40, 40),
+            Arbitraries.longs().between(0, 40).map(k -> k << 32),
+            Arbitraries.longs());
+    return Combinators.combine(keys, Arbitraries.integers().between(-3, 1000))
+        .as(Op::new)
+        .list()
+        .ofMaxSize(400);
+  }
+
+  @Property
+  void behavesAsAMapSeededOrNot(@ForAll("operations") List<Op> ops, @ForAll boolean seeded) {
+    LongIntMap map = seeded ? LongIntMap.seeded() : new LongIntMap(4);
+    Map<Long, Integer> model = new HashMap<>();
+    for (Op op : ops) {
+      if (op.value() >= 0) {
+        map.put(op.key(), op.value());
+        model.put(op.key(), op.value());
+      } else {
+        Integer removed = model.remove(op.key());
+        assertThat(map.remove(op.key())).isEqualTo(removed == null ? LongIntMap.MISSING : removed);
+      }
+      assertThat(map.size()).isEqualTo(model.size());
+    }
+    for (Op op : ops) {
+      assertThat(map.get(op.key())).isEqualTo(model.getOrDefault(op.key(), LongIntMap.MISSING));
+    }
+    Map<Long, Integer> seen = new HashMap<>();
+    map.forEach(seen::put);
+    assertThat(seen).isEqualTo(model);
+  }
+
+  @Test
+  void keysChosenToCollideWithoutASeedSpreadWithOne() {
+    // 4096 keys whose unseeded slots agree in their low 16 bits: in a map of up to 65,536 slots
+    // they would all start at one slot, and each look-up would scan the run they form.
+    int want = 4096;
+    long[] colliding = new long[want];
+    int found = 0;
+    for (long k = 1; found < want; k++) {
+      if ((LongIntMap.mixKey(k) & 0xFFFF) == 0) {
+        colliding[found++] = k;
+      }
+    }
+    long seed = 0x5DEECE66DL;
+    Set<Integer> slots = new HashSet<>();
+    for (long k : colliding) {
+      slots.add(LongIntMap.mixSeeded(k, seed) & 0xFFFF);
+    }
+    // Random slots for 4096 keys among 65,536: about 3,970 distinct; all 4096 in one without the
+    // seed.
+    assertThat(slots.size()).isGreaterThan(3800);
+  }
+}
