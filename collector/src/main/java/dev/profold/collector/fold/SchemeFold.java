@@ -73,6 +73,12 @@ final class SchemeFold {
   private final ArrayDeque<IntervalSnapshot> retained = new ArrayDeque<>();
   private boolean saturationLogged;
 
+  /** Characters in the labels of the regular groups held, at most {@link #maxLabelChars}. */
+  private long labelChars;
+
+  private final long maxLabelChars;
+  private boolean labelCharsLogged;
+
   /** Labels and measurement attribute of a group. */
   private record GroupKey(List<String> labels, int measurement) {}
 
@@ -113,6 +119,7 @@ final class SchemeFold {
     this.intervalNanos = def.interval().toNanos();
     this.groups = new GroupTable(def.cardinalityLimit(), histogramMaxScale);
     this.maxKeysPerInstance = maxKeysPerInstance(def.cardinalityLimit());
+    this.maxLabelChars = maxLabelChars(def.cardinalityLimit());
     List<String> names = new ArrayList<>();
     List<String> read = new ArrayList<>(def.groupBy());
     read.addAll(def.whereAttributes());
@@ -138,6 +145,17 @@ final class SchemeFold {
    * values (request ids, say) must not grow the collector's memory without bound, even where its
    * entries only go to overflow groups or fail WHERE. Beyond it, entries are judged every time.
    */
+  /**
+   * Characters the labels of a scheme's groups may hold together: 8192 per group of the cardinality
+   * limit. Labels are what a group costs beyond its states, and a path label may be long (a path
+   * node's name may have 4096 bytes, and a path many nodes): without a bound, a client sending deep
+   * paths of long names could make each group hold megabytes. Beyond it new groups overflow, as at
+   * the cardinality limit.
+   */
+  static long maxLabelChars(int cardinalityLimit) {
+    return 8192L * cardinalityLimit;
+  }
+
   static int maxKeysPerInstance(int cardinalityLimit) {
     return (int) Math.min(1 << 24, Math.max(4096L, 4L * cardinalityLimit));
   }
@@ -326,8 +344,9 @@ final class SchemeFold {
     int g;
     if (known != null) {
       g = known;
-    } else if (groups.hasRoom()) {
+    } else if (groups.hasRoom() && labelRoom(labels, inst)) {
       g = groups.add(labels, measure(attr), false);
+      labelChars += chars(labels);
       groupIds.put(key, g);
       if (g >= keyOf.length) {
         keyOf = Arrays.copyOf(keyOf, Math.max(g + 1, keyOf.length * 2));
@@ -343,6 +362,40 @@ final class SchemeFold {
       feeders[g]++;
     }
     return g;
+  }
+
+  /**
+   * Whether a new group with {@code labels} keeps the labels within {@link #maxLabelChars}; the
+   * first time not, logged.
+   */
+  private boolean labelRoom(List<String> labels, Instance inst) {
+    long chars = chars(labels);
+    if (labelChars + chars <= maxLabelChars) {
+      return true;
+    }
+    if (!labelCharsLogged) {
+      labelCharsLogged = true;
+      log.warn(
+          "scheme {}: the labels of its groups hold {} characters, and a new group of {} (from {})"
+              + " would take them over their bound of {} (8192 per group of cardinality_limit);"
+              + " new groups go to the overflow group, counted in"
+              + " profold_scheme_overflow_measurements_total. Labels this long come from very deep"
+              + " paths or long names: check what the client sends (the agent's depth setting)",
+          def.name(),
+          labelChars,
+          chars,
+          inst.key,
+          maxLabelChars);
+    }
+    return false;
+  }
+
+  private static long chars(List<String> labels) {
+    long n = 0;
+    for (String l : labels) {
+      n += l.length();
+    }
+    return n;
   }
 
   private int overflowGroup(int attr) {
@@ -389,7 +442,7 @@ final class SchemeFold {
           "the count of group {} of scheme {} reached 2^63 - 1 as {} fed it and stops there; its"
               + " distribution is no longer exposed. Further ones are only counted in"
               + " profold_scheme_counts_saturated_total",
-          keyOf[g] == null ? "(overflow)" : keyOf[g].labels(),
+          g >= keyOf.length || keyOf[g] == null ? "(overflow)" : keyOf[g].labels(),
           def.name(),
           inst.key);
     }
@@ -434,7 +487,14 @@ final class SchemeFold {
   void restart(Instance inst) {
     PerInstance pi = perInstance.get(inst);
     if (pi != null && def.perInstance()) {
-      pi.fed.forEach((g, one) -> groups.resetCumulative((int) g));
+      // Only the groups it alone feeds: GROUP BY instance without service can share a group
+      // between two services' instances of the same name, and the other's totals go on.
+      pi.fed.forEach(
+          (g, one) -> {
+            if (feeders[(int) g] == 1) {
+              groups.resetCumulative((int) g);
+            }
+          });
     }
   }
 
@@ -474,6 +534,7 @@ final class SchemeFold {
   }
 
   private void removeGroup(int g) {
+    labelChars -= chars(keyOf[g].labels());
     groupIds.remove(keyOf[g]);
     keyOf[g] = null;
     groups.remove(g);

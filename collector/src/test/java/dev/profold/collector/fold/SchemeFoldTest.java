@@ -8,6 +8,8 @@ import static dev.profold.collector.fold.FoldEngineTest.assertState;
 import static dev.profold.collector.fold.FoldEngineTest.find;
 import static dev.profold.collector.fold.FoldEngineTest.has;
 import static dev.profold.proto.v1.AttributeKind.ATTRIBUTE_KIND_DIMENSION;
+import static dev.profold.proto.v1.RegionKind.REGION_KIND_COMPUTE;
+import static dev.profold.proto.v1.RegionKind.REGION_KIND_WAIT;
 import static dev.profold.proto.v1.ValueType.VALUE_TYPE_INT;
 import static dev.profold.proto.v1.ValueType.VALUE_TYPE_STRING;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -20,6 +22,8 @@ import dev.profold.collector.testing.Deltas;
 import dev.profold.collector.testing.MutableClock;
 import dev.profold.proto.v1.AttributeValue;
 import dev.profold.proto.v1.Entry;
+import dev.profold.proto.v1.Measurement;
+import dev.profold.proto.v1.MetricState;
 import dev.profold.sinks.snapshot.IntervalSnapshot;
 import dev.profold.sinks.snapshot.SchemeSnapshot;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -187,6 +191,89 @@ class SchemeFoldTest {
     assertThat(engine.activeSources()).isZero();
     assertThat(snapshot("by_service").cumulative()).isEmpty();
     assertThat(snapshot("by_service").groups()).isZero();
+  }
+
+  @Test
+  void aRestartKeepsTheTotalsOfAGroupAnotherServicesInstanceOfTheSameNameFeeds() throws Exception {
+    start(scheme("by_instance", "SELECT sum(time) GROUP BY instance, path"));
+    apply(checkout("pod-1").seq(1).entry(1, 1.0));
+    apply(
+        Deltas.source("inventory", "pod-1") // the same instance name in another service
+            .incarnation(7)
+            .region(1, "main", REGION_KIND_COMPUTE)
+            .interval(T0, T0 + INTERVAL)
+            .seq(1)
+            .entry(1, 2.0));
+    assertState(find(snapshot("by_instance").cumulative(), List.of("pod-1", "main")), 1.0, 2.0);
+
+    // checkout's pod-1 restarts: the group is not its own, so inventory's total stays.
+    apply(
+        checkout("pod-1")
+            .incarnation(8)
+            .processStart(Deltas.DEFAULT_PROCESS_START + 1)
+            .entry(1, 4.0));
+    assertState(
+        find(snapshot("by_instance").cumulative(), List.of("pod-1", "main")), 1.0, 2.0, 4.0);
+  }
+
+  @Test
+  void labelsBeyondTheirBoundOverflowLikeGroupsBeyondTheLimit() throws Exception {
+    // A limit of 2 groups allows 16,384 label characters: one path of four 4,000-character
+    // names (16,003 with its slashes) fits, a second does not.
+    start(scheme("by_path", "SELECT sum(time) GROUP BY path", INTERVAL, 2, 360));
+    Deltas.Builder deep = FoldEngineTest.checkout("i-1").seq(1);
+    int parent = 0;
+    for (int i = 0; i < 4; i++) {
+      deep.region(10 + i, parent, String.valueOf((char) ('a' + i)).repeat(4000), REGION_KIND_WAIT);
+      parent = 10 + i;
+    }
+    deep.region(20, 12, "x".repeat(4000), REGION_KIND_WAIT); // a sibling of node 13's path
+    FoldResult r = engine.apply(deep.entry(13, 1.0).entry(20, 2.0).decode(dictionary));
+    assertThat(r.overflowed()).isEqualTo(1);
+    SchemeSnapshot s = snapshot("by_path");
+    assertThat(s.groups()).as("one regular group and the overflow group").isEqualTo(2);
+    assertState(find(s.cumulative(), List.of(FoldEngine.OVERFLOW)), 2.0);
+    assertThat(
+            registry
+                .get("profold.scheme.overflow.measurements")
+                .tag("scheme", "by_path")
+                .counter()
+                .count())
+        .isEqualTo(1);
+  }
+
+  @Test
+  void anOverflowGroupWhoseCountSaturatesIsLoggedAndTheDeltaApplied() throws Exception {
+    // Before: with a limit of 64 the first overflow group's id was past the array of regular
+    // groups' keys, and the saturation's log line failed the delta half-applied.
+    start(scheme("by_path", "SELECT sum(time) GROUP BY path", INTERVAL, 64, 360));
+    Deltas.Builder fill = FoldEngineTest.checkout("i-1").seq(1);
+    for (int r = 10; r < 10 + 64; r++) {
+      fill.region(r, "r" + r, REGION_KIND_WAIT).entry(r, 1.0);
+    }
+    apply(fill);
+    Deltas.Builder big =
+        FoldEngineTest.checkout("i-1").seq(2).region(200, "more", REGION_KIND_WAIT);
+    MetricState most =
+        MetricState.newBuilder().setCount(1L << 53).setSum(1).setMin(1).setMax(1).build();
+    for (int i = 0; i < 1025; i++) {
+      big.entry(
+          Entry.newBuilder()
+              .addKey(Deltas.regionKey(200))
+              .addMeasurements(Measurement.newBuilder().setAttributeId(Deltas.TIME).setState(most))
+              .build());
+    }
+    FoldResult r = engine.apply(big.decode(dictionary));
+    assertThat(r.outcome()).isEqualTo(FoldResult.Outcome.APPLIED);
+    assertThat(r.overflowed()).isEqualTo(1025);
+    assertThat(
+            registry
+                .get("profold.scheme.counts.saturated")
+                .tag("scheme", "by_path")
+                .counter()
+                .count())
+        .as("the cumulative state and the window's")
+        .isEqualTo(2);
   }
 
   @Test
