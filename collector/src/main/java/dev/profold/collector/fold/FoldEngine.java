@@ -31,7 +31,9 @@ import java.util.Map;
  * number. A delta whose sequence is not above it is a duplicate (acknowledged, not applied). A new
  * incarnation with a later (or equal) process start replaces the current one and resets the
  * instance's cumulative state (a counter reset for Prometheus); one with an earlier start is
- * rejected. An instance silent for {@code ttlIntervals} intervals expires and its groups go.
+ * rejected. An instance silent for {@code ttlIntervals} intervals expires and its groups go; its
+ * incarnation's last sequence number is remembered, so that when it returns a delta it resends is
+ * still a duplicate.
  *
  * <p><b>Schemes.</b> Every applied delta is folded into each configured scheme (see {@link
  * SchemeFold}); each has its own interval windows, following the rules above with its own interval.
@@ -68,6 +70,21 @@ public final class FoldEngine {
   private long nextSourceLimitLog = Long.MIN_VALUE;
   private static final long SOURCE_LIMIT_LOG_NANOS = 300_000_000_000L;
   private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(FoldEngine.class);
+
+  /**
+   * Expired sources, by source: {incarnation, last applied sequence}. A client cut off for longer
+   * than the ttl resends what it holds unacknowledged, and one of those deltas may have been
+   * applied with its ack lost: when the same incarnation returns, its sequence goes on from here,
+   * so that the resend is a duplicate rather than counted twice. At most {@code maxSources}; the
+   * least recently expired are forgotten first.
+   */
+  private final Map<SourceKey, long[]> expired =
+      new java.util.LinkedHashMap<>() {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<SourceKey, long[]> eldest) {
+          return size() > config.maxSources();
+        }
+      };
 
   /** New sources refused, by source: {lowest sequence refused, last refused at}; see apply. */
   private final Map<SourceKey, long[]> refusedSources =
@@ -244,9 +261,14 @@ public final class FoldEngine {
         return refused;
       }
       inst = new Instance(d.source, d.info);
-      // First contact (a new source, or one this collector forgot): earlier sequence numbers
-      // were never ours to receive, so they are not a gap.
-      inst.lastSequence = d.coveredFrom() - 1;
+      long[] before = expired.remove(d.source);
+      if (before != null && before[0] == d.info.incarnation()) {
+        inst.lastSequence = before[1]; // back after expiring: its sequence goes on
+      } else {
+        // First contact (a new source, or one this collector forgot): earlier sequence numbers
+        // were never ours to receive, so they are not a gap.
+        inst.lastSequence = d.coveredFrom() - 1;
+      }
       instances.put(d.source, inst);
       metrics.activeSources(instances.size());
     } else if (inst.info.incarnation() != d.info.incarnation()) {
@@ -447,6 +469,7 @@ public final class FoldEngine {
           f.forget(inst);
         }
         it.remove();
+        expired.put(inst.key, new long[] {inst.info.incarnation(), inst.lastSequence});
         metrics.sourceExpired();
         version++;
       }

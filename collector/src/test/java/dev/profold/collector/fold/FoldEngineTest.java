@@ -946,6 +946,25 @@ class FoldEngineTest {
     }
 
     @Test
+    void aDeltaResentAfterExpiryIsStillADuplicate() {
+      // Applied, but its ack lost; the client is cut off for longer than the ttl, then resends.
+      apply(checkout("i-1").seq(1).entry(1, 1.0));
+      at(T0 + 7 * INTERVAL);
+      assertThat(engine.activeSources()).isZero();
+      FoldResult resent = apply(inWindow(checkout("i-1").seq(1).entry(1, 1.0), W0 + 7));
+      assertThat(resent.outcome()).isEqualTo(FoldResult.Outcome.DUPLICATE);
+      FoldResult next = apply(inWindow(checkout("i-1").seq(2).entry(1, 4.0), W0 + 7));
+      assertThat(next.outcome()).isEqualTo(FoldResult.Outcome.APPLIED);
+      assertState(find(scheme().cumulative(), labels("i-1", "main", "compute")), 4.0);
+      assertThat(counter("profold.sequence.gaps")).as("no gap").isZero();
+
+      // A new incarnation after expiry starts its own sequence.
+      at(T0 + 14 * INTERVAL);
+      FoldResult restarted = apply(inWindow(restartedCheckout().seq(1).entry(1, 8.0), W0 + 14));
+      assertThat(restarted.outcome()).isEqualTo(FoldResult.Outcome.APPLIED);
+    }
+
+    @Test
     void returningAfterExpiryStartsAfresh() {
       apply(checkout("i-1").seq(1).entry(1, 1.0));
       at(T0 + 7 * INTERVAL);
