@@ -65,7 +65,7 @@ final class SchemeFold {
   private final Map<GroupKey, Integer> groupIds = new HashMap<>();
   private GroupKey[] keyOf = new GroupKey[64];
   private int[] feeders = new int[64];
-  private final LongIntMap overflowGroups = LongIntMap.seeded();
+  private final Map<Measure, Integer> overflowGroups = new HashMap<>();
   private final BitSet retiring = new BitSet(); // groups no instance feeds, kept for open windows
   private final int maxKeysPerInstance;
   private final long[] slotWindow = new long[GroupTable.SLOTS];
@@ -80,7 +80,12 @@ final class SchemeFold {
   private boolean labelCharsLogged;
 
   /** Labels and measurement attribute of a group. */
-  private record GroupKey(List<String> labels, int measurement) {}
+  /**
+   * A group's identity: its labels and its measurement's name and unit, not the attribute: two
+   * clients may send a measurement of one name and unit as an integer and as a float (two
+   * attributes), and its values are one measurement.
+   */
+  private record GroupKey(List<String> labels, Measure measure) {}
 
   /**
    * What the scheme keeps per instance: its (tuple, measurement) keys and where each goes: a group
@@ -339,7 +344,7 @@ final class SchemeFold {
     if (labels == null) {
       return FILTERED;
     }
-    GroupKey key = new GroupKey(labels, attr);
+    GroupKey key = new GroupKey(labels, measure(attr));
     Integer known = groupIds.get(key);
     int g;
     if (known != null) {
@@ -399,12 +404,13 @@ final class SchemeFold {
   }
 
   private int overflowGroup(int attr) {
-    int g = overflowGroups.get(attr);
-    if (g == LongIntMap.MISSING) {
-      List<String> labels = Collections.nCopies(def.groupBy().size(), FoldEngine.OVERFLOW);
-      g = groups.add(labels, measure(attr), true);
-      overflowGroups.put(attr, g);
+    Measure m = measure(attr);
+    Integer known = overflowGroups.get(m);
+    if (known != null) {
+      return known;
     }
+    int g = groups.add(Collections.nCopies(def.groupBy().size(), FoldEngine.OVERFLOW), m, true);
+    overflowGroups.put(m, g);
     return g;
   }
 

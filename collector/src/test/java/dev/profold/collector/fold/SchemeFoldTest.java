@@ -8,8 +8,10 @@ import static dev.profold.collector.fold.FoldEngineTest.assertState;
 import static dev.profold.collector.fold.FoldEngineTest.find;
 import static dev.profold.collector.fold.FoldEngineTest.has;
 import static dev.profold.proto.v1.AttributeKind.ATTRIBUTE_KIND_DIMENSION;
+import static dev.profold.proto.v1.AttributeKind.ATTRIBUTE_KIND_MEASUREMENT;
 import static dev.profold.proto.v1.RegionKind.REGION_KIND_COMPUTE;
 import static dev.profold.proto.v1.RegionKind.REGION_KIND_WAIT;
+import static dev.profold.proto.v1.ValueType.VALUE_TYPE_DOUBLE;
 import static dev.profold.proto.v1.ValueType.VALUE_TYPE_INT;
 import static dev.profold.proto.v1.ValueType.VALUE_TYPE_STRING;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -25,6 +27,7 @@ import dev.profold.proto.v1.Entry;
 import dev.profold.proto.v1.Measurement;
 import dev.profold.proto.v1.MetricState;
 import dev.profold.sinks.snapshot.IntervalSnapshot;
+import dev.profold.sinks.snapshot.Measure;
 import dev.profold.sinks.snapshot.SchemeSnapshot;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
@@ -214,6 +217,33 @@ class SchemeFoldTest {
             .entry(1, 4.0));
     assertState(
         find(snapshot("by_instance").cumulative(), List.of("pod-1", "main")), 1.0, 2.0, 4.0);
+  }
+
+  @Test
+  void aMeasurementSentAsAnIntegerAndAsAFloatIsOneMeasurement() throws Exception {
+    start(scheme("by_path", "SELECT sum(bytes) GROUP BY path"));
+    Measure bytes = new Measure("bytes", "bytes");
+    apply(
+        checkout("a")
+            .seq(1)
+            .attribute(5, "bytes", VALUE_TYPE_INT, ATTRIBUTE_KIND_MEASUREMENT, "bytes")
+            .entry(
+                Entry.newBuilder()
+                    .addKey(Deltas.regionKey(1))
+                    .addMeasurements(Deltas.measurement(5, 64))
+                    .build()));
+    apply(
+        checkout("b")
+            .seq(1)
+            .attribute(5, "bytes", VALUE_TYPE_DOUBLE, ATTRIBUTE_KIND_MEASUREMENT, "bytes")
+            .entry(
+                Entry.newBuilder()
+                    .addKey(Deltas.regionKey(1))
+                    .addMeasurements(Deltas.measurement(5, 0.5))
+                    .build()));
+    SchemeSnapshot s = snapshot("by_path");
+    assertThat(s.groups()).as("one group for both").isEqualTo(1);
+    assertState(find(s.cumulative(), List.of("main"), bytes), 64, 0.5);
   }
 
   @Test

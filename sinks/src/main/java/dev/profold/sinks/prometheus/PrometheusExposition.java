@@ -49,13 +49,14 @@ import java.util.function.ToDoubleFunction;
  *
  * <p>Clients name measurements freely, so two of them can map to one metric name ({@code db.bytes}
  * and {@code db_bytes}; {@code time} in seconds and without a unit, whose interval gauges share
- * their names; a measurement {@code groups}; the same name and unit sent as integer and as float),
- * and a scheme's names can meet the fixed families ({@code profold_thread_seconds} of a scheme
- * {@code thread}). One duplicate name or label set would fail the whole scrape, so names are
- * claimed first come, first served: the fixed families and every scheme's own gauges first, then
- * each measurement with all its family names at once, in snapshot order; a measurement any of whose
- * names is taken is left out whole, and of series with equal labels in one family the first is
- * kept.
+ * their names; a measurement {@code groups}), and a scheme's names can meet the fixed families
+ * ({@code profold_thread_seconds} of a scheme {@code thread}). One duplicate name or label set
+ * would fail the whole scrape, so names are claimed first come, first served: the fixed families
+ * and every scheme's own gauges first, then each measurement with all its family names at once, in
+ * snapshot order; a measurement any of whose names is taken is left out whole, and of series with
+ * equal labels in one family the first is kept (a scheme folds one measurement's values into one
+ * group per label set, integers and floats of the same name and unit together, so this is a guard,
+ * not a case that occurs).
  *
  * <p>Histograms: native buckets go out only at schemas Prometheus accepts (-4..8); a histogram
  * below scale -4 keeps its classic buckets only, since its buckets cannot be split exactly into a
@@ -155,7 +156,7 @@ public final class PrometheusExposition implements MultiCollector {
     GaugeSnapshot.Builder threads =
         GaugeSnapshot.builder()
             .name("profold_threads")
-            .help("Threads of the thread group alive at the end of the last reported interval.");
+            .help("Threads of the thread group alive at some time in the last reported interval.");
     GaugeSnapshot.Builder cpu =
         GaugeSnapshot.builder()
             .name("profold_thread_cpu_seconds")

@@ -72,9 +72,11 @@ public record ThreadActivitySnapshot(
 
   /**
    * Computation imbalance (seed: imb = max - avg) in the last interval as a share of the interval:
-   * how much of the interval the slowest thread would have saved with the work spread evenly.
+   * how much of the interval the slowest thread would have saved with the work spread evenly. Never
+   * negative: a merged delta's spread is a bound (docs/protocol.md), and one thread counted in two
+   * merged intervals but once in {@code threads} can put the average above the maximum.
    */
   public double imbalance() {
-    return intervalNanos == 0 ? 0 : (cpuMaxNanos - cpuAvgNanos()) / intervalNanos;
+    return intervalNanos == 0 ? 0 : Math.max(0, (cpuMaxNanos - cpuAvgNanos()) / intervalNanos);
   }
 }
