@@ -8,10 +8,11 @@ import java.util.concurrent.ThreadLocalRandom;
  * that must not box or allocate per lookup. Linear probing, power-of-two capacity, load factor at
  * most 1/2. Deletion uses backward-shift, so no tombstones accumulate.
  *
- * <p>Keys chosen by someone else (ids a client sends) take {@link #seeded()}: its slots come from
- * the key mixed with a random seed, so that nobody can pick keys that all land on one run of slots
- * and turn every look-up into a scan of the whole map. The others mix the key alone, one
- * multiplication cheaper, for the client's hot paths.
+ * <p>Keys chosen by someone else (ids a client sends) take {@link #seeded()}: a key's slot is the
+ * top bits of its product with a random odd multiplier of the map's own (multiply-shift hashing, a
+ * universal family: whatever keys are chosen, two collide with probability at most 2 / slots), so
+ * that nobody can pick keys that all land on one run of slots and turn every look-up into a scan of
+ * the whole map. The others mix the key alone with a fixed multiplier, for the client's hot paths.
  *
  * <p>Not thread-safe.
  */
@@ -23,7 +24,8 @@ public final class LongIntMap {
   private int[] values; // MISSING marks a free slot
   private int size;
   private int mask;
-  private final long seed; // 0: the key alone decides its slot
+  private int shift; // 64 - log2(capacity): the top bits of a seeded product are the slot
+  private final long seed; // a random odd multiplier, or 0: the key alone decides its slot
 
   public LongIntMap() {
     this(16);
@@ -40,19 +42,17 @@ public final class LongIntMap {
     values = new int[cap];
     Arrays.fill(values, MISSING);
     mask = cap - 1;
+    shift = 64 - Integer.numberOfTrailingZeros(cap);
   }
 
   /** A map for keys others choose, with a random seed of its own (see the class comment). */
   public static LongIntMap seeded() {
-    long seed;
-    do {
-      seed = ThreadLocalRandom.current().nextLong();
-    } while (seed == 0);
-    return new LongIntMap(16, seed);
+    return new LongIntMap(16, ThreadLocalRandom.current().nextLong() | 1);
   }
 
-  private int mix(long key) {
-    return seed == 0 ? mixKey(key) : mixSeeded(key, seed);
+  /** The slot a look-up of {@code key} starts at. */
+  private int home(long key) {
+    return seed == 0 ? mixKey(key) & mask : homeSeeded(key, seed, shift);
   }
 
   /** {@code key} alone, mixed: a Fibonacci multiplication with its halves folded together. */
@@ -61,20 +61,14 @@ public final class LongIntMap {
     return (int) (h ^ (h >>> 32));
   }
 
-  /**
-   * {@code key} and {@code seed} mixed so that every bit of the result depends on every bit of both
-   * (the finalizer of MurmurHash3's 64-bit variant, applied to their exclusive or).
-   */
-  static int mixSeeded(long key, long seed) {
-    long h = key ^ seed;
-    h = (h ^ (h >>> 33)) * 0xff51afd7ed558ccdL;
-    h = (h ^ (h >>> 33)) * 0xc4ceb9fe1a85ec53L;
-    return (int) (h ^ (h >>> 33));
+  /** The slot of {@code key} among {@code 2^(64 - shift)}: the top bits of key × multiplier. */
+  static int homeSeeded(long key, long multiplier, int shift) {
+    return (int) ((key * multiplier) >>> shift);
   }
 
   /** The value for {@code key}, or {@link #MISSING}. */
   public int get(long key) {
-    int i = mix(key) & mask;
+    int i = home(key);
     while (true) {
       int v = values[i];
       if (v == MISSING || keys[i] == key) {
@@ -89,7 +83,7 @@ public final class LongIntMap {
     if (value < 0) {
       throw new IllegalArgumentException("values must be >= 0: " + value);
     }
-    int i = mix(key) & mask;
+    int i = home(key);
     while (values[i] != MISSING) {
       if (keys[i] == key) {
         values[i] = value;
@@ -106,7 +100,7 @@ public final class LongIntMap {
 
   /** Removes {@code key}; returns its value or {@link #MISSING}. */
   public int remove(long key) {
-    int i = mix(key) & mask;
+    int i = home(key);
     while (values[i] != MISSING) {
       if (keys[i] == key) {
         int old = values[i];
@@ -126,7 +120,7 @@ public final class LongIntMap {
       if (values[i] == MISSING) {
         break;
       }
-      int home = mix(keys[i]) & mask;
+      int home = home(keys[i]);
       // Move i into the hole unless its home lies cyclically in (hole, i].
       boolean stays = hole <= i ? (home > hole && home <= i) : (home > hole || home <= i);
       if (!stays) {
@@ -145,6 +139,7 @@ public final class LongIntMap {
     values = new int[oldValues.length * 2];
     Arrays.fill(values, MISSING);
     mask = keys.length - 1;
+    shift = 64 - Integer.numberOfTrailingZeros(keys.length);
     size = 0;
     for (int i = 0; i < oldKeys.length; i++) {
       if (oldValues[i] != MISSING) {
