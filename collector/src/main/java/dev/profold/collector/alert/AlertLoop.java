@@ -96,7 +96,10 @@ public final class AlertLoop implements AutoCloseable {
   private void tickSafely() {
     try {
       tick();
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | StackOverflowError e) {
+      // An exception, or a stack overflow (a label pattern's regular expression run against a
+      // very long path can overflow): thrown out of a scheduled task, either would end the
+      // schedule for good, without a word.
       log.error("alert evaluation failed; it runs again at the next interval", e);
     }
   }

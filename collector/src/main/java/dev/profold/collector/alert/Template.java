@@ -154,7 +154,8 @@ public final class Template {
     Double number;
     switch (a.kind()) {
       case "value" -> {
-        number = d.value();
+        // NaN and infinities pass through the numeric functions as their text, as labels do.
+        number = Double.isFinite(d.value()) ? d.value() : null;
         text = plain(d.value());
       }
       case "labels" -> {
@@ -206,6 +207,9 @@ public final class Template {
 
   /** {@code 0.2345 → 23.5%}: one decimal, trailing zeros dropped. */
   static String percent(double v) {
+    if (!Double.isFinite(v * 100)) {
+      return plain(v * 100) + "%"; // beyond a double: +Inf%
+    }
     return new BigDecimal(Double.toString(v * 100))
             .setScale(1, RoundingMode.HALF_UP)
             .stripTrailingZeros()

@@ -20,6 +20,22 @@ class RuleExpressionTest {
   }
 
   @Test
+  void aPatternThatOverflowsTheStackOnALongPathSelectsItNeitherWay() throws Exception {
+    // Java's regex engine recurses once per repetition of the group: a path of thousands of
+    // characters overflows the stack. Before, the overflow ended alert evaluation for good.
+    String path = "a/".repeat(100_000) + "handleRequest";
+    RuleExpression matches = RuleExpression.parse("x{path=~\"(\\w|/)*handleRequest\"} > 0");
+    RuleExpression notMatches = RuleExpression.parse("x{path!~\"(\\w|/)*handleRequest\"} > 0");
+    LabelMatcher m = matches.matchers().get(0);
+    LabelMatcher n = notMatches.matchers().get(0);
+    assertThat(m.matches(Map.of("path", path))).isFalse();
+    assertThat(n.matches(Map.of("path", path))).isFalse();
+    // A short value is decided as usual.
+    assertThat(m.matches(Map.of("path", "a/handleRequest"))).isTrue();
+    assertThat(n.matches(Map.of("path", "a/other"))).isTrue();
+  }
+
+  @Test
   void parsesNameMatchersComparisonAndNumber() throws Exception {
     RuleExpression e =
         RuleExpression.parse(

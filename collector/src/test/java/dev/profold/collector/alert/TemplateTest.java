@@ -35,6 +35,24 @@ class TemplateTest {
   }
 
   @Test
+  void aValueBeyondADoubleRendersAsItsTextThroughEveryFunction() throws Exception {
+    // Before: humanize and percent of +Inf threw, and the whole evaluation stopped at that rule.
+    for (double v : new double[] {Double.POSITIVE_INFINITY, Double.NEGATIVE_INFINITY, Double.NaN}) {
+      Template.Data data = new Template.Data(v, Map.of(), Map.of());
+      String text = Template.plain(v);
+      assertThat(Template.parse("{{ $value | humanize }}").render(data)).isEqualTo(text);
+      assertThat(Template.parse("{{ $value | percent }}").render(data)).isEqualTo(text);
+      assertThat(Template.parse("{{ $value | duration }}").render(data)).isEqualTo(text);
+    }
+    assertThat(Template.plain(Double.POSITIVE_INFINITY)).isEqualTo("+Inf");
+    assertThat(Template.percent(1e307)).isEqualTo("+Inf%");
+    assertThat(
+            Template.parse("{{ $value | humanize }}")
+                .render(new Template.Data(1e306, Map.of(), Map.of())))
+        .endsWith("E");
+  }
+
+  @Test
   void missingLabelsAndContextRenderEmpty() throws Exception {
     assertThat(render("[{{ $labels.tenant }}][{{ $context.nothing | percent }}]"))
         .isEqualTo("[][]");
