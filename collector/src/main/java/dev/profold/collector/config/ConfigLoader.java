@@ -75,6 +75,10 @@ public final class ConfigLoader {
 
   /** The defaults overridden by {@code file}. */
   public static CollectorConfig load(Path file) throws ConfigException {
+    if (Files.isDirectory(file)) {
+      throw new ConfigException(
+          file + " is a directory; --config takes the config file (such as collector.yaml)");
+    }
     try (Reader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
       return parse(r, file.toString());
     } catch (NoSuchFileException e) {
@@ -111,6 +115,10 @@ public final class ConfigLoader {
               + ": not valid YAML: "
               + e.getProblem());
     } catch (YAMLException e) {
+      if (e.getCause() instanceof java.nio.charset.CharacterCodingException) {
+        throw new ConfigException(
+            name + ": not UTF-8 text (" + e.getCause() + "); save the file as UTF-8");
+      }
       throw new ConfigException(name + ": not valid YAML: " + e.getMessage());
     }
     CollectorConfig d = CollectorConfig.defaults();
@@ -220,7 +228,12 @@ public final class ConfigLoader {
       }
       schemes.add(s);
     }
-    return new ArchiveSpec(Path.of(d), schemes);
+    try {
+      return new ArchiveSpec(Path.of(d), schemes);
+    } catch (java.nio.file.InvalidPathException e) {
+      throw new ConfigException(
+          name + ": archive.directory is not a valid path (" + e.getMessage() + ")");
+    }
   }
 
   private static List<SchemeSpec> schemes(Object o, String name) throws ConfigException {

@@ -4,6 +4,7 @@ import dev.profold.collector.alert.AlertRule;
 import dev.profold.collector.scheme.SchemeDefinition;
 import dev.profold.collector.telemetry.CollectorMetrics;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -103,6 +104,17 @@ public final class ConfigReloader {
     this.lastContent = read();
   }
 
+  /** Whether {@code content} holds nothing but blank lines, comments and document markers. */
+  static boolean noSettings(byte[] content) {
+    for (String line : new String(content, StandardCharsets.UTF_8).split("\n", -1)) {
+      String l = line.strip();
+      if (!l.isEmpty() && !l.startsWith("#") && !l.equals("---") && !l.equals("...")) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   /** The running configuration. */
   public synchronized CollectorConfig current() {
     return current;
@@ -120,6 +132,14 @@ public final class ConfigReloader {
   /** Loads the file and applies its schemes and alert rules (see the class comment). */
   public synchronized Outcome reload() {
     lastContent = read();
+    if (lastContent != null && noSettings(lastContent)) {
+      // An editor or a shell redirection empties the file before writing it: read in between,
+      // an empty file would remove every scheme and rule, and their state with them.
+      return refused(
+          file
+              + " holds no settings (being written?); the running configuration stays. A"
+              + " configuration of the defaults alone is written {}");
+    }
     CollectorConfig next;
     List<SchemeDefinition> schemes;
     try {
@@ -128,6 +148,8 @@ public final class ConfigReloader {
       schemes = current.withSchemes(next.schemes()).schemeDefinitions();
     } catch (ConfigException | IllegalStateException e) {
       return refused(e.getMessage());
+    } catch (RuntimeException e) { // a bug of the loader: the running configuration stays
+      return refused("could not read " + file + " (" + e + "); the running configuration stays");
     }
     List<AlertRule> rules = next.alerts().rules();
     Kept kept;

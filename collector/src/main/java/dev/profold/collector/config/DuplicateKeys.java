@@ -19,7 +19,8 @@ import org.yaml.snakeyaml.nodes.Tag;
  * 10s} near the top of a file would silently lose to an {@code interval: 1m} further down. The
  * error names the key by its path ({@code limits.max_message_bytes}, {@code schemes[1].query}) and
  * the lines of both. Merge keys ({@code <<}) are YAML's way to override on purpose and are left
- * alone. Stateless.
+ * alone. It also refuses a value that contains itself (an alias inside its own anchor, {@code a: &x
+ * [*x]}), which no setting can be and which would overflow the stack when read. Stateless.
  */
 final class DuplicateKeys {
   private DuplicateKeys() {}
@@ -32,14 +33,30 @@ final class DuplicateKeys {
    *     line of the first
    */
   static void check(Node root, String name) throws ConfigException {
-    walk(root, "", name, Collections.newSetFromMap(new IdentityHashMap<>()));
+    walk(
+        root,
+        "",
+        name,
+        Collections.newSetFromMap(new IdentityHashMap<>()),
+        Collections.newSetFromMap(new IdentityHashMap<>()));
   }
 
-  private static void walk(Node node, String path, String name, Set<Node> seen)
+  private static void walk(Node node, String path, String name, Set<Node> seen, Set<Node> open)
       throws ConfigException {
+    if (open.contains(node)) {
+      throw new ConfigException(
+          name
+              + ":"
+              + (node.getStartMark().getLine() + 1)
+              + ": '"
+              + (path.isEmpty() ? "the document" : path)
+              + "' refers back to a value that contains it (an alias inside its own anchor, such"
+              + " as a: &x [*x]); write the values out");
+    }
     if (!seen.add(node)) {
       return; // an alias of a node already checked
     }
+    open.add(node);
     if (node instanceof MappingNode m) {
       Map<String, ScalarNode> keys = new HashMap<>();
       for (NodeTuple t : m.getValue()) {
@@ -61,13 +78,14 @@ final class DuplicateKeys {
                     + "); YAML would keep only the last, so remove one of them");
           }
         }
-        walk(t.getValueNode(), child, name, seen);
+        walk(t.getValueNode(), child, name, seen, open);
       }
     } else if (node instanceof SequenceNode s) {
       List<Node> items = s.getValue();
       for (int i = 0; i < items.size(); i++) {
-        walk(items.get(i), path + "[" + i + "]", name, seen);
+        walk(items.get(i), path + "[" + i + "]", name, seen, open);
       }
     }
+    open.remove(node);
   }
 }

@@ -246,4 +246,28 @@ class ConfigLoaderTest {
             "no such file: does-not-exist.yaml (the config file; check the path given to"
                 + " --config)");
   }
+
+  @Test
+  void aDirectoryANonUtf8FileASelfReferringAliasAndABadArchivePathEachGetOneLine(
+      @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+    assertThatThrownBy(() -> ConfigLoader.load(dir))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageEndingWith(
+            "is a directory; --config takes the config file (such as collector.yaml)");
+    java.nio.file.Path latin1 = dir.resolve("latin1.yaml");
+    java.nio.file.Files.write(
+        latin1, new byte[] {'l', 'i', 's', 't', 'e', 'n', ':', ' ', (byte) 0xE9});
+    assertThatThrownBy(() -> ConfigLoader.load(latin1))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("not UTF-8 text")
+        .hasMessageEndingWith("save the file as UTF-8");
+    assertThatThrownBy(() -> parse("listen: &a [[*a]]\n"))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "test.yaml:1: 'listen[0][0]' refers back to a value that contains it (an alias"
+                + " inside its own anchor, such as a: &x [*x]); write the values out");
+    assertThatThrownBy(() -> parse("archive:\n  directory: \"a\\0b\"\n"))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("archive.directory is not a valid path");
+  }
 }

@@ -78,6 +78,22 @@ class ConfigReloaderTest {
   }
 
   @Test
+  void aFileEmptiedWhileBeingWrittenKeepsTheRunningSchemes() throws Exception {
+    for (String empty : new String[] {"", "\n  \n", "# being rewritten\n---\n"}) {
+      write(empty);
+      ConfigReloader.Outcome o = reloader.reloadIfChanged();
+      assertThat(o.applied()).as("'%s'", empty).isFalse();
+      assertThat(o.error()).contains("holds no settings (being written?)");
+      assertThat(engine.schemes())
+          .extracting(SchemeDefinition::name)
+          .containsExactly("region", "kinds");
+    }
+    write("{}\n"); // the defaults alone, said so
+    assertThat(reloader.reloadIfChanged().applied()).isTrue();
+    assertThat(engine.schemes()).extracting(SchemeDefinition::name).containsExactly("region");
+  }
+
+  @Test
   void anUnchangedFileIsNotReloaded() {
     assertThat(reloader.reloadIfChanged()).isNull();
     assertThat(reloads("ok")).isZero();
