@@ -645,7 +645,8 @@ final class SchemeFold {
         def.query(),
         intervalNanos,
         List.copyOf(retained),
-        def.pathLabels());
+        def.pathLabels(),
+        def.groupBy());
   }
 
   /** Groups held, overflow groups included. */

@@ -25,6 +25,6 @@ final class HistogramOperator implements Operator {
   @Override
   public Object result(OperatorState state, GroupContext context) {
     MeasureState m = (MeasureState) state;
-    return m.histogram().totalCount() == 0 ? null : HistogramView.of(m.histogram());
+    return m.histogramComplete() ? HistogramView.of(m.histogram()) : null;
   }
 }

@@ -110,6 +110,15 @@ final class MeasureState implements OperatorState {
     return aggregate.histogram();
   }
 
+  /**
+   * Whether the histogram holds every value, and at least one: false when some values came without
+   * one (a state merged from its moments only), since a quantile of the others would be wrong.
+   */
+  boolean histogramComplete() {
+    long inHistogram = aggregate.histogram().totalCount();
+    return withHistogram && inHistogram > 0 && inHistogram == aggregate.count();
+  }
+
   private Number exact(double d) {
     if (integral && Math.abs(d) < 0x1p53) {
       return (long) d;

@@ -29,11 +29,21 @@ final class QuantileOperator implements Operator {
   QuantileOperator(String attribute, double q, String qText) {
     this.attribute = attribute;
     this.q = q;
-    this.column =
-        "p"
-            + decimal(qText, q).movePointRight(2).stripTrailingZeros().toPlainString()
-            + "#"
-            + attribute;
+    this.column = "p" + percent(qText, q) + "#" + attribute;
+  }
+
+  /**
+   * {@code 100 q} as the column names it: as written ({@code 0.990} gives {@code 99}), unless that
+   * has more digits than a double holds; then {@code q}'s value, in scientific notation when it is
+   * that small ({@code 1e-30} gives {@code 1E-28}). A literal such as {@code 1e-999999999}, which
+   * reads as 0, would otherwise name a column of a billion characters.
+   */
+  private static String percent(String qText, double q) {
+    BigDecimal p = decimal(qText, q).movePointRight(2).stripTrailingZeros();
+    if (p.precision() > 17 || p.scale() > 17) {
+      p = BigDecimal.valueOf(q).movePointRight(2).stripTrailingZeros();
+    }
+    return p.scale() > 17 ? p.toString() : p.toPlainString();
   }
 
   private static BigDecimal decimal(String qText, double q) {
@@ -57,10 +67,20 @@ final class QuantileOperator implements Operator {
   @Override
   public Object result(OperatorState state, GroupContext context) {
     MeasureState m = (MeasureState) state;
-    if (m.histogram().totalCount() == 0) {
-      return null;
+    if (!m.histogramComplete()) {
+      return null; // no histogram, or one of part of the values only
     }
     return estimate(m.histogram(), m.rawMin(), m.rawMax(), q);
+  }
+
+  /**
+   * {@code x}, or the integer it is within a relative 1e-12 of: {@code q} is the double nearest the
+   * decimal written, so {@code 0.07 * 100} computes as 7.000000000000001, and its ceiling would be
+   * rank 8 where the decimal means 7.
+   */
+  static double nearInteger(double x) {
+    double r = Math.rint(x);
+    return Math.abs(x - r) <= 1e-12 * Math.max(1.0, Math.abs(x)) ? r : x;
   }
 
   /** The estimate described in the class comment; {@code h} is not empty. */
@@ -71,7 +91,7 @@ final class QuantileOperator implements Operator {
     if (q >= 1) {
       return max;
     }
-    double rank = Math.max(1.0, Math.ceil(q * (double) h.totalCount()));
+    double rank = Math.max(1.0, Math.ceil(nearInteger(q * (double) h.totalCount())));
     int scale = h.scale();
     long below = 0;
     for (int i = h.negativeOffset() + h.negativeSize() - 1; i >= h.negativeOffset(); i--) {

@@ -2,6 +2,7 @@ package dev.profold.collector.query;
 
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -103,6 +104,44 @@ public final class QueryEvaluator {
     this.keyAllNested = nested;
     this.keyAllNonNumeric = aggregating && query.groupBy().isEmpty() && keys.isEmpty() && star;
     checkOrderBy();
+    checkHeaders();
+  }
+
+  /**
+   * Refuses two selected columns of one header from different sources ({@code sum(x) AS count,
+   * count()}): one would silently replace the other in the result.
+   */
+  private void checkHeaders() throws QueryException {
+    Map<String, String> sources = new HashMap<>();
+    for (SelectItem i : query.select()) {
+      String source;
+      String alias;
+      int position;
+      if (i instanceof SelectItem.Attribute a) {
+        source = a.name();
+        alias = a.alias();
+        position = a.position();
+      } else if (i instanceof SelectItem.Aggregation a) {
+        source = Operators.create(a.call()).column();
+        alias = a.alias();
+        position = a.call().position();
+      } else {
+        continue;
+      }
+      String header = alias == null ? source : alias;
+      String before = sources.putIfAbsent(header, source);
+      if (before != null && !before.equals(source)) {
+        throw new QueryException(
+            position,
+            "two columns would be named '"
+                + header
+                + "' ("
+                + before
+                + " and "
+                + source
+                + "), and one would hide the other; give one of them another name with AS");
+      }
+    }
   }
 
   /**

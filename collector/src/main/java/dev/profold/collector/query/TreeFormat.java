@@ -1,7 +1,9 @@
 package dev.profold.collector.query;
 
 import java.io.PrintWriter;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -56,22 +58,31 @@ final class TreeFormat {
     for (Map<String, Object> row : root.rows) {
       t.add(cells("", row, others));
     }
-    for (Node child : root.children.values()) {
-      print(child, 0, others, t);
+    // Depth first, children in order, with a stack of its own: a path may be thousands of levels
+    // deep, more than the thread's stack would take in recursion.
+    Deque<Map.Entry<Node, Integer>> stack = new ArrayDeque<>();
+    pushChildren(root, 0, stack);
+    while (!stack.isEmpty()) {
+      Map.Entry<Node, Integer> e = stack.pop();
+      Node n = e.getKey();
+      int depth = e.getValue();
+      String label = "  ".repeat(depth) + n.label;
+      if (n.rows.isEmpty()) {
+        t.add(cells(label, Map.of(), others));
+      }
+      for (Map<String, Object> row : n.rows) {
+        t.add(cells(label, row, others));
+      }
+      pushChildren(n, depth + 1, stack);
     }
     t.print(out);
   }
 
-  private static void print(Node n, int depth, List<String> others, TextTable t) {
-    String label = "  ".repeat(depth) + n.label;
-    if (n.rows.isEmpty()) {
-      t.add(cells(label, Map.of(), others));
-    }
-    for (Map<String, Object> row : n.rows) {
-      t.add(cells(label, row, others));
-    }
-    for (Node child : n.children.values()) {
-      print(child, depth + 1, others, t);
+  /** Pushes {@code n}'s children at {@code depth} so that the first is popped first. */
+  private static void pushChildren(Node n, int depth, Deque<Map.Entry<Node, Integer>> stack) {
+    List<Node> children = new ArrayList<>(n.children.values());
+    for (int i = children.size() - 1; i >= 0; i--) {
+      stack.push(Map.entry(children.get(i), depth));
     }
   }
 

@@ -37,6 +37,19 @@ class CalqlColumnCollisionTest {
   }
 
   @Test
+  void anAliasThatNamesAnotherColumnIsRefused() {
+    // Before: one of the two columns silently disappeared from the result.
+    assertThatThrownBy(() -> QueryEvaluator.of("SELECT f, sum(x) AS count, count() GROUP BY f"))
+        .isInstanceOf(QueryException.class)
+        .hasMessage(
+            "at column 28: two columns would be named 'count' (sum#x and count), and one would"
+                + " hide the other; give one of them another name with AS");
+    assertThatThrownBy(() -> QueryEvaluator.of("SELECT f AS g, g GROUP BY f, g"))
+        .isInstanceOf(QueryException.class)
+        .hasMessageStartingWith("at column 16: two columns would be named 'g' (f and g)");
+  }
+
+  @Test
   void anOrderByOperatorThatDiffersFromTheSelectedOneWithItsColumnIsRefused() {
     assertThatThrownBy(
             () -> QueryEvaluator.of("SELECT g, ratio(n, d) GROUP BY g ORDER BY ratio(n, d, 1000)"))

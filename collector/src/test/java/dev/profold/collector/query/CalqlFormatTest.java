@@ -66,6 +66,26 @@ class CalqlFormatTest {
   }
 
   @Test
+  void aTreeThousandsOfLevelsDeepPrintsWithoutOverflowingTheStack() throws IOException {
+    // Before: one recursive call per level; 4096 levels overflowed the stack.
+    List<String> deep = new java.util.ArrayList<>();
+    for (int i = 0; i < 5_000; i++) {
+      deep.add("f" + i);
+    }
+    List<Map<String, Object>> in =
+        List.of(rec("f", deep, "t", 1L), rec("f", List.of("f0", "g"), "t", 2L));
+    String out = print(OutputFormat.TREE, run("SELECT f, sum(t) GROUP BY f", in));
+    String[] lines = out.split("\n");
+    assertThat(lines).hasSize(1 + 5_000 + 1);
+    assertThat(lines[1].strip()).isEqualTo("f0");
+    assertThat(lines[2]).startsWith("  f1");
+    assertThat(lines[5_000].strip()).matches("f4999 +1");
+    assertThat(lines[5_001].strip())
+        .as("f0's second child after the first's subtree")
+        .matches("g +2");
+  }
+
+  @Test
   void treeWithoutPathsPrintsATable() throws IOException {
     QueryResult r = run("SELECT mpi.rank, count() GROUP BY mpi.rank", golden());
     assertThat(print(OutputFormat.TREE, r)).isEqualTo(print(OutputFormat.TABLE, r));

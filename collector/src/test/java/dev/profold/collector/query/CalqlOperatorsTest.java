@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.entry;
 import static org.assertj.core.api.Assertions.within;
 
+import dev.profold.reduce.Aggregate;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -244,6 +245,53 @@ class CalqlOperatorsTest {
     assertThat((Double) row.get("p50#x")).isCloseTo(500.0, within(500 * width));
     assertThat((Double) row.get("p90#x")).isCloseTo(900.0, within(900 * width));
     assertThat((Double) row.get("p99#x")).isCloseTo(990.0, within(990 * width));
+  }
+
+  @Test
+  void theRankOfAQuantileIsThatOfTheDecimalWritten() {
+    // 0.07 * 100 computes as 7.000000000000001: before, its ceiling made rank 8 (7.83, not ~7).
+    List<Map<String, Object>> in = new ArrayList<>();
+    for (long v = 1; v <= 100; v++) {
+      in.add(rec("x", v));
+    }
+    Map<String, Object> row =
+        run("SELECT quantile(x, 0.07), quantile(x, 0.14), quantile(x, 0.55), histogram(x)", in)
+            .rows()
+            .get(0);
+    double width = Math.pow(2, Math.pow(2, -((HistogramView) row.get("histogram#x")).scale())) - 1;
+    assertThat((Double) row.get("p7#x")).isCloseTo(7.0, within(7 * width));
+    assertThat((Double) row.get("p14#x")).isCloseTo(14.0, within(14 * width));
+    assertThat((Double) row.get("p55#x")).isCloseTo(55.0, within(55 * width));
+    assertThat(QuantileOperator.nearInteger(7.000000000000001)).isEqualTo(7.0);
+    assertThat(QuantileOperator.nearInteger(500000000.1)).isEqualTo(500000000.1);
+  }
+
+  @Test
+  void aQuantileLiteralOfManyDigitsNamesAShortColumn() {
+    // 1e-999999999 reads as 0: before, its column name had a billion characters.
+    assertThat(run("SELECT quantile(x, 1e-999999999)", List.of(rec("x", 3L))).rows())
+        .singleElement()
+        .isEqualTo(Map.of("p0#x", 3.0));
+    assertThat(run("SELECT quantile(x, 1e-30)", List.of(rec("x", 3L))).columns())
+        .containsExactly("p1E-28#x");
+  }
+
+  @Test
+  void aGroupWhoseValuesCameInPartWithoutAHistogramHasNoQuantile() {
+    Aggregate withHistogram = new Aggregate();
+    for (int i = 0; i < 10; i++) {
+      withHistogram.record(1.0);
+    }
+    Aggregate momentsOnly = new Aggregate();
+    momentsOnly.mergeMoments(90, 9000, 100, 100, 900_000);
+    List<Map<String, Object>> in =
+        List.of(
+            rec("x", PreAggregated.of(withHistogram, true, true)),
+            rec("x", PreAggregated.of(momentsOnly, true, false)));
+    Map<String, Object> row =
+        run("SELECT count(), quantile(x, 0.5), histogram(x), max(x)", in).rows().get(0);
+    assertThat(row).doesNotContainKey("p50#x").doesNotContainKey("histogram#x");
+    assertThat(row.get("max#x")).isEqualTo(100L);
   }
 
   @Test

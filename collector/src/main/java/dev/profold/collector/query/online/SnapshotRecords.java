@@ -54,13 +54,14 @@ public final class SnapshotRecords {
   /**
    * The records of {@code scheme} over {@code range}: its cumulative series when the range has no
    * bound, else the merged series of the retained intervals the range covers ({@link
-   * TimeRange#covers}).
+   * TimeRange#covers}). Their attributes are named as the scheme's query names them ({@code
+   * thread.group}, not the label {@code thread_group}), so that its own query reads them.
    */
   public static Selection select(SchemeSnapshot scheme, TimeRange range) {
     if (range.isCumulative()) {
       return new Selection(
           List.of(),
-          records(scheme.labelNames(), scheme.pathLabels(), List.of(scheme.cumulative())));
+          records(scheme.attributeNames(), scheme.pathLabels(), List.of(scheme.cumulative())));
     }
     List<Interval> covered = new ArrayList<>();
     List<List<SeriesSnapshot>> parts = new ArrayList<>();
@@ -70,7 +71,7 @@ public final class SnapshotRecords {
         parts.add(i.series());
       }
     }
-    return new Selection(covered, records(scheme.labelNames(), scheme.pathLabels(), parts));
+    return new Selection(covered, records(scheme.attributeNames(), scheme.pathLabels(), parts));
   }
 
   /**

@@ -46,6 +46,45 @@ class OwnQueryTest {
   }
 
   @Test
+  void aSchemeGroupingByADottedAttributeAnswersItsOwnQuery() throws Exception {
+    // The label is thread_group, the attribute thread.group: before, the records carried the
+    // label's name, and the scheme's own query found no thread.group.
+    String configured = "SELECT sum(time) GROUP BY service, thread.group";
+    CollectorSnapshot s =
+        snapshot(
+            new dev.profold.sinks.snapshot.SchemeSnapshot(
+                "by_group",
+                List.of("service", "thread_group"),
+                List.of(
+                    new dev.profold.sinks.snapshot.SeriesSnapshot(
+                        List.of("checkout", "workers"),
+                        SnapshotFixtures.TIME,
+                        SnapshotFixtures.state(3)),
+                    new dev.profold.sinks.snapshot.SeriesSnapshot(
+                        List.of("checkout", "io"),
+                        SnapshotFixtures.TIME,
+                        SnapshotFixtures.state(5))),
+                List.of(),
+                0,
+                2,
+                configured,
+                10 * SnapshotFixtures.S,
+                List.of(),
+                List.of(),
+                List.of("service", "thread.group")));
+    OnlineQuery.Answer a =
+        new OnlineQuery(() -> s)
+            .run(
+                new OnlineQuery.Request("by_group", "", TimeRange.cumulative(), null),
+                OutputFormat.TABLE);
+    assertThat(a.note()).isEmpty();
+    assertThat(a.result().rows())
+        .containsExactlyInAnyOrder(
+            Map.of("service", "checkout", "thread.group", "workers", "sum#time", 3.0),
+            Map.of("service", "checkout", "thread.group", "io", "sum#time", 5.0));
+  }
+
+  @Test
   void aQueryThatNeedsNoChangeRunsAsConfigured() throws Exception {
     String q = "SELECT service, sum(time) GROUP BY service ORDER BY service";
     assertThat(run(q).query()).isEqualTo(q);
