@@ -69,6 +69,26 @@ public final class DerivedValueNames {
   }
 
   /**
+   * True when the values named {@code name} are read from the built-in scheme {@code region} (the
+   * analysis across a service's instances), which must group by service, instance, path and kind.
+   */
+  public static boolean needsRegionScheme(String name) {
+    return List.of(
+            RegionAnalysisValues.IMBALANCE,
+            RegionAnalysisValues.IMBALANCE_RATIO,
+            RegionAnalysisValues.SIGNIFICANT_IMBALANCE_RATIO,
+            RegionAnalysisValues.WAIT,
+            RegionAnalysisValues.CLUSTERS,
+            RegionAnalysisValues.OUTLIER)
+        .contains(name);
+  }
+
+  /** True when a scheme grouping by {@code labelNames} keeps what the region values need. */
+  public static boolean isRegionScheme(List<String> labelNames) {
+    return labelNames.containsAll(List.of(SERVICE, INSTANCE, PATH, KIND));
+  }
+
+  /**
    * True when a scheme grouping by {@code labelNames} (Prometheus label names) and reading {@code
    * attributesRead} keeps what the {@code thread_region_*} values are read from: grouped by
    * service, instance, thread group, path and kind, and by thread or thread role, or reading the

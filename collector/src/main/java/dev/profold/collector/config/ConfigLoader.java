@@ -97,13 +97,13 @@ public final class ConfigLoader {
     Object root;
     try {
       LoaderOptions options = new LoaderOptions();
-      options.setAllowDuplicateKeys(false); // DuplicateKeys says it better; this is a backstop
+      options.setAllowDuplicateKeys(false); // DocumentChecks says it better; this is a backstop
       DocumentConstructor constructor = new DocumentConstructor(options);
       Node document = new Yaml(constructor).compose(in);
       if (document == null) {
         return CollectorConfig.defaults();
       }
-      DuplicateKeys.check(document, name);
+      DocumentChecks.check(document, name);
       root = constructor.construct(document);
     } catch (MarkedYAMLException e) {
       throw new ConfigException(
@@ -150,17 +150,40 @@ public final class ConfigLoader {
             alerts(top.get("alerts"), name),
             analysis(top.get("analysis"), name));
     boolean threadDetail = false;
+    boolean regionScheme = false;
     for (int i = 0; i < c.schemes().size(); i++) {
       try {
         SchemeDefinition def = c.schemes().get(i).compile(c.interval(), c.cardinalityLimit());
         threadDetail |=
             DerivedValueNames.keepsThreadDetail(
                 def.labelNames(), def.evaluator().query().attributesRead());
+        regionScheme |=
+            def.name().equals(SchemeDefinition.BUILT_IN)
+                && DerivedValueNames.isRegionScheme(def.labelNames());
       } catch (SchemeException e) {
         throw new ConfigException(name + ": schemes[" + i + "]: " + e.getMessage());
       }
     }
     List<AlertRule> rules = c.alerts().rules();
+    for (int i = 0; i < rules.size() && !regionScheme; i++) {
+      String value = rules.get(i).expression().valueName();
+      if (DerivedValueNames.needsRegionScheme(value)) {
+        throw new ConfigException(
+            name
+                + ": alerts.rules["
+                + i
+                + "].expr ('"
+                + rules.get(i).name()
+                + "'): "
+                + value
+                + " is read from the scheme '"
+                + SchemeDefinition.BUILT_IN
+                + "' grouped by service, instance, path and kind, and there is none, so the rule"
+                + " could never fire; keep '- name: "
+                + SchemeDefinition.BUILT_IN
+                + "' (its built-in query) among the schemes (docs/imbalance.md)");
+      }
+    }
     for (int i = 0; i < rules.size() && !threadDetail; i++) {
       String value = rules.get(i).expression().valueName();
       if (DerivedValueNames.needsThreadDetail(value)) {

@@ -153,6 +153,23 @@ class AlertsConfigTest {
   }
 
   @Test
+  void aRuleOnRegionValuesWithoutTheRegionSchemeIsRefusedAndWithItAccepted()
+      throws ConfigException {
+    String rule = "alerts: {rules: [{name: Out, expr: 'instance_outlier > 0'}]}\n";
+    String message =
+        "collector.yaml: alerts.rules[0].expr ('Out'): instance_outlier is read from the scheme"
+            + " 'region' grouped by service, instance, path and kind, and there is none, so the"
+            + " rule could never fire; keep '- name: region' (its built-in query) among the"
+            + " schemes (docs/imbalance.md)";
+    String withoutRegion = "schemes:\n  - name: kinds\n    query: SELECT sum(time) GROUP BY kind\n";
+    assertThatThrownBy(() -> parse(withoutRegion + rule)).hasMessage(message);
+    String narrowRegion =
+        "schemes:\n  - name: region\n    query: SELECT sum(time) GROUP BY service, path\n";
+    assertThatThrownBy(() -> parse(narrowRegion + rule)).hasMessage(message);
+    assertThat(parse(rule).alerts().rules()).as("the default schemes").hasSize(1);
+  }
+
+  @Test
   void aRuleOnPerThreadValuesWithoutASchemeKeepingThemIsRefusedAndWithOneAccepted()
       throws ConfigException {
     String rule =

@@ -14,16 +14,30 @@ import org.yaml.snakeyaml.nodes.SequenceNode;
 import org.yaml.snakeyaml.nodes.Tag;
 
 /**
- * Refuses a config file that gives one key twice in the same mapping. YAML readers, SnakeYAML's by
- * default among them, keep the last value and drop the first without a word, so {@code interval:
- * 10s} near the top of a file would silently lose to an {@code interval: 1m} further down. The
- * error names the key by its path ({@code limits.max_message_bytes}, {@code schemes[1].query}) and
- * the lines of both. Merge keys ({@code <<}) are YAML's way to override on purpose and are left
- * alone. It also refuses a value that contains itself (an alias inside its own anchor, {@code a: &x
- * [*x]}), which no setting can be and which would overflow the stack when read. Stateless.
+ * Checks a composed config document for what a YAML reader would read silently otherwise:
+ *
+ * <ul>
+ *   <li>One key given twice in the same mapping. YAML readers, SnakeYAML's by default among them,
+ *       keep the last value and drop the first without a word, so {@code interval: 10s} near the
+ *       top of a file would silently lose to an {@code interval: 1m} further down. The error names
+ *       the key by its path ({@code limits.max_message_bytes}, {@code schemes[1].query}) and the
+ *       lines of both. Merge keys ({@code <<}) are YAML's way to override on purpose and are left
+ *       alone.
+ *   <li>Numbers YAML 1.1 (SnakeYAML's) reads other than as written: a leading zero makes octal
+ *       ({@code grpc_port: 07763} is port 4083) and colons make base 60 ({@code retention: 1:00} is
+ *       60).
+ *   <li>A value that contains itself (an alias inside its own anchor, {@code a: &x [*x]}), which no
+ *       setting can be and which would overflow the stack when read.
+ * </ul>
+ *
+ * Stateless.
  */
-final class DuplicateKeys {
-  private DuplicateKeys() {}
+final class DocumentChecks {
+  /** An integer YAML 1.1 reads as octal: a leading 0 followed by more digits. */
+  private static final java.util.regex.Pattern OCTAL =
+      java.util.regex.Pattern.compile("[-+]?0[0-9_]+");
+
+  private DocumentChecks() {}
 
   /**
    * Checks {@code root} (a composed document, not yet constructed) and everything under it.
@@ -57,6 +71,26 @@ final class DuplicateKeys {
       return; // an alias of a node already checked
     }
     open.add(node);
+    if (node instanceof ScalarNode n
+        && n.getScalarStyle() == org.yaml.snakeyaml.DumperOptions.ScalarStyle.PLAIN
+        && (Tag.INT.equals(n.getTag()) || Tag.FLOAT.equals(n.getTag()))
+        && (OCTAL.matcher(n.getValue()).matches() || n.getValue().contains(":"))) {
+      throw new ConfigException(
+          name
+              + ":"
+              + (n.getStartMark().getLine() + 1)
+              + ":"
+              + (n.getStartMark().getColumn() + 1)
+              + ": '"
+              + path
+              + "' is "
+              + n.getValue()
+              + ", which YAML reads as "
+              + (n.getValue().contains(":") ? "a number in base 60" : "an octal number")
+              + "; write the decimal number without "
+              + (n.getValue().contains(":") ? "colons" : "a leading 0")
+              + ", or quote it if it is text");
+    }
     if (node instanceof MappingNode m) {
       Map<String, ScalarNode> keys = new HashMap<>();
       for (NodeTuple t : m.getValue()) {

@@ -11,9 +11,25 @@ import org.junit.jupiter.api.Test;
  * A key given twice in one mapping is refused with the file, the line and column of the second, the
  * key's path and the line of the first, rather than the last one silently winning.
  */
-class DuplicateKeysTest {
+class DocumentChecksTest {
   private static CollectorConfig parse(String yaml) throws ConfigException {
     return ConfigLoader.parse(new StringReader(yaml), "collector.yaml");
+  }
+
+  @Test
+  void numbersYamlWouldReadOtherThanWrittenAreRefused() throws Exception {
+    // YAML 1.1: before, grpc_port: 07763 listened on 4083, and retention: 1:00 kept 60.
+    assertThatThrownBy(() -> parse("grpc_port: 07763\n"))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "collector.yaml:1:12: 'grpc_port' is 07763, which YAML reads as an octal number;"
+                + " write the decimal number without a leading 0, or quote it if it is text");
+    assertThatThrownBy(() -> parse("schemes:\n  - name: region\n    retention: 1:00\n"))
+        .hasMessageStartingWith(
+            "collector.yaml:3:16: 'schemes[0].retention' is 1:00, which YAML reads as a number in"
+                + " base 60");
+    assertThat(parse("grpc_port: 0\nhttp_port: 7764\n").grpcPort()).isZero();
+    assertThat(parse("listen: '010'\n").listen()).as("quoted: text").isEqualTo("010");
   }
 
   @Test
