@@ -417,6 +417,11 @@ public final class QueryEvaluator {
     }
   }
 
+  /** {@code v}, or null for NaN: like an empty cell, NaN sorts last either way. */
+  private static Object sortable(Object v) {
+    return v instanceof Double d && d.isNaN() ? null : v;
+  }
+
   private Comparator<Map<String, Object>> comparator(List<Column> columns) {
     Comparator<Map<String, Object>> cmp = null;
     for (SortKey k : query.orderBy()) {
@@ -431,8 +436,8 @@ public final class QueryEvaluator {
       boolean desc = k.descending();
       Comparator<Map<String, Object>> one =
           (a, b) -> {
-            Object x = a.get(s);
-            Object y = b.get(s);
+            Object x = sortable(a.get(s));
+            Object y = sortable(b.get(s));
             if (x == null || y == null) {
               return x == null ? (y == null ? 0 : 1) : -1;
             }

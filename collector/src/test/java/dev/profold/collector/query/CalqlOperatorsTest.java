@@ -295,6 +295,32 @@ class CalqlOperatorsTest {
   }
 
   @Test
+  void countsSaturateRatherThanWrapAndANegativeCountIsOneRecord() {
+    assertThat(
+            run(
+                    "SELECT count()",
+                    List.of(rec("count", Long.MAX_VALUE), rec("count", 1L), rec("x", 1L)))
+                .rows())
+        .singleElement()
+        .isEqualTo(Map.of("count", Long.MAX_VALUE));
+    assertThat(run("SELECT count()", List.of(rec("count", -3L), rec("x", 1L))).rows())
+        .singleElement()
+        .isEqualTo(Map.of("count", 2L));
+  }
+
+  @Test
+  void nanSortsLastLikeAnEmptyCellWhicheverTheDirection() {
+    List<Map<String, Object>> in =
+        List.of(rec("g", "a", "v", Double.NaN), rec("g", "b", "v", 2.0), rec("g", "c", "v", 1.0));
+    for (String dir : new String[] {"ASC", "DESC"}) {
+      assertThat(run("SELECT g, v ORDER BY v " + dir, in).rows())
+          .extracting(r -> r.get("g"))
+          .as(dir)
+          .containsExactly(dir.equals("ASC") ? "c" : "b", dir.equals("ASC") ? "b" : "c", "a");
+    }
+  }
+
+  @Test
   void quantileOfOneValueIsThatValue() {
     assertThat(run("SELECT quantile(x, 0.5)", List.of(rec("x", 251L))).rows())
         .singleElement()
