@@ -114,12 +114,22 @@ final class RecordFilter {
       }
     }
 
+    /**
+     * {@code s} as a decimal number ({@code 1}, {@code -2.5}, {@code 1e-3}), else NaN: Java's own
+     * forms ({@code 1f}, {@code 0x1p3}, {@code Infinity}) are text here.
+     */
     private static double parseDouble(String s) {
+      if (!DECIMAL.matcher(s).matches()) {
+        return Double.NaN;
+      }
       try {
         return Double.parseDouble(s);
       } catch (NumberFormatException e) {
         return Double.NaN;
       }
     }
+
+    private static final java.util.regex.Pattern DECIMAL =
+        java.util.regex.Pattern.compile("[-+]?(\\d+\\.?\\d*|\\.\\d+)([eE][-+]?\\d+)?");
   }
 }

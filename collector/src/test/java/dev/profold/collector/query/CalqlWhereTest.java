@@ -86,4 +86,17 @@ class CalqlWhereTest {
         .singleElement()
         .isEqualTo(Map.of("v", 1e300));
   }
+
+  @Test
+  void onlyADecimalLiteralComparesAsANumber() throws QueryException {
+    List<Map<String, Object>> records = List.of(rec("v", 1L), rec("v", 16L), rec("v", 0.5));
+    assertThat(QueryEvaluator.of("SELECT v WHERE v=1f").evaluate(records).rows()).isEmpty();
+    assertThat(QueryEvaluator.of("SELECT v WHERE v=0x10").evaluate(records).rows()).isEmpty();
+    assertThat(QueryEvaluator.of("SELECT v WHERE v=.5").evaluate(records).rows())
+        .singleElement()
+        .isEqualTo(Map.of("v", 0.5));
+    assertThat(QueryEvaluator.of("SELECT v WHERE v=1.6e1").evaluate(records).rows())
+        .singleElement()
+        .isEqualTo(Map.of("v", 16L));
+  }
 }
