@@ -172,12 +172,23 @@ final class CollectorCommand implements Callable<Integer> {
         () -> {
           try {
             reloader.reloadIfChanged();
-          } catch (RuntimeException e) {
+          } catch (RuntimeException | StackOverflowError e) {
+            // Thrown out of the scheduled task, either would end the watch for good.
             log.error("config watch failed; it goes on", e);
           }
         };
     Future<?> unused = watcher.scheduleWithFixedDelay(poll, 2, 2, TimeUnit.SECONDS);
-    onHangup = () -> watcher.execute(reloader::reload);
+    onHangup =
+        () ->
+            watcher.execute(
+                () -> {
+                  try {
+                    reloader.reload();
+                  } catch (RuntimeException | StackOverflowError e) {
+                    // execute() would keep it where nobody looks: say it.
+                    log.error("config reload on SIGHUP failed; the running configuration stays", e);
+                  }
+                });
     out.printf(
         "config %s: reloaded on %sfile change (schemes and alert rules apply live)%n",
         config, hup ? "SIGHUP or " : "");
