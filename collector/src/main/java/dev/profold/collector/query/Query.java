@@ -79,7 +79,7 @@ public record Query(
       names.add(c.attribute());
     }
     for (String g : groupBy) {
-      if (!g.equals(ALL_NESTED)) {
+      if (!g.equalsIgnoreCase(ALL_NESTED)) { // the keyword in any case, as the evaluator reads it
         names.add(g);
       }
     }

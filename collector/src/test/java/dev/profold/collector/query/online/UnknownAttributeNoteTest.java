@@ -56,6 +56,9 @@ class UnknownAttributeNoteTest {
     assertThat(run("LET ms=scale(time, 1000) SELECT service, sum(ms) GROUP BY service").note())
         .isEmpty();
     assertThat(run("SELECT count() GROUP BY prop:nested").note()).isEmpty();
+    assertThat(run("SELECT count() GROUP BY PROP:NESTED").note())
+        .as("the keyword in any case")
+        .isEmpty();
   }
 
   @Test
