@@ -84,6 +84,13 @@ final class LetFunctions {
         boolean integralScale = s == Math.rint(s);
         return r -> {
           Object v = r.get(a);
+          if (integralScale && Math.abs(s) < 0x1p62 && Values.isIntegral(v)) {
+            // In whole numbers: through a double, a value above 2^53 would lose its last digits.
+            long x = ((Number) v).longValue();
+            long step = Math.abs((long) s);
+            r.put(target, x - x % step); // % truncates towards zero, as truncate does
+            return;
+          }
           if (v instanceof Number x) {
             double q = x.doubleValue() / s;
             double t = (q < 0 ? Math.ceil(q) : Math.floor(q)) * s;

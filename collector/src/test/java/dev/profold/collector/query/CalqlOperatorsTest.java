@@ -361,6 +361,18 @@ class CalqlOperatorsTest {
   }
 
   @Test
+  void truncateKeepsLargeIntegersExact() {
+    // Before: through a double, 9007199254740993 became ...992.
+    List<Map<String, Object>> in =
+        List.of(rec("id", 1L, "ts", 9_007_199_254_740_993L), rec("id", 2L, "ts", -17L));
+    QueryResult r = run("LET t = truncate(ts), u = truncate(ts, 10) SELECT id, t, u", in);
+    assertThat(r.rows())
+        .containsExactly(
+            Map.of("id", 1L, "t", 9_007_199_254_740_993L, "u", 9_007_199_254_740_990L),
+            Map.of("id", 2L, "t", -17L, "u", -10L));
+  }
+
+  @Test
   void preAggregatedStatesMergeInto_everyMeasuringOperator() {
     // the states of {1, 2, 6} and {0.5}, as an earlier stage writes them
     List<Map<String, Object>> in =
