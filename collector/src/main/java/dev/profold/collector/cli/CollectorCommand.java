@@ -160,7 +160,12 @@ final class CollectorCommand implements Callable<Integer> {
       CollectorServer server, CollectorConfig running, PrintWriter out, boolean hup) {
     ConfigReloader reloader =
         new ConfigReloader(
-            config, running, this::withCommandLine, server::reconfigure, server.metrics());
+            config,
+            running,
+            this::withCommandLine,
+            server::reconfigure,
+            server.metrics(),
+            loadedContent);
     ScheduledExecutorService watcher =
         Executors.newSingleThreadScheduledExecutor(
             r -> {
@@ -195,9 +200,19 @@ final class CollectorCommand implements Callable<Integer> {
   }
 
   private CollectorConfig resolve() throws ConfigException {
+    if (config != null) {
+      try {
+        loadedContent = java.nio.file.Files.readAllBytes(config); // the reloader's baseline
+      } catch (java.io.IOException | RuntimeException e) {
+        loadedContent = null; // the load below says what is wrong with the file
+      }
+    }
     CollectorConfig c = config == null ? CollectorConfig.defaults() : ConfigLoader.load(config);
     return withCommandLine(c);
   }
+
+  /** The config file's content as read just before it was loaded at start, or null. */
+  private byte[] loadedContent;
 
   /** {@code c} with the command-line options applied (they win over the file). */
   private CollectorConfig withCommandLine(CollectorConfig c) throws ConfigException {

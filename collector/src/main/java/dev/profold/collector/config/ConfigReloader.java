@@ -96,12 +96,27 @@ public final class ConfigReloader {
       CommandLineOverrides overrides,
       Applier applier,
       CollectorMetrics metrics) {
+    this(file, current, overrides, applier, metrics, null);
+  }
+
+  /**
+   * As the other constructor, with {@code loaded} the file's content as read before {@code current}
+   * was loaded from it (null: the file now): a change made since then, while the collector started,
+   * is applied at the first check rather than taken as the running configuration.
+   */
+  public ConfigReloader(
+      Path file,
+      CollectorConfig current,
+      CommandLineOverrides overrides,
+      Applier applier,
+      CollectorMetrics metrics,
+      byte[] loaded) {
     this.file = file;
     this.current = current;
     this.overrides = overrides;
     this.applier = applier;
     this.metrics = metrics;
-    this.lastContent = read();
+    this.lastContent = loaded != null ? loaded.clone() : read();
   }
 
   /** Whether {@code content} holds nothing but blank lines, comments and document markers. */

@@ -94,6 +94,26 @@ class ConfigReloaderTest {
   }
 
   @Test
+  void aChangeMadeWhileTheCollectorStartedIsAppliedAtTheFirstCheck() throws Exception {
+    byte[] loaded = Files.readAllBytes(file); // what the start read and loaded
+    write(BASE + "  - name: late\n    query: SELECT count() GROUP BY kind\n");
+    ConfigReloader fromStart =
+        new ConfigReloader(
+            file,
+            ConfigLoader.parse(
+                new java.io.StringReader(new String(loaded, StandardCharsets.UTF_8)),
+                "collector.yaml"),
+            x -> x,
+            this::apply,
+            metrics,
+            loaded);
+    // Before: the reloader took the file as it was when it was made as what was running.
+    ConfigReloader.Outcome o = fromStart.reloadIfChanged();
+    assertThat(o).isNotNull();
+    assertThat(o.started()).containsExactly("late");
+  }
+
+  @Test
   void anUnchangedFileIsNotReloaded() {
     assertThat(reloader.reloadIfChanged()).isNull();
     assertThat(reloads("ok")).isZero();
