@@ -38,7 +38,8 @@ public final class Measure {
     return name;
   }
 
+  /** The unit, empty for none (or when null was given, which recording counts as misuse). */
   public String unit() {
-    return unit;
+    return unit == null ? "" : unit;
   }
 }

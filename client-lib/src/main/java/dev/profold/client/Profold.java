@@ -177,7 +177,7 @@ public final class Profold {
    * unit: a Prometheus base unit such as {@code seconds} or {@code bytes}, or empty).
    */
   public static Measure measure(String name, String unit) {
-    return new Measure(name, unit == null ? "" : unit);
+    return new Measure(name, unit); // a null unit is counted as misuse when first recorded
   }
 
   /**

@@ -43,6 +43,10 @@ public final class Recorder {
   /** Distinct measurements (name and unit) at most; values of further ones are dropped, counted. */
   public static final int MAX_MEASUREMENTS = 1024;
 
+  /** A unit the collector takes: a base-unit word in lower case, or empty. */
+  private static final java.util.regex.Pattern UNIT =
+      java.util.regex.Pattern.compile("[a-z_]{0,32}");
+
   /**
    * The id {@link #metric} gives beyond {@link #MAX_MEASUREMENTS}: recording it drops the value.
    */
@@ -441,8 +445,22 @@ public final class Recorder {
     return state.get().enterScope(key(key), ValueType.VALUE_TYPE_INT, "", value);
   }
 
-  /** Opens a scoped floating-point attribute on the calling thread. */
+  /**
+   * Opens a scoped floating-point attribute on the calling thread. NaN and infinities are no value
+   * the collector takes (it would refuse the whole delta): such a scope changes nothing, counted.
+   */
   public Scope with(String key, double value) {
+    if (!Double.isFinite(value)) {
+      misuse(
+          Misuse.BAD_ARGUMENT,
+          "not finite attribute",
+          "attribute \""
+              + key
+              + "\" was given "
+              + value
+              + ", not a finite number; the scope records into the enclosing context");
+      return NOTHING;
+    }
     return state
         .get()
         .enterScope(key(key), ValueType.VALUE_TYPE_DOUBLE, "", Double.doubleToLongBits(value));
@@ -467,6 +485,19 @@ public final class Recorder {
               + (measurementUnit == null ? "null" : "\"" + unit + "\"")
               + "; null was recorded as \"null\" and \"\"");
     }
+    if (!UNIT.matcher(unit).matches()) {
+      // The collector refuses a delta defining such a unit, with all else it carries.
+      misuse(
+          Misuse.BAD_ARGUMENT,
+          "unit",
+          "measurement \""
+              + name
+              + "\" has the unit \""
+              + unit
+              + "\"; a unit is a base-unit word in lower case such as seconds or bytes ([a-z_],"
+              + " at most 32 characters); its values are recorded without a unit");
+      unit = "";
+    }
     String key = metricKey(name, unit);
     Integer id = metrics.get(key);
     if (id == null) {
@@ -474,8 +505,10 @@ public final class Recorder {
         id = metrics.get(key);
         if (id == null) {
           if (metrics.size() >= MAX_MEASUREMENTS) {
-            misuse(
+            // Logged here, counted by record() for each value dropped.
+            logOnce(
                 Misuse.MEASUREMENTS_FULL,
+                "",
                 "more than "
                     + MAX_MEASUREMENTS
                     + " distinct measurements; values of further ones (\""
@@ -902,6 +935,11 @@ public final class Recorder {
    */
   void misuse(Misuse kind, String topic, String message) {
     misuse.get(kind).increment();
+    logOnce(kind, topic, message);
+  }
+
+  /** Logs {@code message} the first time {@code topic} of {@code kind} is met; counts nothing. */
+  private void logOnce(Misuse kind, String topic, String message) {
     Set<String> topics = logged.get(kind);
     if (!topics.contains(topic) && topics.add(topic)) {
       LOG.log(Level.WARNING, "Profold: " + message + " (logged once; counted)");

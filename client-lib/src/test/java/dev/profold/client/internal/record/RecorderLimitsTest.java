@@ -216,7 +216,40 @@ class RecorderLimitsTest {
     r.record(base, 1.0);
     assertThat(r.metric("m" + (Recorder.MAX_MEASUREMENTS + 10), "")).isEqualTo(Recorder.NO_METRIC);
     assertThat(r.takeDropped()).isEqualTo(51);
-    assertThat(r.misuseCounts().get("measurements_full")).isPositive();
+    // Once per value dropped (before, Profold.record's path counted each twice).
+    assertThat(r.misuseCounts().get("measurements_full")).isEqualTo(51);
+  }
+
+  @Test
+  void aUnitTheCollectorWouldRefuseIsLeftOutAndCounted() {
+    // Before: "Bytes" went on the wire, and the collector refused every delta defining it, with
+    // all the rest of the interval's data.
+    Recorder r = new Recorder(encoder, 4096);
+    int plain = r.metric("payload", "");
+    for (String unit : new String[] {"Bytes", "%", "ms/op", "x".repeat(33)}) {
+      assertThat(r.metric("payload", unit)).as(unit).isEqualTo(plain);
+    }
+    assertThat(r.metric("payload", "bytes")).isNotEqualTo(plain);
+    assertThat(r.misuseCounts().get("bad_argument")).isEqualTo(4);
+  }
+
+  @Test
+  void aNonFiniteDoubleAttributeScopesNothingAndIsCounted() {
+    // Before: the value went on the wire, and the collector refused the whole delta.
+    Recorder r = new Recorder(encoder, 4096);
+    int m = r.metric("m", "");
+    try (Region outer = r.region("work", Kind.COMPUTE)) {
+      try (Scope s = r.with("ratio", Double.NaN)) {
+        r.record(m, 2.0);
+      }
+      try (Scope s = r.with("ratio", Double.POSITIVE_INFINITY)) {
+        r.record(m, 3.0);
+      }
+    }
+    assertThat(r.misuseCounts().get("bad_argument")).isEqualTo(2);
+    assertThat(r.misuseCounts().get("unbalanced")).isZero();
+    List<ThreadSnapshot> out = r.collect();
+    assertThat(countsByPath(r, out, m)).containsExactly(Map.entry("work", 2L));
   }
 
   @Test
