@@ -12,6 +12,11 @@ enum Misuse {
   CONTEXTS_FULL,
   /** The limit on distinct measurement names kept a measurement out; its values are dropped. */
   MEASUREMENTS_FULL,
+  /**
+   * The limit on distinct attribute keys kept a scoped attribute out; what it encloses records into
+   * the enclosing context.
+   */
+  KEYS_FULL,
   /** A thread held the most open regions and scopes; further ones were not opened. */
   TOO_DEEP,
   /** A thread ended with regions open that no thread closed: their time is not recorded. */

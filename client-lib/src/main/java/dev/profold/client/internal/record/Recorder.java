@@ -398,6 +398,42 @@ public final class Recorder {
    * thread is checked against the type the process first used it with (a thread's own changes are
    * checked by its cache). Called at a thread's first use of the key, not at every scope.
    */
+  /**
+   * Distinct scoped attribute keys (with their types) the process sends at most: each is an
+   * attribute definition on the wire, which the collector keeps for the stream, and it refuses a
+   * stream's 4097th (measurements included; {@link #MAX_MEASUREMENTS} of those), with the whole
+   * delta. Keys made of ids (a key per user) are what reaches it.
+   */
+  public static final int MAX_KEYS = 2048;
+
+  private final Set<String> admittedKeys = ConcurrentHashMap.newKeySet();
+
+  /**
+   * Whether scoped attribute {@code key} of {@code type} may be sent: true for a key admitted
+   * before, or a new one while fewer than {@link #MAX_KEYS} are; else false, counted. Asked when a
+   * thread first uses a key.
+   */
+  boolean admitKey(String key, ValueType type) {
+    String k = key + "\u0000" + type.getNumber();
+    if (admittedKeys.contains(k)) {
+      return true;
+    }
+    synchronized (admittedKeys) { // so the limit is exact
+      if (admittedKeys.contains(k) || (admittedKeys.size() < MAX_KEYS && admittedKeys.add(k))) {
+        return true;
+      }
+    }
+    misuse(
+        Misuse.KEYS_FULL,
+        "more than "
+            + MAX_KEYS
+            + " distinct attribute keys; scopes of further ones (\""
+            + key
+            + "\" here) record into their enclosing context. Put what varies in the attribute's"
+            + " value, not in its key");
+    return false;
+  }
+
   void checkAttributeType(String key, ValueType type) {
     ValueType first = attributeTypes.get(key);
     if (first == null && attributeTypes.size() < MAX_TYPED_KEYS) {

@@ -327,6 +327,9 @@ final class ThreadState {
     }
     AttributeCache cache = attributeEvents.get(key);
     if (cache == null) {
+      if (!recorder.admitKey(key, type)) {
+        return pushChild(childOf(ContextTable.LEFT_OUT), false); // the enclosing context
+      }
       recorder.checkAttributeType(key, type);
       cache = new AttributeCache(type, recorder.attributeName(key));
       if (attributeEvents.size() < MAX_ATTRIBUTE_KEYS) {

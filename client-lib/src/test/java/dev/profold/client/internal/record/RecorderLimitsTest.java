@@ -221,6 +221,30 @@ class RecorderLimitsTest {
   }
 
   @Test
+  void attributeKeysBeyondTheLimitScopeNothingAndAreCounted() {
+    // Before: the client sent every key; past 4096 attributes on a stream the collector refused
+    // whole deltas.
+    Recorder r = new Recorder(encoder, 1 << 16);
+    int m = r.metric("m", "");
+    try (Region outer = r.region("work", Kind.COMPUTE)) {
+      for (int i = 0; i < Recorder.MAX_KEYS + 10; i++) {
+        try (Scope s = r.with("user_" + i, 1L)) {
+          r.record(m, 1.0);
+        }
+      }
+      try (Scope again = r.with("user_0", 2L)) { // admitted before: still recorded
+        r.record(m, 1.0);
+      }
+    }
+    assertThat(r.misuseCounts().get("keys_full")).isEqualTo(10);
+    assertThat(r.misuseCounts().get("unbalanced")).isZero();
+    List<ThreadSnapshot> out = r.collect();
+    assertThat(countsByPath(r, out, m).values().stream().mapToLong(Long::longValue).sum())
+        .as("every value recorded, in its own context or the enclosing one")
+        .isEqualTo(Recorder.MAX_KEYS + 11);
+  }
+
+  @Test
   void aUnitTheCollectorWouldRefuseIsLeftOutAndCounted() {
     // Before: "Bytes" went on the wire, and the collector refused every delta defining it, with
     // all the rest of the interval's data.
