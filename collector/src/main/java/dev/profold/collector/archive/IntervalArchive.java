@@ -223,7 +223,7 @@ public final class IntervalArchive implements IntervalListener {
 
   /** The {@code reason} values of {@code profold_archive_intervals_dropped_total}. */
   static final java.util.List<String> DROP_REASONS =
-      java.util.List.of("queue_full", "write_failed");
+      java.util.List.of("queue_full", "write_failed", "shutdown");
 
   private io.micrometer.core.instrument.Counter droppedCounter(String reason) {
     return OwnMeter.ARCHIVE_INTERVALS_DROPPED
@@ -240,13 +240,33 @@ public final class IntervalArchive implements IntervalListener {
     }
   }
 
-  /** Writes what is queued (waiting at most {@code timeout}), then stops the writer. */
+  /**
+   * Writes what is queued (waiting at most {@code timeout}), then stops the writer. What is still
+   * queued at the deadline is not written: counted as dropped with reason {@code shutdown}, and
+   * logged.
+   */
   public void close(Duration timeout) throws InterruptedException {
-    if (!queue.offer(STOP, timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-      log.warn("archive: writer still busy after {}; stopping it", timeout);
-      writer.interrupt();
+    long deadline = System.nanoTime() + Math.max(0, timeout.toNanos());
+    if (queue.offer(STOP, timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+      long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+      writer.join(Math.max(1, left));
+    }
+    if (!writer.isAlive()) {
       return;
     }
-    writer.join(Math.max(1, timeout.toMillis()));
+    List<Closed> unwritten = new ArrayList<>();
+    queue.drainTo(unwritten); // the writer takes nothing more once these are gone
+    writer.interrupt(); // its write in progress fails, counted (write_failed), and is undone
+    writer.join(1000);
+    long lost = unwritten.stream().filter(c -> c.interval() != null).count();
+    if (lost > 0) {
+      droppedCounter("shutdown").increment((double) lost);
+      log.warn(
+          "archive: the writer was still busy after {}; {} closed intervals were not written"
+              + " (profold_archive_intervals_dropped_total{{reason=\"shutdown\"}}); a longer"
+              + " shutdown_timeout gives it time",
+          timeout,
+          lost);
+    }
   }
 }

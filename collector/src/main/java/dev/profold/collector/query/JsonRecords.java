@@ -39,7 +39,7 @@ public final class JsonRecords {
    */
   public static void read(Reader in, String source, Consumer<Map<String, Object>> sink)
       throws IOException, RecordFormatException {
-    try (JsonParser p = MAPPER.createParser(in)) {
+    try (JsonParser p = MAPPER.createParser(withoutByteOrderMark(in))) {
       JsonToken t = next(p, source);
       if (t == null) {
         return;
@@ -65,6 +65,16 @@ public final class JsonRecords {
         t = next(p, source);
       }
     }
+  }
+
+  /** {@code in} past a leading byte-order mark (U+FEFF, which some editors write), if any. */
+  private static Reader withoutByteOrderMark(Reader in) throws IOException {
+    java.io.PushbackReader r = new java.io.PushbackReader(in, 1);
+    int first = r.read();
+    if (first != -1 && first != '\uFEFF') {
+      r.unread(first);
+    }
+    return r;
   }
 
   /** Parses one JSON object into a record (for tests and callers with records in strings). */
@@ -98,6 +108,9 @@ public final class JsonRecords {
   private static RecordFormatException invalid(JsonProcessingException e, String source) {
     JsonLocation at = e.getLocation();
     long line = at == null ? 0 : at.getLineNr();
+    if (e instanceof com.fasterxml.jackson.core.io.JsonEOFException) {
+      return RecordFormatException.incompleteEnd(source, line);
+    }
     return new RecordFormatException(source, line, "invalid JSON: " + e.getOriginalMessage());
   }
 
@@ -145,6 +158,9 @@ public final class JsonRecords {
   /** Marks a member whose value is JSON {@code null}: the attribute is absent. */
   private static final Object ABSENT = new Object();
 
+  /** Why a number such as 1e400 is refused: as a double it is infinite, which aggregates skip. */
+  static final String BEYOND_DOUBLE = "a number beyond the range of a double";
+
   /** Marks a member whose value is not an attribute value, with the reason. */
   private record Invalid(String message) {}
 
@@ -165,6 +181,10 @@ public final class JsonRecords {
             JsonParser.NumberTypeFP n = p.getNumberTypeFP();
             boolean plain =
                 n != JsonParser.NumberTypeFP.BIG_DECIMAL && n != JsonParser.NumberTypeFP.FLOAT32;
+            if (plain && !Double.isFinite(p.getDoubleValue())) {
+              // 1e400: beyond a double, where aggregates would skip it without a word
+              yield new Invalid(BEYOND_DOUBLE);
+            }
             yield plain ? (Object) p.getDoubleValue() : null;
           }
           case START_ARRAY -> path(p);
@@ -227,10 +247,13 @@ public final class JsonRecords {
     if (n.isBoolean()) {
       return n.booleanValue();
     }
-    if (n.isIntegralNumber()) {
-      return n.canConvertToLong() ? (Object) n.longValue() : (Object) n.doubleValue();
+    if (n.isIntegralNumber() && n.canConvertToLong()) {
+      return n.longValue();
     }
     if (n.isNumber()) {
+      if (!Double.isFinite(n.doubleValue())) {
+        throw new IllegalArgumentException(BEYOND_DOUBLE);
+      }
       return n.doubleValue();
     }
     if (n.isObject() && n.has("count")) {
@@ -257,7 +280,7 @@ public final class JsonRecords {
     ExpHistogram h = null;
     JsonNode hn = n.get("histogram");
     if (hn != null && !hn.isNull()) {
-      int scale = (int) integer(hn, "scale");
+      int scale = smallInteger(hn, "scale");
       if (scale < ExpHistogram.MIN_SCALE || scale > ExpHistogram.MAX_SCALE) {
         throw new IllegalArgumentException(
             "histogram scale must be within "
@@ -301,7 +324,7 @@ public final class JsonRecords {
     if (s == null || s.isNull()) {
       return new Side(0, new long[0]);
     }
-    int offset = s.has("offset") ? (int) integer(s, "offset") : 0;
+    int offset = s.has("offset") ? smallInteger(s, "offset") : 0;
     JsonNode c = s.get("counts");
     if (c == null || !c.isArray()) {
       throw new IllegalArgumentException("histogram side needs a \"counts\" array");
@@ -325,8 +348,42 @@ public final class JsonRecords {
     return f.longValue();
   }
 
+  /** {@link #integer}, within an {@code int}: a larger one is refused rather than wrapped. */
+  private static int smallInteger(JsonNode n, String field) {
+    long v = integer(n, field);
+    if (v != (int) v) {
+      throw new IllegalArgumentException(
+          "state member \""
+              + field
+              + "\" must be within "
+              + Integer.MIN_VALUE
+              + ".."
+              + Integer.MAX_VALUE
+              + ", was "
+              + v);
+    }
+    return (int) v;
+  }
+
   private static double number(JsonNode n, String field) {
     JsonNode f = n.get(field);
+    if (f != null && f.isTextual()) {
+      // How the writer puts a sum or sum of squares that grew beyond a double (see write).
+      switch (f.textValue()) {
+        case "Infinity" -> {
+          return Double.POSITIVE_INFINITY;
+        }
+        case "-Infinity" -> {
+          return Double.NEGATIVE_INFINITY;
+        }
+        case "NaN" -> {
+          return Double.NaN;
+        }
+        default -> {
+          // not a number: refused below
+        }
+      }
+    }
     if (f == null || !f.isNumber()) {
       throw new IllegalArgumentException("state member \"" + field + "\" must be a number");
     }

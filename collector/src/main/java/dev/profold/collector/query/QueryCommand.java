@@ -158,7 +158,15 @@ public final class QueryCommand implements Callable<Integer> {
     }
   }
 
+  /**
+   * gRPC's own logger: quieted for the command, whose one line says why a call failed (gRPC would
+   * log a failed name resolution first, with a stack trace). Held here so the setting stays.
+   */
+  private static final java.util.logging.Logger GRPC_LOG =
+      java.util.logging.Logger.getLogger("io.grpc");
+
   private void runOnline(PrintWriter out, PrintWriter err) throws Failure {
+    GRPC_LOG.setLevel(java.util.logging.Level.OFF);
     if (!files.isEmpty()) {
       throw new Failure(
           "--collector queries the collector; leave out FILE ("
@@ -221,6 +229,7 @@ public final class QueryCommand implements Callable<Integer> {
     }
     out.print(response.getRendered());
     out.flush();
+    checkWritten(out);
     if (!response.getNote().isEmpty()) {
       err.println("profold: note: " + response.getNote());
       err.flush();
@@ -279,13 +288,26 @@ public final class QueryCommand implements Callable<Integer> {
         f.write(evaluator.finish(result), out);
       }
     } catch (IOException e) {
-      throw new Failure("cannot write the result: " + e.getMessage());
+      throw new Failure("cannot write the result: " + e.getMessage(), 1);
     }
+    checkWritten(out);
     String note = check.note("read", "check the spelling");
     if (!note.isEmpty()) {
       PrintWriter err = spec.commandLine().getErr();
       err.println("profold: note: " + note);
       err.flush();
+    }
+  }
+
+  /**
+   * Fails when writing to {@code out} failed: its print methods swallow the error (a full disk, a
+   * closed pipe), and a truncated result must not end with status 0.
+   */
+  private static void checkWritten(PrintWriter out) throws Failure {
+    out.flush();
+    if (out.checkError()) {
+      throw new Failure(
+          "cannot write the result (a full disk, or the output closed?); it is incomplete", 1);
     }
   }
 
@@ -301,10 +323,18 @@ public final class QueryCommand implements Callable<Integer> {
           });
     } catch (NoSuchFileException e) {
       throw new Failure("cannot read " + name + ": no such file");
+    } catch (java.nio.file.AccessDeniedException e) {
+      throw new Failure("cannot read " + name + ": permission denied for this user");
     } catch (IOException | UncheckedIOException e) {
       throw new Failure("cannot read " + name + ": " + e.getMessage());
     } catch (RecordFormatException e) {
-      throw new Failure(e.getMessage());
+      if (!e.incompleteEnd()) {
+        throw new Failure(e.getMessage());
+      }
+      // An archive's current day is being written: what is complete is read, and said so.
+      PrintWriter err = spec.commandLine().getErr();
+      err.println("profold: note: " + e.getMessage());
+      err.flush();
     }
   }
 

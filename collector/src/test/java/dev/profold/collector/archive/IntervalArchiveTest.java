@@ -93,6 +93,47 @@ class IntervalArchiveTest {
   }
 
   @Test
+  void intervalsStillQueuedWhenTheShutdownsTimeRunsOutAreCounted() throws Exception {
+    IntervalArchive archive = new IntervalArchive(dir, Set.of(), registry);
+    List<dev.profold.sinks.snapshot.SeriesSnapshot> series = new java.util.ArrayList<>();
+    for (int g = 0; g < 2000; g++) {
+      dev.profold.reduce.Aggregate a = new dev.profold.reduce.Aggregate();
+      a.record(g + 0.5);
+      series.add(
+          new dev.profold.sinks.snapshot.SeriesSnapshot(
+              List.of("p" + g),
+              new dev.profold.sinks.snapshot.Measure("time", "seconds"),
+              dev.profold.sinks.snapshot.StateSnapshot.of(a)));
+    }
+    int queued = 400;
+    for (int i = 0; i < queued; i++) {
+      archive.closed(
+          "by_path",
+          List.of("path"),
+          List.of(),
+          new dev.profold.sinks.snapshot.IntervalSnapshot(
+              T0 + i * INTERVAL, T0 + (i + 1) * INTERVAL, series));
+    }
+    archive.close(Duration.ofMillis(1)); // far too short to write 800,000 lines
+    double written = registry.get("profold.archive.intervals.written").counter().count();
+    double shutdown =
+        registry
+            .get("profold.archive.intervals.dropped")
+            .tag("reason", "shutdown")
+            .counter()
+            .count();
+    double failed =
+        registry
+            .get("profold.archive.intervals.dropped")
+            .tag("reason", "write_failed")
+            .counter()
+            .count();
+    // Before: what was still queued was neither written nor counted.
+    assertThat(shutdown).isPositive();
+    assertThat(written + shutdown + failed).as("every interval accounted once").isEqualTo(queued);
+  }
+
+  @Test
   void archivedIntervalsQueryExactlyAndByTime() throws Exception {
     IntervalArchive archive = new IntervalArchive(dir, Set.of("by_path"), registry);
     FoldEngine engine = engine(archive);

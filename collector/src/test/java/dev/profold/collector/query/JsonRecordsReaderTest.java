@@ -158,10 +158,13 @@ class JsonRecordsReaderTest {
     if (n.isBoolean()) {
       return n.booleanValue();
     }
-    if (n.isIntegralNumber()) {
-      return n.canConvertToLong() ? (Object) n.longValue() : (Object) n.doubleValue();
+    if (n.isIntegralNumber() && n.canConvertToLong()) {
+      return n.longValue();
     }
     if (n.isNumber()) {
+      if (!Double.isFinite(n.doubleValue())) {
+        throw new IllegalArgumentException("a number beyond the range of a double");
+      }
       return n.doubleValue();
     }
     if (n.isArray()) {

@@ -151,6 +151,86 @@ class QueryCommandTest {
   }
 
   @Test
+  void anIncompleteLastRecordIsLeftOutWithANoteAndTheRestRead() throws Exception {
+    // An archive's current day being written ends in a torn line: before, the whole file was
+    // refused.
+    Path torn = dir.resolve("today.jsonl");
+    Files.writeString(torn, "{\"a\":1}\n{\"a\":2}\n{\"a\":3,\"b", StandardCharsets.UTF_8);
+    assertThat(profold("query", "-q", "select count(), sum(a) format csv", torn.toString()))
+        .isZero();
+    assertThat(out.toString()).isEqualToNormalizingNewlines("count,sum#a\n2,3\n");
+    assertThat(err.toString())
+        .startsWith("profold: note: " + torn + ":3: the last record is incomplete");
+  }
+
+  @Test
+  void statesWithSumsBeyondADoubleReadBack() throws Exception {
+    // The writer puts such a sum as the string "Infinity": before, the reader refused the file.
+    Path states = dir.resolve("states.jsonl");
+    Files.writeString(
+        states,
+        "{\"g\":\"a\",\"x\":{\"count\":2,\"sum\":\"Infinity\",\"min\":1e308,"
+            + "\"max\":1e308,\"sumsq\":\"Infinity\"}}\n",
+        StandardCharsets.UTF_8);
+    assertThat(
+            profold(
+                "query", "-q", "select g, sum(x), max(x) group by g format csv", states.toString()))
+        .as(err.toString())
+        .isZero();
+    assertThat(out.toString()).isEqualToNormalizingNewlines("g,sum#x,max#x\na,inf,1E+308\n");
+  }
+
+  @Test
+  void aByteOrderMarkIsSkippedAndANumberBeyondADoubleIsRefusedWithItsLine() throws Exception {
+    Path bom = dir.resolve("bom.jsonl");
+    Files.writeString(bom, "\uFEFF{\"a\":1}\n", StandardCharsets.UTF_8);
+    assertThat(profold("query", "-q", "select count() format csv", bom.toString())).isZero();
+    Path huge = dir.resolve("huge.jsonl");
+    Files.writeString(huge, "{\"a\":1}\n{\"a\":1e400}\n", StandardCharsets.UTF_8);
+    assertThat(profold("query", "-q", "select sum(a)", huge.toString())).isEqualTo(2);
+    assertThat(err.toString())
+        .contains(huge + ":2: attribute \"a\": a number beyond the range of a double");
+  }
+
+  @Test
+  void aResultThatCannotBeWrittenFailsTheCommand() {
+    CommandLine cl = Main.commandLine();
+    PrintWriter broken =
+        new PrintWriter(
+            new java.io.Writer() {
+              @Override
+              public void write(char[] b, int off, int len) throws java.io.IOException {
+                throw new java.io.IOException("No space left on device");
+              }
+
+              @Override
+              public void flush() {}
+
+              @Override
+              public void close() {}
+            });
+    cl.setOut(broken);
+    cl.setErr(new PrintWriter(err));
+    // Before: the writer swallowed the error and the command exited 0 with nothing written.
+    assertThat(cl.execute("query", "-q", "select count()", records.toString())).isEqualTo(1);
+    assertThat(err.toString()).contains("cannot write the result");
+  }
+
+  @Test
+  void aCollectorAddressGrpcCannotTakeIsOneLineAndExit2() {
+    for (String target : new String[] {"[::1:7763", "local host:7763"}) {
+      // Before: gRPC's IllegalArgumentException with its stack trace, and exit 1.
+      assertThat(profold("query", "--collector", target, "-q", "select count()"))
+          .as(target)
+          .isEqualTo(2);
+    }
+    assertThat(err.toString())
+        .startsWith("profold: --collector: '[::1:7763' is not HOST:PORT (")
+        .doesNotContain("Exception")
+        .doesNotContain("\tat ");
+  }
+
+  @Test
   void nonObjectRecordsAreRejectedWithTheirLine() throws Exception {
     Path bad = dir.resolve("bad.jsonl");
     Files.writeString(bad, "{\"a\":1}\n[\"x\"]\n", StandardCharsets.UTF_8);

@@ -53,11 +53,22 @@ public final class RemoteQuery {
   public static QueryResponse run(String target, QueryRequest request, Duration deadline)
       throws Failure {
     HostPort at = HostPort.parse(target);
-    ManagedChannel channel =
-        NettyChannelBuilder.forAddress(at.host(), at.port())
-            .usePlaintext()
-            .maxInboundMessageSize(MAX_RESPONSE_BYTES)
-            .build();
+    ManagedChannel channel;
+    try {
+      channel =
+          NettyChannelBuilder.forAddress(at.host(), at.port())
+              .usePlaintext()
+              .maxInboundMessageSize(MAX_RESPONSE_BYTES)
+              .build();
+    } catch (IllegalArgumentException e) { // a host gRPC cannot take ("[::1", "local host")
+      throw new Failure(
+          Failure.USAGE,
+          "--collector: '"
+              + target
+              + "' is not HOST:PORT ("
+              + e.getMessage()
+              + "; e.g. localhost:7763, [::1]:7763)");
+    }
     try {
       return QueryGrpc.newBlockingStub(channel)
           .withDeadlineAfter(deadline.toNanos(), TimeUnit.NANOSECONDS)
