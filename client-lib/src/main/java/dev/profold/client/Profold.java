@@ -22,7 +22,17 @@ import java.time.Duration;
  * misuse is counted and logged once. Thread-safe.
  */
 public final class Profold {
-  private static final System.Logger LOG = System.getLogger("dev.profold.client");
+  /**
+   * The API's logger, looked up at its first message: a field of {@code Profold} itself would set
+   * up the process's logging (java.util.logging's manager) at the first call of any method, even in
+   * a process that never starts Profold, and a manager set later would be ignored.
+   */
+  private static final class Log {
+    static final System.Logger LOG = System.getLogger("dev.profold.client");
+
+    private Log() {}
+  }
+
   private static final Noop NOOP = new Noop();
 
   /** How long the shutdown hook waits, and {@link #flush} and {@link #shutdown} given null. */
@@ -39,28 +49,28 @@ public final class Profold {
    */
   public static synchronized boolean start(ProfoldConfig config) {
     if (config == null) {
-      LOG.log(Level.WARNING, "Profold.start(null): no configuration given; Profold stays off");
+      Log.LOG.log(Level.WARNING, "Profold.start(null): no configuration given; Profold stays off");
       return false;
     }
     if (runtime != null) {
-      LOG.log(Level.WARNING, "Profold is already started; start() ignored");
+      Log.LOG.log(Level.WARNING, "Profold is already started; start() ignored");
       return false;
     }
     if (!config.enabled()) {
-      LOG.log(Level.INFO, "Profold is disabled by configuration");
+      Log.LOG.log(Level.INFO, "Profold is disabled by configuration");
       return false;
     }
     ProfoldRuntime started;
     try {
       started = ProfoldRuntime.start(config);
     } catch (RuntimeException | LinkageError e) { // LinkageError: a dependency missing, say
-      StartFailure.log(LOG, "Profold", e);
+      StartFailure.log(Log.LOG, "Profold", e);
       return false;
     }
     try {
       ensureShutdownHook();
     } catch (IllegalStateException | SecurityException e) {
-      LOG.log(
+      Log.LOG.log(
           Level.INFO,
           e instanceof IllegalStateException
               ? "Profold not started: the JVM is shutting down"
@@ -102,7 +112,7 @@ public final class Profold {
     try {
       config = ProfoldConfig.fromEnvironment();
     } catch (IllegalArgumentException e) {
-      LOG.log(Level.WARNING, "Profold not started: " + e.getMessage());
+      Log.LOG.log(Level.WARNING, "Profold not started: " + e.getMessage());
       return false;
     }
     return start(config);
@@ -196,7 +206,7 @@ public final class Profold {
     try {
       return r.flush(timeout == null ? DEFAULT_TIMEOUT : timeout);
     } catch (RuntimeException e) {
-      LOG.log(Level.WARNING, "Profold: flush failed ({0})", e.toString());
+      Log.LOG.log(Level.WARNING, "Profold: flush failed ({0})", e.toString());
       return false;
     }
   }
@@ -215,7 +225,7 @@ public final class Profold {
       try {
         r.shutdown(timeout == null ? DEFAULT_TIMEOUT : timeout);
       } catch (RuntimeException e) {
-        LOG.log(Level.WARNING, "Profold: shutdown failed ({0})", e.toString());
+        Log.LOG.log(Level.WARNING, "Profold: shutdown failed ({0})", e.toString());
       }
     }
   }

@@ -260,6 +260,10 @@ public final class ProfoldConfig {
     if (n > max) {
       throw v.refused("'" + v.raw() + "' is out of range: at most " + max, null);
     }
+    if (n < Integer.MIN_VALUE && max <= Integer.MAX_VALUE) {
+      // Refused here, as written: cast to an int first, -4294967232 would read as 64.
+      throw v.refused("'" + v.raw() + "' is out of range: it must not be negative", null);
+    }
     return n;
   }
 

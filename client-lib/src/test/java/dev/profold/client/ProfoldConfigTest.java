@@ -28,6 +28,17 @@ class ProfoldConfigTest {
   }
 
   @Test
+  void aNegativeLimitBeyondAnIntIsRefusedAsWritten() {
+    // Before: cast to an int first, -4294967232 read as 64 and was taken.
+    assertThatThrownBy(() -> env(Map.of("PROFOLD_MAX_CONTEXTS", "-4294967232")))
+        .hasMessage(
+            "PROFOLD_MAX_CONTEXTS: '-4294967232' is out of range: it must not be" + " negative");
+    assertThatThrownBy(() -> env(Map.of("PROFOLD_MAX_CONTEXTS", "-5")))
+        .hasMessageContaining("'-5' is refused")
+        .hasMessageContaining("be at least 64");
+  }
+
+  @Test
   void theLongestWaitBetweenAttemptsIsASetting() {
     assertThat(env(Map.of("PROFOLD_MAX_BACKOFF", "5s")).maxBackoff())
         .isEqualTo(Duration.ofSeconds(5));
