@@ -451,7 +451,7 @@ public final class ProfoldConfig {
             was);
       }
       Matcher m = target == null ? null : ENDPOINT.matcher(target);
-      if (m == null || !m.matches() || !validPort(m.group(2))) {
+      if (m == null || !m.matches() || !validPort(m.group(2)) || !hostParses(target)) {
         throw new Refused(
             "endpoint",
             "be host:port with a host name or address and a port from 1 to 65535 (e.g."
@@ -460,6 +460,18 @@ public final class ProfoldConfig {
       }
       this.endpoint = hostPort;
       return this;
+    }
+
+    /**
+     * Whether {@code target}'s host is one a URI takes, as gRPC's name resolver reads it ({@code
+     * a..b} matches the pattern but is no host name).
+     */
+    private static boolean hostParses(String target) {
+      try {
+        return java.net.URI.create("//" + target).getHost() != null;
+      } catch (IllegalArgumentException e) {
+        return false;
+      }
     }
 
     private static boolean validPort(String digits) {

@@ -236,6 +236,7 @@ class ProfoldConfigTest {
             "a.b-c:65535",
             "collector.monitoring.svc.cluster.local.:7763",
             "dns:///collector:7763",
+            "dns:///[::1]:7763",
             "Collector:7763")) {
       assertThat(ProfoldConfig.builder().endpoint(ok).build().endpoint()).isEqualTo(ok);
     }
@@ -254,7 +255,8 @@ class ProfoldConfigTest {
             "::1:7763",
             ":7763",
             "collector:",
-            "-collector:7763")) {
+            "-collector:7763",
+            "a..b:7763")) { // before: taken, then refused by gRPC as the runtime started
       assertThatThrownBy(() -> ProfoldConfig.builder().endpoint(bad))
           .as(bad)
           .isInstanceOf(IllegalArgumentException.class)

@@ -39,6 +39,8 @@ final class CollectorChannel {
 
   private static final AtomicInteger EXECUTOR_THREADS = new AtomicInteger();
 
+  private static final String DNS_SCHEME = "dns:///";
+
   /** Where the agent jar relocates its dependencies (client-lib's shade configuration). */
   private static final String RELOCATED = "dev.profold.shaded.";
 
@@ -53,8 +55,11 @@ final class CollectorChannel {
   private final OwnLoop loop; // null without grpc-netty-shaded
   private final ManagedChannel channel;
 
-  /** A plaintext channel to {@code endpoint} ({@code host:port} or a gRPC target). */
+  /** A plaintext channel to {@code endpoint} ({@code host:port}, or {@code dns:///host:port}). */
   CollectorChannel(String endpoint) {
+    // gRPC resolves a target without a scheme by DNS anyway; written with it, a bracketed IPv6
+    // address is no valid URI, and gRPC then finds no resolver for it.
+    endpoint = endpoint.startsWith(DNS_SCHEME) ? endpoint.substring(DNS_SCHEME.length()) : endpoint;
     this.executor =
         Executors.newFixedThreadPool(
             2,
@@ -77,7 +82,16 @@ final class CollectorChannel {
       builder = ManagedChannelBuilder.forTarget(endpoint);
     }
     this.loop = l;
-    this.channel = builder.usePlaintext().executor(executor).offloadExecutor(executor).build();
+    try {
+      this.channel = builder.usePlaintext().executor(executor).offloadExecutor(executor).build();
+    } catch (RuntimeException e) {
+      // The loop's selector and the threads are not left behind by a start that failed here.
+      executor.shutdown();
+      if (l != null) {
+        l.close();
+      }
+      throw e;
+    }
   }
 
   /**
