@@ -82,21 +82,43 @@ public record AgentOptions(
     options(agentArgs).forEach((k, v) -> merged.setProperty(property(k), v));
     ProfoldConfig config = clientConfig(env, merged);
     JfrSettings d = JfrSettings.defaults();
-    JfrSettings jfr =
-        new JfrSettings(
-            duration(env, merged, "sample.period", d.samplePeriod()),
-            integer(env, merged, "depth", d.maxDepth()),
-            duration(env, merged, "threshold.lock", d.lockThreshold()),
-            duration(env, merged, "threshold.wait", d.waitThreshold()),
-            duration(env, merged, "threshold.io", d.ioThreshold()),
-            bool(env, merged, "cpu", d.cpu()),
-            bool(env, merged, "allocation", d.allocation()),
-            bool(env, merged, "runtime", d.runtime()),
-            bool(env, merged, "threads", d.threads()),
-            bool(env, merged, "io", d.io()),
-            duration(env, merged, "io.quiet", d.ioQuiet()));
+    JfrSettings jfr;
+    try {
+      jfr =
+          new JfrSettings(
+              duration(env, merged, "sample.period", d.samplePeriod()),
+              integer(env, merged, "depth", d.maxDepth()),
+              duration(env, merged, "threshold.lock", d.lockThreshold()),
+              duration(env, merged, "threshold.wait", d.waitThreshold()),
+              duration(env, merged, "threshold.io", d.ioThreshold()),
+              bool(env, merged, "cpu", d.cpu()),
+              bool(env, merged, "allocation", d.allocation()),
+              bool(env, merged, "runtime", d.runtime()),
+              bool(env, merged, "threads", d.threads()),
+              bool(env, merged, "io", d.io()),
+              duration(env, merged, "io.quiet", d.ioQuiet()));
+    } catch (IllegalArgumentException e) {
+      throw named(e, env, merged);
+    }
     return new AgentOptions(
         config, jfr, bool(env, merged, "jfr", true), bool(env, merged, "threads.timing", true));
+  }
+
+  /**
+   * {@code e}, a JFR setting's range refused ("depth: 1..2048 frames, was 0"), named as the user
+   * gave it: the option and its property, or the environment variable, and the value written.
+   */
+  private static IllegalArgumentException named(
+      IllegalArgumentException e, Map<String, String> env, Properties props) {
+    String m = String.valueOf(e.getMessage());
+    int colon = m.indexOf(": ");
+    String option = colon < 0 ? null : m.substring(0, colon);
+    String[] given = option != null && JFR.containsKey(option) ? setting(env, props, option) : null;
+    if (given == null) {
+      return e;
+    }
+    return new IllegalArgumentException(
+        given[1] + ": '" + given[0] + "' is refused: " + m.substring(colon + 2), e);
   }
 
   /**

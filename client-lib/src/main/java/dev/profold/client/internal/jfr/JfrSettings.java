@@ -52,12 +52,14 @@ public record JfrSettings(
               + " was "
               + Durations.written(ioQuiet));
     }
-    for (Duration d : new Duration[] {lockThreshold, waitThreshold, ioThreshold}) {
-      if (d.isNegative()) {
-        throw new IllegalArgumentException(
-            "threshold.lock, threshold.wait, threshold.io: not negative, was "
-                + Durations.written(d));
-      }
+    notNegative("threshold.lock", lockThreshold);
+    notNegative("threshold.wait", waitThreshold);
+    notNegative("threshold.io", ioThreshold);
+  }
+
+  private static void notNegative(String option, Duration d) {
+    if (d.isNegative()) {
+      throw new IllegalArgumentException(option + ": not negative, was " + Durations.written(d));
     }
   }
 

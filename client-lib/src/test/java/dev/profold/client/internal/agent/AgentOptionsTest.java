@@ -130,14 +130,20 @@ class AgentOptionsTest {
           .hasMessageContaining(option)
           .hasMessageContaining("out of range");
     }
+    // The option and its property, or the environment variable, as the user gave it (before:
+    // "depth: 1..2048 frames, was 0", which named neither).
     assertThatThrownBy(() -> AgentOptions.parse("depth=0", Map.of(), p))
-        .hasMessageContaining("depth");
+        .hasMessage("depth (profold.jfr.depth): '0' is refused: 1..2048 frames, was 0");
+    assertThatThrownBy(() -> AgentOptions.parse("", Map.of("PROFOLD_JFR_DEPTH", "4096"), p))
+        .hasMessage("PROFOLD_JFR_DEPTH: '4096' is refused: 1..2048 frames, was 4096");
     assertThatThrownBy(() -> AgentOptions.parse("io.quiet=2s", Map.of(), p))
         .hasMessageContaining("io.quiet")
         .hasMessageContaining("at least 5s")
         .hasMessageEndingWith("was 2s");
     assertThatThrownBy(() -> AgentOptions.parse("sample.period=500us", Map.of(), p))
-        .hasMessage("sample.period: at least 1ms, was 500us"); // was PT0.0005S
+        .hasMessage(
+            "sample.period (profold.jfr.sample.period): '500us' is refused: at least 1ms, was"
+                + " 500us"); // was PT0.0005S
     assertThatThrownBy(() -> AgentOptions.parse("cpu=yes", Map.of(), p))
         .hasMessageContaining("not true or false");
     assertThatThrownBy(() -> AgentOptions.parse("interval=10", Map.of(), p))
