@@ -571,6 +571,9 @@ final class SchemeFold {
       return false;
     }
     long firstClosed = Math.max(currentWindow - 1, cur - 1 - def.retention());
+    if (firstClosed > currentWindow - 1) {
+      passOverJump(firstClosed, cur, listener);
+    }
     currentWindow = cur;
     for (long w = firstClosed; w < cur - 1; w++) {
       retain(w, closeSlotOf(w), listener);
@@ -578,6 +581,39 @@ final class SchemeFold {
     closeStale(cur - 1);
     removeRetired();
     return true;
+  }
+
+  /**
+   * The clock jumped ahead by more than the retention: the windows from before {@code firstClosed}
+   * would be retained only to be pushed out by the empty ones after them, so they are not retained;
+   * but those with data still go to {@code listener} (the archive), oldest first, and the jump is
+   * logged.
+   */
+  private void passOverJump(long firstClosed, long cur, IntervalListener listener) {
+    List<Long> stale = new ArrayList<>();
+    for (int s = 0; s < GroupTable.SLOTS; s++) {
+      if (slotWindow[s] != NO_WINDOW && slotWindow[s] < firstClosed) {
+        stale.add(slotWindow[s]);
+      }
+    }
+    stale.sort(null);
+    for (long w : stale) {
+      List<SeriesSnapshot> series = closeSlotOf(w);
+      if (!series.isEmpty()) {
+        listener.closed(
+            def.name(),
+            def.labelNames(),
+            def.pathLabels(),
+            new IntervalSnapshot(w * intervalNanos, (w + 1) * intervalNanos, series));
+      }
+    }
+    log.warn(
+        "scheme {}: the clock jumped {} intervals ahead (a suspended machine, or a clock step);"
+            + " the intervals with data before the jump were closed and archived, and only the"
+            + " last {} intervals after it are retained, empty",
+        def.name(),
+        cur - currentWindow,
+        def.retention());
   }
 
   /** Closes every open window with data (at shutdown), the newest possibly partial. */

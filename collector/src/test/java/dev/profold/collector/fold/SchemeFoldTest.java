@@ -307,6 +307,24 @@ class SchemeFoldTest {
   }
 
   @Test
+  void anIntervalWithDataBeforeAClockJumpBeyondTheRetentionIsStillHandedToTheArchive()
+      throws Exception {
+    start(scheme("kept", "SELECT sum(time) GROUP BY path", INTERVAL, 1000, 2));
+    List<Long> closedStarts = new java.util.ArrayList<>();
+    engine.onIntervalClosed(
+        (scheme, labels, paths, interval) -> {
+          if (scheme.equals("kept")) {
+            closedStarts.add(interval.startUnixNanos());
+          }
+        });
+    apply(checkout("i-1").seq(1).entry(1, 1.0)); // window T0
+    at(T0 + 50 * INTERVAL); // a suspended machine wakes up: 50 intervals later
+    // Before: window T0 was emptied without reaching the archive.
+    assertThat(closedStarts).containsExactly(T0);
+    assertThat(snapshot("kept").retained()).hasSize(2);
+  }
+
+  @Test
   void retainsTheLastIntervalsConsecutivelyEmptyOnesIncluded() throws Exception {
     start(scheme("kept", "SELECT sum(time) GROUP BY path", INTERVAL, 1000, 3));
     long w0 = T0 / INTERVAL;
