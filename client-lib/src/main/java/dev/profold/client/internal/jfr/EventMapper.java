@@ -84,7 +84,7 @@ public final class EventMapper {
   static final String OWN_CLASSES = "dev.profold.client.internal.";
 
   private static final Pattern HIDDEN_SUFFIX =
-      Pattern.compile("(/0x[0-9a-fA-F]+|\\+0x[0-9a-fA-F]+(\\.\\d+)?)$");
+      Pattern.compile("(/0x[0-9a-fA-F]+|[+.]0x[0-9a-fA-F]+(\\.\\d+)?)$");
   private static final Pattern LAMBDA_NUMBER = Pattern.compile("\\$\\$Lambda\\$\\d+");
 
   /** Frames (prefixes of {@code Class.method}) of thread and task management code. */
@@ -141,7 +141,8 @@ public final class EventMapper {
   /**
    * The region name of a frame: {@code Class.method} with the class's binary name. Hidden classes
    * lose their address (JFR writes {@code Foo$$Lambda+0x00007f97c0001c18.149928006}, the JVM {@code
-   * Foo$$Lambda$14/0x0000000800c0b000}) and lambda classes their number: both become {@code
+   * Foo$$Lambda$14/0x0000000800c0b000}; JDK 21 and later's JFR {@code
+   * Foo$$Lambda.0x000000007f040448}) and lambda classes their number: all become {@code
    * Foo$$Lambda}, so paths stay the same from run to run. JFR's generated event handlers ({@code
    * jdk.jfr.internal.handlers.EventHandler3282_1795695442739-9682}: an id, a time stamp and the
    * process id, different in every process) become {@code jdk.jfr.internal.handlers.EventHandler}.
@@ -151,7 +152,7 @@ public final class EventMapper {
     if (c.startsWith(JFR_HANDLER)) {
       return JFR_HANDLER + "." + method;
     }
-    if (c.indexOf('/') >= 0 || c.indexOf('+') >= 0) {
+    if (c.indexOf('/') >= 0 || c.indexOf('+') >= 0 || c.contains(".0x")) {
       c = HIDDEN_SUFFIX.matcher(c).replaceFirst("");
     }
     if (c.contains("$$Lambda$")) {

@@ -455,6 +455,14 @@ class EventMapperTest {
   @Test
   void frameNamesAreClassDotMethodWithoutHiddenClassAddressesOrLambdaNumbers() {
     assertThat(EventMapper.frameName("com.example.Cart", "add")).isEqualTo("com.example.Cart.add");
+    // JDK 25's JFR: before, the address stayed, and paths differed from run to run.
+    assertThat(EventMapper.frameName("com.example.Cart$$Lambda.0x000000007f040448", "run"))
+        .isEqualTo("com.example.Cart$$Lambda.run");
+    assertThat(EventMapper.frameName("com.example.Cart$$Lambda/0x000000007f040448", "run"))
+        .isEqualTo("com.example.Cart$$Lambda.run");
+    assertThat(EventMapper.frameName("com.example.Version0x1", "run"))
+        .as("a class whose name merely holds 0x")
+        .isEqualTo("com.example.Version0x1.run");
     assertThat(
             EventMapper.frameName(
                 "jdk.jfr.internal.handlers.EventHandler3282_1795695442739-9682", "write"))
