@@ -141,9 +141,9 @@ public final class EventMapper {
   /**
    * The region name of a frame: {@code Class.method} with the class's binary name. Hidden classes
    * lose their address (JFR writes {@code Foo$$Lambda+0x00007f97c0001c18.149928006}, the JVM {@code
-   * Foo$$Lambda$14/0x0000000800c0b000}; JDK 21 and later's JFR {@code
-   * Foo$$Lambda.0x000000007f040448}) and lambda classes their number: all become {@code
-   * Foo$$Lambda}, so paths stay the same from run to run. JFR's generated event handlers ({@code
+   * Foo$$Lambda$14/0x0000000800c0b000}; JDK 25's JFR {@code Foo$$Lambda.0x000000007f040448}) and
+   * lambda classes their number: all become {@code Foo$$Lambda}, so paths stay the same from run to
+   * run. JFR's generated event handlers ({@code
    * jdk.jfr.internal.handlers.EventHandler3282_1795695442739-9682}: an id, a time stamp and the
    * process id, different in every process) become {@code jdk.jfr.internal.handlers.EventHandler}.
    */
