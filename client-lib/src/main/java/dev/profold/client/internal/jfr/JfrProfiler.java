@@ -237,13 +237,38 @@ public final class JfrProfiler implements AutoCloseable {
   }
 
   private void run() {
+    Throwable failed = null;
     try {
       stream.start();
-    } catch (RuntimeException e) {
-      onError(e);
+    } catch (RuntimeException | Error e) { // an Error too: not into the application's stderr
+      failed = e;
     } finally {
       sink.close();
     }
+    if (!closed) {
+      ended(failed);
+    }
+  }
+
+  /**
+   * The stream ended while the agent runs: its recording was stopped (jcmd JFR.stop, JMC, the
+   * application closing every recording) or the stream failed. From now on no event arrives, so the
+   * thread activity stops reporting I/O as observed, and it is said once.
+   */
+  private void ended(Throwable cause) {
+    long stoppedAt = clock.getAsLong();
+    // No I/O event arrives any more: I/O waits go unobserved from now on, as with the events off.
+    threadActivity.observeIo(() -> Math.max(0, clock.getAsLong() - stoppedAt));
+    threadActivity.countStuckLocks(null);
+    LOG.log(
+        Level.WARNING,
+        "Profold agent: JFR stopped delivering events"
+            + (cause == null
+                ? " (its recording was stopped: jcmd JFR.stop, JMC, or the application?)"
+                : " (" + cause + ")")
+            + "; from now on the agent sees no CPU samples, blocking or I/O events, and the time"
+            + " they would have shown counts as idle. Restart the application to profile it"
+            + " again");
   }
 
   private void onEvent(RecordedEvent e) {
@@ -327,6 +352,11 @@ public final class JfrProfiler implements AutoCloseable {
   /** The ids of the threads the consumer keeps a table for now (for tests). */
   Set<Long> threadsWithTables() {
     return sink.threadIds();
+  }
+
+  /** Whether the stream still delivers events (its thread runs). */
+  boolean streaming() {
+    return thread.isAlive();
   }
 
   /** Whether JFR's socket and file events are on now ({@link IoEventGate}). */

@@ -720,4 +720,23 @@ class JfrProfilerTest {
       round.reset(); // breaks the barrier: the workers see the stop
     }
   }
+
+  @Test
+  void aRecordingStoppedFromOutsideIsSaidAndIoCountsAsUnobserved() throws Exception {
+    activity.takeIoUnobservedNanos(Long.MAX_VALUE); // what the start left
+    // The application (or jcmd JFR.stop) stops every recording, the agent's included.
+    for (jdk.jfr.Recording r : jdk.jfr.FlightRecorder.getFlightRecorder().getRecordings()) {
+      r.stop();
+    }
+    long deadline = System.nanoTime() + DEADLINE.toNanos();
+    while (profiler.streaming() && System.nanoTime() < deadline) {
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10)); // a poll tick
+    }
+    assertThat(profiler.streaming()).isFalse();
+    long before = System.nanoTime();
+    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50)); // time that goes unobserved
+    long elapsed = System.nanoTime() - before;
+    // Before: 0, as if every I/O wait had been seen, while no event arrived any more.
+    assertThat(activity.takeIoUnobservedNanos(Long.MAX_VALUE)).isGreaterThanOrEqualTo(elapsed);
+  }
 }
