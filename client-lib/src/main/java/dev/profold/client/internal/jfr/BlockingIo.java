@@ -18,9 +18,10 @@ import java.util.function.Predicate;
  * IoEventGate} takes before it turns JFR's I/O events off, since JFR drops a call that was not on
  * from its start to its end, so a wait longer than the events' on-time would never be seen.
  *
- * <p>One look is one thread dump of depth 1 (a safepoint), taken at most once per quiet time.
- * Waiting for a connection ({@code accept}) or for a selector ({@code epoll}) is not I/O here, as
- * JFR records neither.
+ * <p>One look is one thread dump of depth {@value #DEPTH} (a safepoint), taken at most once per
+ * quiet time. Waiting for a connection ({@code accept}, {@code connect}) or for a selector ({@code
+ * epoll}) is not I/O here, as JFR records neither: with a timeout, an accept or connect waits in
+ * the same {@code Net.poll} frame as a timed read, and the frames under it tell them apart.
  *
  * <p>A read or write frame on top does not mean a wait: a non-blocking read or write (a Netty event
  * loop's) runs in the same native frames, and on a saturated server the event loops are caught in
@@ -60,11 +61,35 @@ final class BlockingIo {
           "java.net.SocketInputStream.socketRead0",
           "java.net.SocketOutputStream.socketWrite0");
 
+  /** Frames a look reads per thread: enough to find an accept or connect under {@code Net.poll}. */
+  static final int DEPTH = 5;
+
   private BlockingIo() {}
 
   /** True when {@code frame} ({@code Class.method}, innermost) is a blocking read or write. */
   static boolean isBlockingIo(String frame) {
     return FRAMES.contains(frame);
+  }
+
+  /**
+   * True when {@code stack} (innermost first) is a blocking read or write: its top frame is one,
+   * and, for {@code Net.poll}, no frame under it accepts or connects.
+   */
+  static boolean isBlockingIo(StackTraceElement[] stack) {
+    if (stack.length == 0
+        || !isBlockingIo(stack[0].getClassName() + "." + stack[0].getMethodName())) {
+      return false;
+    }
+    if (!stack[0].getMethodName().equals("poll")) {
+      return true;
+    }
+    for (int i = 1; i < stack.length; i++) {
+      String m = stack[i].getMethodName().toLowerCase(java.util.Locale.ROOT);
+      if (m.contains("accept") || m.contains("connect")) {
+        return false; // waiting for a connection, not for data
+      }
+    }
+    return true;
   }
 
   /** How many times, 1 ms apart, the OS is asked after the dump whether a thread is runnable. */
@@ -121,12 +146,11 @@ final class BlockingIo {
     Set<Long> found = new HashSet<>();
     try {
       ThreadMXBean mx = ManagementFactory.getThreadMXBean();
-      for (ThreadInfo t : mx.getThreadInfo(mx.getAllThreadIds(), 1)) {
+      for (ThreadInfo t : mx.getThreadInfo(mx.getAllThreadIds(), DEPTH)) {
         if (t == null || !threads.test(t.getThreadName())) {
           continue;
         }
-        StackTraceElement[] top = t.getStackTrace();
-        if (top.length > 0 && isBlockingIo(top[0].getClassName() + "." + top[0].getMethodName())) {
+        if (isBlockingIo(t.getStackTrace())) {
           found.add(t.getThreadId());
         }
       }

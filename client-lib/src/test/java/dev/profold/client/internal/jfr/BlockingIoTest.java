@@ -149,6 +149,49 @@ class BlockingIoTest {
   }
 
   @Test
+  void aTimedAcceptIsNotIoButATimedReadIs() throws Exception {
+    // Both wait in sun.nio.ch.Net.poll: before, a server thread in accept() with a timeout kept
+    // JFR's I/O events on for good.
+    try (ServerSocket server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        Socket client = new Socket(InetAddress.getLoopbackAddress(), server.getLocalPort());
+        Socket accepted = server.accept();
+        ServerSocket idleServer = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+      idleServer.setSoTimeout(60_000);
+      client.setSoTimeout(60_000);
+      Thread acceptor =
+          daemon(
+              "timed-acceptor",
+              () -> {
+                try (Socket unused = idleServer.accept()) {
+                  // closed at the end of the test
+                } catch (IOException e) {
+                  // closed at the end of the test
+                }
+              });
+      Thread reader =
+          daemon(
+              "timed-reader",
+              () -> {
+                try {
+                  int unused = client.getInputStream().read();
+                } catch (IOException e) {
+                  // closed at the end of the test
+                }
+              });
+      assertThat(lookUntil("timed-reader", true)).as("a read with a timeout").isTrue();
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(200)); // the acceptor is in accept
+      assertThat(BlockingIo.anyThreadIn("timed-acceptor"::equals))
+          .as("an accept with a timeout")
+          .isFalse();
+      accepted.close();
+      client.close();
+      idleServer.close();
+      reader.join(10_000);
+      acceptor.join(10_000);
+    }
+  }
+
+  @Test
   void framesOfBlockingReadsAndWritesAreIoAndSelectorsAndAcceptsAreNot() {
     assertThat(BlockingIo.isBlockingIo("sun.nio.ch.SocketDispatcher.read0")).isTrue();
     assertThat(BlockingIo.isBlockingIo("sun.nio.ch.Net.poll")).isTrue();
