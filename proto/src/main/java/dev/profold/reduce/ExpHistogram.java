@@ -303,6 +303,9 @@ public final class ExpHistogram {
       checkIndices(otherScale, negOffset, (long) negOffset + negLen - 1, "negative");
     }
     zeroCount = addCounts(zeroCount, otherZeroCount);
+    if (posLen == 0 && negLen == 0) {
+      return; // zeros only: no bucket to align, so the scale stays (recording zeros keeps it)
+    }
     int target = Math.min(scale, otherScale);
     int otherShift = otherScale - target;
     int selfShift = scale - target;
@@ -397,6 +400,9 @@ public final class ExpHistogram {
     checkAscending(otherScale, index, posFrom, posLen, "positive");
     checkAscending(otherScale, index, negFrom, negLen, "negative");
     zeroCount = addCounts(zeroCount, otherZeroCount);
+    if (posLen == 0 && negLen == 0) {
+      return; // zeros only: no bucket to align, so the scale stays (recording zeros keeps it)
+    }
     int target = Math.min(scale, otherScale);
     int otherShift = otherScale - target;
     int selfShift = scale - target;

@@ -80,6 +80,22 @@ class AggregateLawsTest {
   }
 
   @Property
+  boolean zerosAtAnyScaleMergeAsRecordedZeros(
+      @ForAll("exact") List<Double> xs,
+      @ForAll @IntRange(min = 1, max = 5) int zeros,
+      @ForAll @IntRange(min = ExpHistogram.MIN_SCALE, max = ExpHistogram.MAX_SCALE) int scale) {
+    // Before: a histogram of zeros alone at scale -10 (no bucket) brought the other to -10.
+    Aggregate withZeros = of(xs);
+    Aggregate onlyZeros = new Aggregate(new ExpHistogram(ExpHistogram.DEFAULT_MAX_BUCKETS, scale));
+    for (int i = 0; i < zeros; i++) {
+      onlyZeros.record(0.0);
+      withZeros.record(0.0);
+    }
+    return merged(of(xs), onlyZeros).equals(withZeros)
+        && merged(onlyZeros, of(xs)).histogram().scale() <= ExpHistogram.MAX_SCALE;
+  }
+
+  @Property
   boolean mergeOfHalvesEqualsWhole(
       @ForAll("exact") List<Double> xs, @ForAll @IntRange(min = 0, max = 200) int cut) {
     int k = Math.min(cut, xs.size());
@@ -258,6 +274,14 @@ class AggregateLawsTest {
     a.forEach(union::record);
     b.forEach(union::record);
     collector.merge(client);
+    if (a.stream().allMatch(x -> x == 0.0)) {
+      // No bucket came with the client's values (zeros or none): the collector's scale stays, as
+      // recording those values into it would leave it.
+      ExpHistogram recorded = new ExpHistogram();
+      b.forEach(recorded::record);
+      a.forEach(recorded::record);
+      return collector.equals(recorded);
+    }
     // The union at the client's start scale, lowered to where the merge ended.
     union.downscale(union.scale() - collector.scale());
     return collector.equals(union);
