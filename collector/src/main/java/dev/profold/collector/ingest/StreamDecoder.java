@@ -648,10 +648,12 @@ public final class StreamDecoder {
               ? "must be > 0 (leave out measurements without values)"
               : "too large (above 2^63 - 1)");
     }
-    finite(s.getSum(), at, ".state.sum");
+    // Finite values can add up beyond a double: a sum or sum of squares may be infinite (a
+    // value above 1.34e154 squares to +Infinity), and refusing it would lose the whole delta.
+    notNaN(s.getSum(), at, ".state.sum");
     finite(s.getMin(), at, ".state.min");
     finite(s.getMax(), at, ".state.max");
-    finite(s.getSumOfSquares(), at, ".state.sum_of_squares");
+    notNaN(s.getSumOfSquares(), at, ".state.sum_of_squares");
     if (s.getMin() > s.getMax()) {
       throw at.error(
           ".state.min", "min (" + s.getMin() + ") is greater than max (" + s.getMax() + ")");
@@ -790,6 +792,12 @@ public final class StreamDecoder {
       }
     }
     return slab;
+  }
+
+  private static void notNaN(double v, Cursor at, String field) throws InvalidDeltaException {
+    if (Double.isNaN(v)) {
+      throw at.error(field, "must be a number (or an infinity from an overflow), was NaN");
+    }
   }
 
   private static void finite(double v, Cursor at, String field) throws InvalidDeltaException {

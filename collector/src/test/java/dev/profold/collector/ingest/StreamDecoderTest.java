@@ -1047,26 +1047,37 @@ class StreamDecoderTest {
     }
 
     @Test
-    void nonFiniteSumIsRejected() {
+    void aNaNSumOrSumOfSquaresIsRejected() {
       assertInvalid(
           withState(state(1).setSum(Double.NaN)),
           STATE + ".sum",
-          "must be a finite number, was NaN");
+          "must be a number (or an infinity from an overflow), was NaN");
       assertInvalid(
-          withState(state(1).setSum(Double.POSITIVE_INFINITY)),
-          STATE + ".sum",
-          "must be a finite number, was Infinity");
+          withState(state(1).setSumOfSquares(Double.NaN)),
+          STATE + ".sum_of_squares",
+          "must be a number (or an infinity from an overflow), was NaN");
     }
 
     @Test
-    void nonFiniteMinMaxAndSquaresAreRejected() {
+    void aSumOrSumOfSquaresBeyondADoubleIsAccepted() throws Exception {
+      // One value of 2e154 squares to +Infinity: before, the whole delta was refused, and with
+      // it every other entry of the interval.
+      DecodedDelta d =
+          decode(
+              decoder,
+              withState(
+                  state(1)
+                      .setSum(Double.POSITIVE_INFINITY)
+                      .setSumOfSquares(Double.POSITIVE_INFINITY)));
+      assertThat(d.sum[2]).isEqualTo(Double.POSITIVE_INFINITY);
+      assertThat(d.sumOfSquares[2]).isEqualTo(Double.POSITIVE_INFINITY);
+    }
+
+    @Test
+    void nonFiniteMinMaxAreRejected() {
       assertInvalid(
           withState(state(1).setMin(Double.NEGATIVE_INFINITY)), STATE + ".min", "finite number");
       assertInvalid(withState(state(1).setMax(Double.NaN)), STATE + ".max", "finite number");
-      assertInvalid(
-          withState(state(1).setSumOfSquares(Double.POSITIVE_INFINITY)),
-          STATE + ".sum_of_squares",
-          "finite number");
     }
 
     @Test

@@ -89,6 +89,21 @@ class PrometheusExpositionTest {
   }
 
   @Test
+  void aSumBeyondADoubleIsExposedAsInfinityWithoutFailingTheScrape() throws Exception {
+    // Values of 1e308 add up beyond a double; the collector accepts such sums (protocol.md §5).
+    SeriesSnapshot s = new SeriesSnapshot(List.of("svc", "a"), TIME, state(1e308, 1e308));
+    String text = render(new CollectorSnapshot(List.of(scheme(List.of(s), List.of(s))), List.of()));
+    String l = "path=\"a\",service=\"svc\"";
+    assertThat(text)
+        .contains("profold_region_time_seconds_sum{" + l + "} +Inf\n")
+        .contains("profold_region_time_seconds_count{" + l + "} 2\n");
+    SeriesSnapshot down =
+        new SeriesSnapshot(List.of("svc", "b"), new Measure("delta", ""), state(-1e308, -1e308));
+    assertThat(render(new CollectorSnapshot(List.of(scheme(List.of(down), List.of())), List.of())))
+        .contains("profold_region_delta_sum{path=\"b\",service=\"svc\"} -Inf\n");
+  }
+
+  @Test
   void negativeAndZeroValuesGetBucketsBelowZero() throws Exception {
     SeriesSnapshot s =
         new SeriesSnapshot(
