@@ -80,7 +80,8 @@ public final class QueryParser {
 
   private Query query() throws QueryException {
     Map<Clause, Token> seen = new EnumMap<>(Clause.class);
-    if (peek().kind() == Token.Kind.END) {
+    if (peek().kind() == Token.Kind.END || peek().kind() == Token.Kind.SEMICOLON) {
+      // ";" alone is no query either, as "" is not
       throw QueryException.expected(peek().column(), CLAUSES, peek().describe());
     }
     String expected = CLAUSES;

@@ -135,6 +135,7 @@ class QueryParserTest {
           """
           ''                                   | 1  | expected a clause (SELECT, AGGREGATE, WHERE, GROUP BY, LET, ORDER BY, LIMIT, FORMAT), found end of query
           selct count()                        | 1  | expected a clause (SELECT, AGGREGATE, WHERE, GROUP BY, LET, ORDER BY, LIMIT, FORMAT), found 'selct'
+          ;                                    | 1  | expected a clause (SELECT, AGGREGATE, WHERE, GROUP BY, LET, ORDER BY, LIMIT, FORMAT), found ';'
           select summ(x)                       | 8  | expected an operator (count, sum
           select sum(x,y)                      | 8  | expected sum(attribute), found sum with 2 arguments
           select x(                            | 8  | expected an operator (count, sum
