@@ -165,41 +165,27 @@ public final class ConfigLoader {
       }
     }
     List<AlertRule> rules = c.alerts().rules();
-    for (int i = 0; i < rules.size() && !regionScheme; i++) {
-      String value = rules.get(i).expression().valueName();
-      if (DerivedValueNames.needsRegionScheme(value)) {
-        throw new ConfigException(
-            name
-                + ": alerts.rules["
-                + i
-                + "].expr ('"
-                + rules.get(i).name()
-                + "'): "
-                + value
-                + " is read from the scheme '"
-                + SchemeDefinition.BUILT_IN
-                + "' grouped by service, instance, path and kind, and there is none, so the rule"
-                + " could never fire; keep '- name: "
-                + SchemeDefinition.BUILT_IN
-                + "' (its built-in query) among the schemes (docs/imbalance.md)");
-      }
+    if (!regionScheme) {
+      refuseUnfireable(
+          rules,
+          name,
+          DerivedValueNames::needsRegionScheme,
+          " is read from the scheme '"
+              + SchemeDefinition.BUILT_IN
+              + "' grouped by service, instance, path and kind, and there is none, so the rule"
+              + " could never fire; keep '- name: "
+              + SchemeDefinition.BUILT_IN
+              + "' (its built-in query) among the schemes (docs/imbalance.md)");
     }
-    for (int i = 0; i < rules.size() && !threadDetail; i++) {
-      String value = rules.get(i).expression().valueName();
-      if (DerivedValueNames.needsThreadDetail(value)) {
-        throw new ConfigException(
-            name
-                + ": alerts.rules["
-                + i
-                + "].expr ('"
-                + rules.get(i).name()
-                + "'): "
-                + value
-                + " comes from a scheme that keeps per-thread detail, and no scheme does, so the"
-                + " rule could never fire; add one, such as the 'threads' scheme in"
-                + " deploy/collector.yaml (grouped by service, instance, thread.group, thread,"
-                + " thread.role, path and kind; docs/analysis.md)");
-      }
+    if (!threadDetail) {
+      refuseUnfireable(
+          rules,
+          name,
+          DerivedValueNames::needsThreadDetail,
+          " comes from a scheme that keeps per-thread detail, and no scheme does, so the rule"
+              + " could never fire; add one, such as the 'threads' scheme in"
+              + " deploy/collector.yaml (grouped by service, instance, thread.group, thread,"
+              + " thread.role, path and kind; docs/analysis.md)");
     }
     List<String> schemeNames = c.schemes().stream().map(SchemeSpec::name).toList();
     for (String a : c.archive().schemes()) {
@@ -327,6 +313,29 @@ public final class ConfigLoader {
       out.put(String.valueOf(e.getKey()), e.getValue());
     }
     return out;
+  }
+
+  /**
+   * Refuses the first rule whose derived value {@code needs} says no configured scheme produces: it
+   * could never fire. {@code why} follows the value's name in the message.
+   */
+  private static void refuseUnfireable(
+      List<AlertRule> rules, String name, java.util.function.Predicate<String> needs, String why)
+      throws ConfigException {
+    for (int i = 0; i < rules.size(); i++) {
+      String value = rules.get(i).expression().valueName();
+      if (needs.test(value)) {
+        throw new ConfigException(
+            name
+                + ": alerts.rules["
+                + i
+                + "].expr ('"
+                + rules.get(i).name()
+                + "'): "
+                + value
+                + why);
+      }
+    }
   }
 
   private static void checkKeys(Map<String, Object> m, Set<String> known, String name, String p)

@@ -55,6 +55,11 @@ final class DocumentChecks {
         Collections.newSetFromMap(new IdentityHashMap<>()));
   }
 
+  /** {@code file:line:column} of {@code n}, 1-based, to begin an error. */
+  private static String at(String name, Node n) {
+    return name + ":" + (n.getStartMark().getLine() + 1) + ":" + (n.getStartMark().getColumn() + 1);
+  }
+
   private static void walk(Node node, String path, String name, Set<Node> seen, Set<Node> open)
       throws ConfigException {
     if (open.contains(node)) {
@@ -75,20 +80,17 @@ final class DocumentChecks {
         && n.getScalarStyle() == org.yaml.snakeyaml.DumperOptions.ScalarStyle.PLAIN
         && (Tag.INT.equals(n.getTag()) || Tag.FLOAT.equals(n.getTag()))
         && (OCTAL.matcher(n.getValue()).matches() || n.getValue().contains(":"))) {
+      boolean base60 = n.getValue().contains(":");
       throw new ConfigException(
-          name
-              + ":"
-              + (n.getStartMark().getLine() + 1)
-              + ":"
-              + (n.getStartMark().getColumn() + 1)
+          at(name, n)
               + ": '"
               + path
               + "' is "
               + n.getValue()
               + ", which YAML reads as "
-              + (n.getValue().contains(":") ? "a number in base 60" : "an octal number")
+              + (base60 ? "a number in base 60" : "an octal number")
               + "; write the decimal number without "
-              + (n.getValue().contains(":") ? "colons" : "a leading 0")
+              + (base60 ? "colons" : "a leading 0")
               + ", or quote it if it is text");
     }
     if (node instanceof MappingNode m) {
@@ -100,11 +102,7 @@ final class DocumentChecks {
           child = path.isEmpty() ? k.getValue() : path + "." + k.getValue();
           if (first != null) {
             throw new ConfigException(
-                name
-                    + ":"
-                    + (k.getStartMark().getLine() + 1)
-                    + ":"
-                    + (k.getStartMark().getColumn() + 1)
+                at(name, k)
                     + ": '"
                     + child
                     + "' is given twice (first at line "
