@@ -521,6 +521,11 @@ public final class Recorder {
               + (measurementUnit == null ? "null" : "\"" + unit + "\"")
               + "; null was recorded as \"null\" and \"\"");
     }
+    String key = metricKey(name, unit);
+    Integer id = metrics.get(key);
+    if (id != null) {
+      return id; // the common case: a known measurement, with a unit checked when it was new
+    }
     if (!UNIT.matcher(unit).matches()) {
       // The collector refuses a delta defining such a unit, with all else it carries.
       misuse(
@@ -533,9 +538,9 @@ public final class Recorder {
               + "\"; a unit is a base-unit word in lower case such as seconds or bytes ([a-z_],"
               + " at most 32 characters); its values are recorded without a unit");
       unit = "";
+      key = metricKey(name, unit);
+      id = metrics.get(key);
     }
-    String key = metricKey(name, unit);
-    Integer id = metrics.get(key);
     if (id == null) {
       synchronized (metricsLock) { // so the limit is exact
         id = metrics.get(key);
