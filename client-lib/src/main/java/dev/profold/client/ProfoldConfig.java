@@ -2,7 +2,7 @@ package dev.profold.client;
 
 import dev.profold.client.internal.export.Durations;
 import dev.profold.client.internal.record.ThreadGroups;
-import java.net.InetAddress;
+import dev.profold.client.internal.runtime.HostName;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Locale;
@@ -97,12 +97,11 @@ public final class ProfoldConfig {
     maxBackoff = b.maxBackoff;
   }
 
+  /** The host name (at most 200 characters of it) and the pid: within the 256 of an instance. */
   private static String defaultInstance() {
-    String host;
-    try {
-      host = InetAddress.getLocalHost().getHostName();
-    } catch (java.io.IOException | RuntimeException e) {
-      host = "localhost";
+    String host = HostName.local();
+    if (host.length() > 200) {
+      host = host.substring(0, 200);
     }
     return host + "-" + ProcessHandle.current().pid();
   }

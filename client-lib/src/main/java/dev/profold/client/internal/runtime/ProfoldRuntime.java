@@ -123,11 +123,7 @@ public final class ProfoldRuntime {
             .setIncarnationId(incarnation == 0 ? 1 : incarnation)
             .setProcessStartUnixNanos(processStartNanos())
             .putAllLabels(config.labels());
-    try {
-      id.setHost(atMost256(java.net.InetAddress.getLocalHost().getHostName()));
-    } catch (java.io.IOException | RuntimeException e) {
-      id.setHost("");
-    }
+    id.setHost(atMost256(HostName.local()));
     this.encoder =
         new DeltaEncoder(id.build(), ExporterConfig.dictionaryBytes(config.maxMessageBytes()));
     this.recorder = new Recorder(encoder, config.maxCellsPerThread(), config.maxContexts());
