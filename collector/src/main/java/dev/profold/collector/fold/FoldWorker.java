@@ -30,6 +30,12 @@ import org.slf4j.LoggerFactory;
  * <p>At shutdown every delta {@link #submit} accepted is folded and answered: a submit racing with
  * the fold thread's last drain either lands before it or takes its delta back and refuses it.
  *
+ * <p>A task or tick that throws a {@link RuntimeException} is logged and the fold goes on. An
+ * {@link Error} (out of memory, a stack overflow) ends the fold thread: the worker then refuses
+ * every delta (so clients keep them), {@link #failure} says why, and the listener given to {@link
+ * #onFailure} runs once, so that the collector can report itself unhealthy and be restarted. The
+ * deltas queued then are neither folded nor acknowledged; their clients resend them.
+ *
  * <p>Thread-safe.
  */
 public final class FoldWorker implements SnapshotSource {
@@ -55,6 +61,9 @@ public final class FoldWorker implements SnapshotSource {
   private volatile boolean accepting = true;
   // Set by the fold thread before its last drain: a task added later may not run.
   private volatile boolean stopped;
+  private volatile String failure;
+  private volatile Runnable onFailure = () -> {};
+  private long tickFailures;
 
   public FoldWorker(
       FoldEngine engine,
@@ -86,6 +95,23 @@ public final class FoldWorker implements SnapshotSource {
 
   public void start() {
     thread.start();
+  }
+
+  /**
+   * Runs {@code listener} once, on the dying fold thread, if an {@link Error} ends it (see the
+   * class comment); call before {@link #start}. The listener should be short and must not wait on
+   * the fold thread.
+   */
+  public void onFailure(Runnable listener) {
+    this.onFailure = listener;
+  }
+
+  /**
+   * Why the fold thread ended before its shutdown ({@code "java.lang.OutOfMemoryError: Java heap
+   * space"}), or null while it runs or after a clean shutdown.
+   */
+  public String failure() {
+    return failure;
   }
 
   /**
@@ -281,6 +307,17 @@ public final class FoldWorker implements SnapshotSource {
     }
   }
 
+  /**
+   * Waits at most {@code timeout} for the fold thread to end (after {@link #shutdown}, or its
+   * failure).
+   *
+   * @return true when it has ended
+   */
+  public boolean awaitEnd(Duration timeout) throws InterruptedException {
+    thread.join(Math.max(1, timeout.toMillis()));
+    return !thread.isAlive();
+  }
+
   /** True while the worker takes new deltas. */
   public boolean accepting() {
     return accepting;
@@ -330,7 +367,7 @@ public final class FoldWorker implements SnapshotSource {
         if (task != null) {
           runSafely(task);
         }
-        engine.advance();
+        tick();
       }
       // Drain what arrived before the stop, then close the current windows.
       stopped = true;
@@ -343,8 +380,43 @@ public final class FoldWorker implements SnapshotSource {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (Error e) {
-      log.error("fold thread failed", e);
-      throw e;
+      fail(e);
+    }
+  }
+
+  /**
+   * Closes the windows the clock has passed. A failure is logged (the first, then every 1000th: it
+   * would recur at every tick) and the fold goes on.
+   */
+  private void tick() {
+    try {
+      engine.advance();
+    } catch (RuntimeException e) {
+      if (tickFailures++ % 1000 == 0) {
+        log.error(
+            "closing intervals failed ({} times so far); the fold goes on, but intervals may not"
+                + " close: report this as a bug",
+            tickFailures,
+            e);
+      }
+    }
+  }
+
+  /** The fold thread ends with {@code e}: refuse deltas from now on and tell the listener. */
+  private void fail(Error e) {
+    failure = e.toString();
+    accepting = false;
+    stopped = true;
+    queue.clear(); // what it held can never run: give its memory back
+    try {
+      log.error(
+          "the fold thread failed and stopped: {}; the collector now refuses deltas (their clients"
+              + " keep and resend them), /healthz answers 503 and it must be restarted",
+          failure,
+          e);
+      onFailure.run();
+    } catch (RuntimeException | StackOverflowError second) {
+      // The dying thread's last words: a second failure changes nothing of the above.
     }
   }
 

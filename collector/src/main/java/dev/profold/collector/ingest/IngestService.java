@@ -78,7 +78,7 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
     out.setOnReadyHandler(acks::requestMore);
     open.add(acks);
     if (closed) { // opened after closeStreams(): nothing would answer its deltas
-      acks.fail(shuttingDown());
+      acks.fail(unavailable());
       open.remove(acks);
     }
     acks.requestMore();
@@ -150,7 +150,7 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
                           + " the deltas not acknowledged",
                       retryDelay));
         } else {
-          end = shuttingDown();
+          end = unavailable();
         }
         if (!worker.execute(() -> acks.fail(end))) {
           acks.fail(end); // the fold thread has stopped: every ack it will send is sent
@@ -235,6 +235,11 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
 
   /** The status for a delta the worker would not queue: overloaded or shutting down. */
   private Status refusal() {
+    String failure = worker.failure();
+    if (failure != null) {
+      metrics.deltaRejected(RejectReason.FOLD_FAILED);
+      return foldFailed(failure);
+    }
     if (!worker.accepting()) {
       metrics.deltaRejected(RejectReason.SHUTTING_DOWN);
       return status(Code.UNAVAILABLE, "the collector is shutting down; retry", retryDelay);
@@ -249,15 +254,33 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
 
   /**
    * Ends every open Push stream with UNAVAILABLE and a retry delay (at shutdown, after the fold has
-   * drained).
+   * drained; or once the fold thread failed), and every stream opened later.
    */
   public void closeStreams() {
     closed = true;
-    io.grpc.StatusRuntimeException e = shuttingDown();
+    io.grpc.StatusRuntimeException e = unavailable();
     for (AckStream s : open) {
       s.fail(e);
     }
     open.clear();
+  }
+
+  /** UNAVAILABLE: the fold thread died ({@code failure}); a restarted collector takes the delta. */
+  private Status foldFailed(String failure) {
+    return status(
+        Code.UNAVAILABLE,
+        "the collector cannot fold deltas: its fold thread failed ("
+            + failure
+            + ") and the collector must be restarted; keep the delta and retry",
+        retryDelay);
+  }
+
+  /** The end of a stream nothing will answer: the fold thread failed, or the collector stops. */
+  private io.grpc.StatusRuntimeException unavailable() {
+    String failure = worker.failure();
+    return failure != null
+        ? StatusProto.toStatusRuntimeException(foldFailed(failure))
+        : shuttingDown();
   }
 
   private io.grpc.StatusRuntimeException shuttingDown() {

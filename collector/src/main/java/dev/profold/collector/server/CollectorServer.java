@@ -142,6 +142,8 @@ public final class CollectorServer {
     this.worker =
         new FoldWorker(engine, metrics, config.maxPendingBytes(), tick, Duration.ofSeconds(5));
     this.ingest = new IngestService(dictionary, worker, metrics, config.retryDelay());
+    worker.onFailure(this::foldFailed);
+    metrics.foldUp(() -> worker.failure() == null);
     this.queries = new OnlineQuery(worker);
     this.clock = clock;
     // Online queries over gRPC: at most two at a time, a few more waiting, the rest refused.
@@ -249,6 +251,9 @@ public final class CollectorServer {
         IngestGrpc.SERVICE_NAME, io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
     health.setStatus(
         QueryGrpc.SERVICE_NAME, io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
+    if (worker.failure() != null) { // it failed while the server started
+      foldFailed();
+    }
     limitSlowHttpClients();
     try {
       http = HttpServer.create(new InetSocketAddress(config.listen(), config.httpPort()), 64);
@@ -271,7 +276,7 @@ public final class CollectorServer {
             Route.get(
                 "/metrics",
                 scrapeWithOneSnapshot(new MetricsHandler(meters.getPrometheusRegistry()))),
-            Route.get("/healthz", ex -> Route.text(ex, 200, "ok\n")),
+            Route.get("/healthz", this::healthz),
             Route.get(
                 "/readyz",
                 ex -> Route.text(ex, ready ? 200 : 503, ready ? "ready\n" : "not ready\n")),
@@ -453,9 +458,38 @@ public final class CollectorServer {
     }
   }
 
+  /** The fold worker (tests make its thread fail). */
+  FoldWorker worker() {
+    return worker;
+  }
+
   /** The alert rules' loop (evaluations happen on its own thread). */
   public AlertLoop alerts() {
     return alerts;
+  }
+
+  /** 200 "ok" while the fold thread runs; 503 with why once it failed, so a supervisor restarts. */
+  private void healthz(HttpExchange ex) throws IOException {
+    String failure = worker.failure();
+    if (failure == null) {
+      Route.text(ex, 200, "ok\n");
+    } else {
+      Route.text(ex, 503, "fold thread failed (" + failure + "): restart the collector\n");
+    }
+  }
+
+  /**
+   * The fold thread died (FoldWorker's listener, on that thread): not ready, not serving, and every
+   * Push stream ended with UNAVAILABLE so that clients keep their deltas for a restarted collector.
+   */
+  private void foldFailed() {
+    ready = false;
+    health.setStatus("", io.grpc.health.v1.HealthCheckResponse.ServingStatus.NOT_SERVING);
+    health.setStatus(
+        IngestGrpc.SERVICE_NAME, io.grpc.health.v1.HealthCheckResponse.ServingStatus.NOT_SERVING);
+    health.setStatus(
+        QueryGrpc.SERVICE_NAME, io.grpc.health.v1.HealthCheckResponse.ServingStatus.NOT_SERVING);
+    ingest.closeStreams();
   }
 
   /** Clean shutdown; see the class comment. Safe to call more than once. */

@@ -108,6 +108,17 @@ public final class CollectorMetrics {
         .register(registry);
   }
 
+  /** Reports whether the fold thread runs: 1 while {@code up} says so, else 0. */
+  public void foldUp(java.util.function.BooleanSupplier up) {
+    OwnMeter.FOLD_UP
+        .gauge(up, u -> u.getAsBoolean() ? 1 : 0)
+        .description(
+            "1 while the fold thread runs; 0 once it failed (the collector refuses deltas and"
+                + " must be restarted).")
+        .strongReference(true)
+        .register(registry);
+  }
+
   /** Reports the size of the collector-wide dictionary and the entries it freed. */
   public void dictionary(GlobalDictionary dictionary) {
     OwnMeter.DICTIONARY_ENTRIES

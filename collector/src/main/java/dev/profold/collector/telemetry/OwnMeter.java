@@ -36,6 +36,7 @@ public enum OwnMeter {
   DICTIONARY_ENTRIES_LIMIT("profold.dictionary.entries.limit", Meter.Type.GAUGE, null),
   DICTIONARY_FREED("profold.dictionary.freed", Meter.Type.COUNTER, null),
   FOLD_LATENCY("profold.fold.latency", Meter.Type.TIMER, null),
+  FOLD_UP("profold.fold.up", Meter.Type.GAUGE, null),
   CONFIG_RELOADS("profold.config.reloads", Meter.Type.COUNTER, null),
   SCHEME_OVERFLOW_MEASUREMENTS("profold.scheme.overflow.measurements", Meter.Type.COUNTER, null),
   SCHEME_COUNTS_SATURATED("profold.scheme.counts.saturated", Meter.Type.COUNTER, null),

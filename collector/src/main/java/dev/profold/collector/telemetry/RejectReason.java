@@ -25,6 +25,10 @@ public enum RejectReason {
   TOO_MANY_SOURCES,
   /** Folding failed: a collector bug. */
   INTERNAL_ERROR,
+  /**
+   * The fold thread had ended with an error (out of memory, say): the collector needs a restart.
+   */
+  FOLD_FAILED,
   /** gRPC refused the message as over {@code limits.max_message_bytes}. */
   TOO_LARGE;
 
