@@ -50,12 +50,29 @@ public final class ThreadGroups {
     return threadName.isEmpty() ? VIRTUAL : normalise(threadName);
   }
 
+  /** The longest group name, in UTF-16 characters: the collector refuses longer ones. */
+  public static final int MAX_GROUP_CHARS = 128;
+
   /**
    * The group of a thread name: every run of digits becomes {@code *}, so {@code http-exec-17} and
    * {@code http-exec-3} both belong to {@code http-exec-*}, and {@code pool-2-thread-5} to {@code
-   * pool-*-thread-*}.
+   * pool-*-thread-*}. A group longer than {@link #MAX_GROUP_CHARS} keeps its first 127 characters
+   * (126 where the 127th would split a surrogate pair) and a final {@code *}: names that differ
+   * only beyond them share a group. Idempotent.
    */
   public static String normalise(String threadName) {
+    String group = collapseDigits(threadName);
+    if (group.length() <= MAX_GROUP_CHARS) {
+      return group;
+    }
+    int keep = MAX_GROUP_CHARS - 1;
+    if (Character.isHighSurrogate(group.charAt(keep - 1))) {
+      keep--;
+    }
+    return group.substring(0, keep) + '*';
+  }
+
+  private static String collapseDigits(String threadName) {
     StringBuilder sb = new StringBuilder(threadName.length());
     boolean inDigits = false;
     for (int i = 0; i < threadName.length(); i++) {
