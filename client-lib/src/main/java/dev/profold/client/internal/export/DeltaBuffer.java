@@ -1,5 +1,6 @@
 package dev.profold.client.internal.export;
 
+import dev.profold.client.internal.activity.ThreadActivity;
 import dev.profold.proto.v1.AttributeValue;
 import dev.profold.proto.v1.ClientOverhead;
 import dev.profold.proto.v1.Delta;
@@ -11,6 +12,7 @@ import dev.profold.proto.v1.ThreadGroupActivity;
 import dev.profold.reduce.Aggregate;
 import dev.profold.reduce.WireStates;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -306,7 +308,58 @@ final class DeltaBuffer {
         out.merge(a.getThreadGroup(), a, DeltaBuffer::add);
       }
     }
-    return List.copyOf(out.values());
+    return compactActivity(out);
+  }
+
+  /**
+   * At most {@link ThreadActivity#MAX_GROUPS} groups, the collector's limit (two deltas of 256
+   * groups each can name 512): beyond it the groups of least wall time are folded into {@link
+   * ThreadActivity#OTHER_GROUP}, which comes last, as each delta's own groups are.
+   */
+  static List<ThreadGroupActivity> compactActivity(Map<String, ThreadGroupActivity> groups) {
+    if (groups.size() <= ThreadActivity.MAX_GROUPS) {
+      return List.copyOf(groups.values());
+    }
+    ThreadGroupActivity other = groups.get(ThreadActivity.OTHER_GROUP);
+    List<ThreadGroupActivity> sorted = new ArrayList<>(groups.size());
+    for (ThreadGroupActivity g : groups.values()) {
+      if (!g.getThreadGroup().equals(ThreadActivity.OTHER_GROUP)) {
+        sorted.add(g);
+      }
+    }
+    sorted.sort(
+        Comparator.comparingLong((ThreadGroupActivity g) -> -g.getWallNanos())
+            .thenComparing(ThreadGroupActivity::getThreadGroup));
+    int keep = ThreadActivity.MAX_GROUPS - 1;
+    ThreadGroupActivity rest = other;
+    for (ThreadGroupActivity g : sorted.subList(keep, sorted.size())) {
+      rest =
+          rest == null
+              ? g.toBuilder().setThreadGroup(ThreadActivity.OTHER_GROUP).build()
+              : union(rest, g);
+    }
+    List<ThreadGroupActivity> out = new ArrayList<>(sorted.subList(0, keep));
+    out.add(rest);
+    return out;
+  }
+
+  /** Two groups' threads in one interval, as one group: their threads are distinct. */
+  private static ThreadGroupActivity union(ThreadGroupActivity a, ThreadGroupActivity b) {
+    return a.toBuilder()
+        .setThreads((int) Math.min(Integer.MAX_VALUE, (long) a.getThreads() + b.getThreads()))
+        .setWallNanos(a.getWallNanos() + b.getWallNanos())
+        .setComputeNanos(a.getComputeNanos() + b.getComputeNanos())
+        .setSyncNanos(a.getSyncNanos() + b.getSyncNanos())
+        .setWaitNanos(a.getWaitNanos() + b.getWaitNanos())
+        .setIoNanos(a.getIoNanos() + b.getIoNanos())
+        .setRuntimeNanos(a.getRuntimeNanos() + b.getRuntimeNanos())
+        .setThreadMgmtNanos(a.getThreadMgmtNanos() + b.getThreadMgmtNanos())
+        .setCpuWaitNanos(a.getCpuWaitNanos() + b.getCpuWaitNanos())
+        .setIdleNanos(a.getIdleNanos() + b.getIdleNanos())
+        .setCpuMinNanos(Math.min(a.getCpuMinNanos(), b.getCpuMinNanos()))
+        .setCpuSumNanos(a.getCpuSumNanos() + b.getCpuSumNanos())
+        .setCpuMaxNanos(Math.max(a.getCpuMaxNanos(), b.getCpuMaxNanos()))
+        .build();
   }
 
   private static ThreadGroupActivity add(ThreadGroupActivity a, ThreadGroupActivity b) {

@@ -308,6 +308,45 @@ class DeltaBufferTest {
   }
 
   @Test
+  void mergingTwoDeltasOfManyGroupsKeepsAtMostTheCollectorsLimit() {
+    // Before: two deltas of 200 groups each merged into one of 400, which the collector refuses
+    // whole (at most 256): after an outage, every interval the merge held was lost.
+    Delta.Builder a = delta(1, 1.0).toBuilder();
+    Delta.Builder b = delta(2, 1.0).toBuilder();
+    for (int i = 0; i < 200; i++) {
+      a.addThreadActivity(activity("a-" + (char) ('A' + i % 26) + i, 1, 1000 + i));
+      b.addThreadActivity(activity("b-" + (char) ('A' + i % 26) + i, 2, 10 + i));
+    }
+    Delta m = DeltaBuffer.merge(a.build(), b.build());
+
+    List<dev.profold.proto.v1.ThreadGroupActivity> groups = m.getThreadActivityList();
+    assertThat(groups).hasSize(256);
+    assertThat(groups.get(0).getThreadGroup()).as("largest wall time first").isEqualTo("a-R199");
+    dev.profold.proto.v1.ThreadGroupActivity other = groups.get(255);
+    assertThat(other.getThreadGroup()).isEqualTo("_other_");
+    assertThat(groups.stream().map(g -> g.getThreadGroup()).distinct()).hasSize(256);
+    // Nothing lost: every total of the 400 groups is in the 256, and the threads are counted.
+    long wall = 0;
+    long threads = 0;
+    long compute = 0;
+    for (dev.profold.proto.v1.ThreadGroupActivity g : groups) {
+      wall += g.getWallNanos();
+      threads += g.getThreads();
+      compute += g.getComputeNanos();
+    }
+    long expectedCompute = 0;
+    for (int i = 0; i < 200; i++) {
+      expectedCompute += (1000 + i) + (10 + i);
+    }
+    assertThat(compute).isEqualTo(expectedCompute);
+    assertThat(wall).isEqualTo(10 * expectedCompute);
+    assertThat(threads).isEqualTo(200 * 1 + 200 * 2);
+    // The 145 smallest, all of b's 200 but 55: their CPU spread is the union's.
+    assertThat(other.getCpuMinNanos()).isEqualTo(10 / 4);
+    assertThat(other.getThreads()).isEqualTo(145 * 2);
+  }
+
+  @Test
   void aMergedMeasurementKeepsAHistogramOnlyIfEveryStateHadOne() {
     Delta a = delta(1, 0.25, 0.5);
     Delta.Builder noHistogram = delta(2, 1.0).toBuilder();
