@@ -204,11 +204,22 @@ public final class InstanceClusters {
 
   /** diffRatio of two vectors of the same length. */
   static double diffRatio(double[] a, double[] b) {
+    // Scaled by the largest time, so that sums of times near Double.MAX_VALUE cannot overflow to
+    // infinity (infinity over infinity would make the ratio NaN); the ratio is the same.
+    double scale = 0;
+    for (int n = 0; n < a.length; n++) {
+      scale = Math.max(scale, Math.max(a[n], b[n]));
+    }
+    if (!(scale > 0)) {
+      return 0;
+    }
     double diff = 0;
     double duration = 0;
     for (int n = 0; n < a.length; n++) {
-      diff += Math.abs(a[n] - b[n]);
-      duration += a[n] + b[n];
+      double x = a[n] / scale;
+      double y = b[n] / scale;
+      diff += Math.abs(x - y);
+      duration += x + y;
     }
     return duration > 0 ? diff / duration : 0;
   }
@@ -248,8 +259,8 @@ public final class InstanceClusters {
         }
       }
       boolean closeEnough = min < RATIO_MIN || min < RATIO_REL * max;
-      if (!closeEnough && s.size() <= k) {
-        break;
+      if (a < 0 || (!closeEnough && s.size() <= k)) {
+        break; // a < 0: no pair compared (never with finite times), nothing to merge
       }
       Group merged = s.get(a).with(s.get(b));
       s.set(a, merged);
@@ -277,7 +288,9 @@ public final class InstanceClusters {
       double wa = members.length;
       double wb = o.members.length;
       for (int n = 0; n < avg.length; n++) {
-        avg[n] = (mean[n] * wa + o.mean[n] * wb) / (wa + wb);
+        // The weighted mean as a step from one mean toward the other: no product or sum of the
+        // times, which could overflow for times near Double.MAX_VALUE.
+        avg[n] = mean[n] + (o.mean[n] - mean[n]) * (wb / (wa + wb));
       }
       return new Group(all, avg);
     }

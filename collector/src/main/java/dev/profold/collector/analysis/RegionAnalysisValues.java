@@ -109,7 +109,7 @@ public final class RegionAnalysisValues implements DerivedValues {
     List<DerivedValue> out = new ArrayList<>();
     for (ServiceProfile p : ServiceProfile.fromRegionScheme(region).values()) {
       if (p.instances().size() >= 2) {
-        analyse(p, out);
+        Guarded.add("service " + p.service(), own -> analyse(p, own), out);
       }
     }
     c =

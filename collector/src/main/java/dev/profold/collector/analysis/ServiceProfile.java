@@ -117,7 +117,7 @@ public final class ServiceProfile {
       byService
           .computeIfAbsent(v.get(service), k -> new TreeMap<>())
           .computeIfAbsent(new Node(v.get(path), v.get(kind)), k -> new HashMap<>())
-          .merge(v.get(instance), t, Double::sum);
+          .merge(v.get(instance), t, ServiceProfile::saturatingSum);
     }
     Map<String, ServiceProfile> out = new TreeMap<>();
     for (Map.Entry<String, Map<Node, Map<String, Double>>> e : byService.entrySet()) {
@@ -133,6 +133,22 @@ public final class ServiceProfile {
       out.put(e.getKey(), new ServiceProfile(e.getKey(), names, nodes, m));
     }
     return out;
+  }
+
+  /**
+   * {@code a + b}, at most {@link Double#MAX_VALUE}: two finite times whose sum is beyond a double
+   * stay finite, as the profile requires (the largest time there is, not an exact one).
+   */
+  static double saturatingSum(double a, double b) {
+    return Math.min(Double.MAX_VALUE, a + b);
+  }
+
+  /**
+   * A state's sum as seconds the analysis can take: NaN and negative sums as 0, a sum beyond the
+   * double range (+Inf, which the protocol allows) as {@link Double#MAX_VALUE}.
+   */
+  static double seconds(double sum) {
+    return sum > 0 ? Math.min(Double.MAX_VALUE, sum) : 0;
   }
 
   public String service() {

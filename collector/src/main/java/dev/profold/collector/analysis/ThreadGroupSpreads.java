@@ -113,7 +113,11 @@ final class ThreadGroupSpreads {
     List<Group> out = new ArrayList<>();
     for (Map.Entry<List<String>, Raw> e : groups.entrySet()) {
       List<String> k = e.getKey();
-      Group g = group(k, e.getValue(), active.getOrDefault(k, 0));
+      int threads = active.getOrDefault(k, 0);
+      Group g =
+          Guarded.orNull(
+              "thread group " + k.get(2) + " of " + k.get(0) + "/" + k.get(1),
+              () -> group(k, e.getValue(), threads));
       if (g != null) {
         out.add(g);
       }
@@ -199,7 +203,7 @@ final class ThreadGroupSpreads {
       Map<String, StateSnapshot> row = nodes.get(order.get(n));
       for (int i = 0; i < threads.size(); i++) {
         StateSnapshot st = row.get(threads.get(i));
-        seconds[n][i] = st == null ? 0 : Math.max(0, st.sum());
+        seconds[n][i] = st == null ? 0 : ServiceProfile.seconds(st.sum());
       }
     }
     ServiceProfile profile = new ServiceProfile(k.get(2), threads, order, seconds);
@@ -228,7 +232,14 @@ final class ThreadGroupSpreads {
     for (Map.Entry<Node, Map<String, StateSnapshot>> e : nodes.entrySet()) {
       StateSnapshot st = e.getValue().get("");
       double min = st.count() < total ? 0 : Math.max(0, st.min());
-      spreads.add(new Spread(e.getKey(), min, st.sum() / total, Math.max(0, st.max()), "", ""));
+      spreads.add(
+          new Spread(
+              e.getKey(),
+              min,
+              ServiceProfile.seconds(st.sum()) / total,
+              Math.max(0, st.max()),
+              "",
+              ""));
     }
     return new Group(
         k.get(0),
@@ -266,8 +277,8 @@ final class ThreadGroupSpreads {
       }
       for (String r : members) {
         StateSnapshot st = at.get(r);
-        double s = st == null ? 0 : Math.max(0, st.sum());
-        sum += s;
+        double s = st == null ? 0 : ServiceProfile.seconds(st.sum());
+        sum = ServiceProfile.saturatingSum(sum, s);
         double each = r.equals(REST) ? s / restThreads : s;
         String name = r.equals(REST) ? "rest (mean of " + restThreads + ")" : r;
         if (each > max) {

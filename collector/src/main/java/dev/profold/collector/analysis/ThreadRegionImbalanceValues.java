@@ -81,32 +81,39 @@ public final class ThreadRegionImbalanceValues implements DerivedValues {
   private List<DerivedValue> compute(CollectorSnapshot snapshot) {
     List<DerivedValue> out = new ArrayList<>();
     for (ThreadGroupSpreads.Group g : ThreadGroupSpreads.of(snapshot)) {
-      RegionImbalance.Result r =
-          RegionImbalance.assess(
-              g.spreads(), g.runtime(), spec.imbalanceRuntimeShare(), spec.imbalanceLeafShare());
-      for (NodeImbalance n :
-          RegionAnalysisValues.top(r.nodes(), NodeImbalance::imbalance, false, spec.topNodes())) {
-        Map<String, String> labels = labels(g, n);
-        Map<String, String> context = context(g, r, n);
-        out.add(new DerivedValue(IMBALANCE, labels, n.imbalance(), context));
-        out.add(new DerivedValue(IMBALANCE_RATIO, labels, n.runtimeShare(), context));
-      }
-      for (NodeImbalance n :
-          RegionAnalysisValues.top(
-              RegionAnalysisValues.significant(r.nodes()),
-              NodeImbalance::imbalance,
-              false,
-              spec.topNodes())) {
-        out.add(
-            new DerivedValue(
-                SIGNIFICANT_IMBALANCE_RATIO, labels(g, n), n.runtimeShare(), context(g, r, n)));
-      }
-      for (NodeImbalance n :
-          RegionAnalysisValues.top(r.nodes(), NodeImbalance::waiting, true, spec.topNodes())) {
-        out.add(new DerivedValue(WAIT, labels(g, n), n.waiting(), context(g, r, n)));
-      }
+      Guarded.add(
+          "thread group " + g.group() + " of " + g.service() + "/" + g.instance(),
+          own -> analyse(g, own),
+          out);
     }
     return List.copyOf(out);
+  }
+
+  private void analyse(ThreadGroupSpreads.Group g, List<DerivedValue> out) {
+    RegionImbalance.Result r =
+        RegionImbalance.assess(
+            g.spreads(), g.runtime(), spec.imbalanceRuntimeShare(), spec.imbalanceLeafShare());
+    for (NodeImbalance n :
+        RegionAnalysisValues.top(r.nodes(), NodeImbalance::imbalance, false, spec.topNodes())) {
+      Map<String, String> labels = labels(g, n);
+      Map<String, String> context = context(g, r, n);
+      out.add(new DerivedValue(IMBALANCE, labels, n.imbalance(), context));
+      out.add(new DerivedValue(IMBALANCE_RATIO, labels, n.runtimeShare(), context));
+    }
+    for (NodeImbalance n :
+        RegionAnalysisValues.top(
+            RegionAnalysisValues.significant(r.nodes()),
+            NodeImbalance::imbalance,
+            false,
+            spec.topNodes())) {
+      out.add(
+          new DerivedValue(
+              SIGNIFICANT_IMBALANCE_RATIO, labels(g, n), n.runtimeShare(), context(g, r, n)));
+    }
+    for (NodeImbalance n :
+        RegionAnalysisValues.top(r.nodes(), NodeImbalance::waiting, true, spec.topNodes())) {
+      out.add(new DerivedValue(WAIT, labels(g, n), n.waiting(), context(g, r, n)));
+    }
   }
 
   private static Map<String, String> labels(ThreadGroupSpreads.Group g, NodeImbalance n) {

@@ -98,6 +98,48 @@ class InstanceClustersTest {
     assertThat(c.outliers()).isEmpty();
   }
 
+  /** The instances' cluster members, by instance names. */
+  private static List<List<String>> members(InstanceClusters c) {
+    return c.clusters().stream().map(Cluster::instances).toList();
+  }
+
+  @Property
+  void clustersDoNotChangeWhenEveryTimeIsScaledUpToTheTopOfTheDoubleRange(
+      @ForAll @IntRange(min = 2, max = 40) int m, @ForAll long seed) {
+    // Times near Double.MAX_VALUE: before, sums over nodes and cluster means overflowed to
+    // infinity, ratios became NaN, and the clustering failed with an index out of bounds (every
+    // scrape and alert evaluation with it). Scaling by a power of two is exact, so the clusters
+    // must be the same.
+    Random rnd = new Random(seed);
+    List<String> names = new ArrayList<>();
+    List<double[]> small = new ArrayList<>();
+    List<double[]> huge = new ArrayList<>();
+    for (int i = 0; i < m; i++) {
+      names.add(name(i));
+      double[] v = {rnd.nextInt(4) + 1, rnd.nextInt(3), rnd.nextInt(2)};
+      small.add(v);
+      huge.add(Arrays.stream(v).map(x -> Math.scalb(x, 1020)).toArray());
+    }
+    InstanceClusters expected = InstanceClusters.of(profile(names, small));
+    InstanceClusters scaled = InstanceClusters.of(profile(names, huge));
+
+    assertThat(members(scaled)).isEqualTo(members(expected));
+    assertThat(scaled.outliers().size()).isEqualTo(expected.outliers().size());
+  }
+
+  @Test
+  void nineIdenticalInstancesOfHugeTimesAreOneCluster() {
+    List<String> names = new ArrayList<>();
+    List<double[]> vectors = new ArrayList<>();
+    for (int i = 0; i < 9; i++) {
+      names.add(name(i));
+      vectors.add(new double[] {1e308, 0, 0});
+    }
+    InstanceClusters c = InstanceClusters.of(profile(names, vectors));
+    assertThat(c.clusters()).hasSize(1);
+    assertThat(c.outliers()).isEmpty();
+  }
+
   @Test
   void smallNoiseStaysOneCluster() {
     Random rnd = new Random(42);

@@ -213,6 +213,55 @@ class ThreadRegionImbalanceValuesTest {
         .containsEntry("threads", "6");
   }
 
+  @Test
+  void noneWithATimeBeyondTheDoubleRangeStillGivesItsValues() throws Exception {
+    // A client may send a state whose sum is +Inf (two times of 1e308): before, the profile
+    // refused it with an exception that failed every scrape and every alert rule.
+    start();
+    Deltas.Builder d = delta();
+    for (int t = 0; t < 4; t++) {
+      d.string(NAMES + t, "worker-" + t)
+          .entry(
+              entry(1)
+                  .addKey(
+                      AttributeValue.newBuilder()
+                          .setAttributeId(THREAD_ATTR)
+                          .setStringId(NAMES + t))
+                  .addMeasurements(t == 0 ? Deltas.time(1e308, 1e308) : Deltas.time(1.0))
+                  .build())
+          .entry(member(2, THREAD_ATTR, NAMES + t, 1.0));
+    }
+    push(d, 0);
+    List<DerivedValue> all = values();
+
+    DerivedValue work = imbalance(all, "work");
+    assertThat(work.value()).isFinite().isGreaterThan(1e307);
+    assertThat(work.context()).containsEntry("slowest_thread", "worker-0");
+    assertThat(all).allSatisfy(v -> assertThat(v.value()).isFinite());
+  }
+
+  @Test
+  void keyWithATimeBeyondTheDoubleRangeGivesNoNaN() throws Exception {
+    // Before: the slowest role's sum of +Inf made max and avg infinite and the imbalance NaN.
+    start();
+    Deltas.Builder d = delta();
+    String[] roles = {"slowest", "fastest", "rest"};
+    for (int r = 0; r < roles.length; r++) {
+      d.string(NAMES + r, roles[r])
+          .entry(
+              entry(1)
+                  .addKey(
+                      AttributeValue.newBuilder().setAttributeId(ROLE_ATTR).setStringId(NAMES + r))
+                  .addMeasurements(r == 0 ? Deltas.time(1e308, 1e308) : Deltas.time(1.0))
+                  .build());
+    }
+    push(d, 4);
+    List<DerivedValue> all = values();
+
+    assertThat(all).isNotEmpty().allSatisfy(v -> assertThat(v.value()).isFinite());
+    assertThat(imbalance(all, "work").value()).isGreaterThan(1e307);
+  }
+
   /**
    * The planted pool as KEY sends it: worker-0 is the slowest, worker-1 the fastest, worker-2 and
    * worker-3 merged as the rest.
