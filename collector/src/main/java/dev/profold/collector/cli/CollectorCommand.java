@@ -115,9 +115,13 @@ final class CollectorCommand implements Callable<Integer> {
       workload = new DemoWorkload(c.listen(), server.grpcPort(), c.interval());
       workload.start();
       out.printf(
-          "demo workload running: series appear at http://%s:%d/metrics after the first interval"
-              + " (%ds)%n",
-          c.listen(), server.httpPort(), c.interval().toSeconds());
+          "demo workload running: series appear at http://%s:%d/metrics within %ds, the"
+              + " last-interval gauges once an interval has closed (%ds to %ds in)%n",
+          c.listen(),
+          server.httpPort(),
+          c.interval().toSeconds(),
+          2 * c.interval().toSeconds(),
+          3 * c.interval().toSeconds());
     }
     if (config != null) {
       watchConfig(server, c, out, hup);
