@@ -36,9 +36,14 @@ import java.util.Locale;
  * final set, so that a service with at most K instances is merged too. {@code K = max(2, ceil(log2
  * M))} for M instances. Deterministic: ties go to the first pair in order.
  *
- * <p>Outliers: with two or more clusters, a cluster smaller than the largest and of at most {@code
- * max(1, floor(M / 10))} instances. The nodes that separate an outlier cluster are those whose mean
- * time in it differs most from the mean over the other instances (ties: deeper path first).
+ * <p>Outliers: with two or more clusters, a cluster smaller than the largest, of at most {@code
+ * max(1, floor(M / 10))} instances, and whose mean profile is at least {@value #OUTLIER_MIN_RATIO}
+ * (diffRatio) from the largest cluster's. The last condition is this collector's: the merge
+ * criteria keep apart instances whose times differ by a few percent (two profiles 5% apart have a
+ * diffRatio of 0.024, above Ratio_min), so ordinary jitter between healthy instances made small
+ * clusters, each flagged; 0.1 is about 22% more time spread alike over the nodes, or a tenth of the
+ * time spent elsewhere. The nodes that separate an outlier cluster are those whose mean time in it
+ * differs most from the mean over the other instances (ties: deeper path first).
  *
  * <p>Cost: O(M · K² · nodes) time. Immutable.
  */
@@ -48,6 +53,9 @@ public final class InstanceClusters {
 
   /** Pairs closer than this fraction of the farthest pair are merged (the paper's Ratio_rel). */
   public static final double RATIO_REL = 0.25;
+
+  /** The least diffRatio between an outlier cluster's mean profile and the largest cluster's. */
+  public static final double OUTLIER_MIN_RATIO = 0.1;
 
   /** Separating nodes named per outlier cluster. */
   static final int SEPARATING = 3;
@@ -117,10 +125,15 @@ public final class InstanceClusters {
     }
     List<int[]> groups = cluster(vectors);
     int largest = groups.isEmpty() ? 0 : groups.get(0).length;
+    double[] largestMean = groups.isEmpty() ? new double[0] : mean(vectors, groups.get(0));
     int small = Math.max(1, m / 10);
     List<Cluster> out = new ArrayList<>();
     for (int[] g : groups) {
-      boolean outlier = groups.size() >= 2 && g.length < largest && g.length <= small;
+      boolean outlier =
+          groups.size() >= 2
+              && g.length < largest
+              && g.length <= small
+              && diffRatio(mean(vectors, g), largestMean) >= OUTLIER_MIN_RATIO;
       List<String> names = new ArrayList<>();
       for (int i : g) {
         names.add(p.instances().get(i));
@@ -128,6 +141,18 @@ public final class InstanceClusters {
       out.add(new Cluster(names, outlier, outlier ? separating(p, g) : List.of()));
     }
     return new InstanceClusters(out);
+  }
+
+  /** The mean of the vectors of {@code members}, stepped as {@link Group#with} steps it. */
+  private static double[] mean(double[][] vectors, int[] members) {
+    double[] mean = vectors[members[0]].clone();
+    for (int k = 1; k < members.length; k++) {
+      double[] v = vectors[members[k]];
+      for (int n = 0; n < mean.length; n++) {
+        mean[n] += (v[n] - mean[n]) / (k + 1);
+      }
+    }
+    return mean;
   }
 
   /** The nodes where the members of {@code group} differ most from the other instances. */

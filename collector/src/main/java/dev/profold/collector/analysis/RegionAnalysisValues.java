@@ -56,6 +56,7 @@ public final class RegionAnalysisValues implements DerivedValues {
 
   private final SnapshotSource source;
   private final AnalysisSpec spec;
+  private final Object lock = new Object();
   private volatile Computed last = new Computed(-1, 0, "", List.of(), List.of());
 
   /**
@@ -94,15 +95,24 @@ public final class RegionAnalysisValues implements DerivedValues {
         region = s;
       }
     }
-    Computed c = last;
     if (region == null) {
       return new Computed(-1, 0, "", List.of(), families(snapshot));
     }
+    // One computation at a time: a scrape and an alert evaluation at an interval's end (or a
+    // scrape retried after a timeout) wait for the one under way and take its values.
+    synchronized (lock) {
+      return computed(snapshot, region);
+    }
+  }
+
+  private Computed computed(CollectorSnapshot snapshot, SchemeSnapshot region) {
+    Computed c = last;
     // A closed interval does not change (late data goes to cumulative state only): same end,
-    // size and query, same values.
-    if (c.endNanos() == region.lastIntervalEndUnixNanos()
-        && c.series() == region.lastInterval().size()
-        && c.query().equals(region.query())) {
+    // size and query, same values. A snapshot older than the last computed keeps the newer.
+    if ((c.endNanos() == region.lastIntervalEndUnixNanos()
+            && c.series() == region.lastInterval().size()
+            && c.query().equals(region.query()))
+        || region.lastIntervalEndUnixNanos() < c.endNanos()) {
       // Scheme families can change with every delta (a new measurement): always current.
       return new Computed(c.endNanos(), c.series(), c.query(), c.values(), families(snapshot));
     }

@@ -241,13 +241,14 @@ public final class RegionImbalance {
    */
   public static double runtime(ServiceProfile p) {
     List<Node> nodes = p.nodes();
+    PathTree tree = new PathTree(nodes);
     double best = 0;
     for (int i = 0; i < p.instances().size(); i++) {
-      Map<String, Double> self = new HashMap<>();
+      double[] self = new double[tree.size()];
       for (int n = 0; n < nodes.size(); n++) {
-        self.merge(nodes.get(n).path(), p.seconds(n, i), Double::sum);
+        self[tree.pathOf(n)] += p.seconds(n, i);
       }
-      best = Math.max(best, total(self));
+      best = Math.max(best, tree.total(self));
     }
     return best;
   }
@@ -258,44 +259,94 @@ public final class RegionImbalance {
    * slowest everywhere.
    */
   public static double runtimeBound(List<Spread> spreads) {
-    Map<String, Double> self = new HashMap<>();
+    List<Node> nodes = new ArrayList<>(spreads.size());
     for (Spread s : spreads) {
-      self.merge(s.node().path(), s.max(), Double::sum);
+      nodes.add(s.node());
     }
-    return total(self);
+    PathTree tree = new PathTree(nodes);
+    double[] self = new double[tree.size()];
+    for (int n = 0; n < spreads.size(); n++) {
+      self[tree.pathOf(n)] += spreads.get(n).max();
+    }
+    return tree.total(self);
   }
 
   /**
-   * Sum over top-level paths of {@code T(p) = max(t(p), sum of T(c) over p's child paths)}, given
-   * {@code t} by path (paths missing in between count as 0).
+   * The paths of some nodes and all their ancestors, indexed once, so that {@link #total} of each
+   * instance is one pass over arrays (with agent call stacks, rebuilding the tree of substrings for
+   * every instance took seconds per interval). Not thread-safe; immutable once built.
    */
-  private static double total(Map<String, Double> timeAtPath) {
-    Map<String, Double> self = new HashMap<>(timeAtPath);
-    for (String path : timeAtPath.keySet()) {
-      forEachAncestor(path, a -> self.merge(a, 0.0, Double::sum));
-    }
-    List<String> deepestFirst = new ArrayList<>(self.keySet());
-    deepestFirst.sort(Comparator.comparingInt(RegionImbalance::slashes).reversed());
-    Map<String, Double> children = new HashMap<>();
-    double total = 0;
-    for (String path : deepestFirst) {
-      double t = Math.max(self.get(path), children.getOrDefault(path, 0.0));
-      int slash = path.lastIndexOf('/');
-      if (slash < 0) {
-        total += t;
-      } else {
-        children.merge(path.substring(0, slash), t, Double::sum);
-      }
-    }
-    return total;
-  }
+  private static final class PathTree {
+    private final int[] nodePath; // node index -> path index
+    private final int[] parent; // path index -> its parent's path index, or -1 at the top
+    private final int[] deepestFirst; // path indices, deepest path first
 
-  private static int slashes(String path) {
-    int n = 0;
-    for (int i = path.indexOf('/'); i >= 0; i = path.indexOf('/', i + 1)) {
-      n++;
+    PathTree(List<Node> nodes) {
+      Map<String, Integer> index = new HashMap<>();
+      List<Integer> parents = new ArrayList<>();
+      List<Integer> depths = new ArrayList<>();
+      nodePath = new int[nodes.size()];
+      for (int n = 0; n < nodes.size(); n++) {
+        String path = nodes.get(n).path();
+        Integer known = index.get(path);
+        if (known == null) {
+          // Each prefix ("a", "a/b", ...) then the path itself, each under the one before.
+          int up = -1;
+          int depth = 0;
+          for (int i = path.indexOf('/'); ; i = path.indexOf('/', i + 1)) {
+            String prefix = i < 0 ? path : path.substring(0, i);
+            Integer at = index.get(prefix);
+            if (at == null) {
+              at = parents.size();
+              index.put(prefix, at);
+              parents.add(up);
+              depths.add(depth);
+            }
+            up = at;
+            depth++;
+            if (i < 0) {
+              break;
+            }
+          }
+          known = up;
+        }
+        nodePath[n] = known;
+      }
+      parent = parents.stream().mapToInt(Integer::intValue).toArray();
+      deepestFirst =
+          java.util.stream.IntStream.range(0, parent.length)
+              .boxed()
+              .sorted(Comparator.comparingInt(depths::get).reversed())
+              .mapToInt(Integer::intValue)
+              .toArray();
     }
-    return n;
+
+    int size() {
+      return parent.length;
+    }
+
+    /** The path index of node {@code n}. */
+    int pathOf(int n) {
+      return nodePath[n];
+    }
+
+    /**
+     * Sum over top-level paths of {@code T(p) = max(t(p), sum of T(c) over p's child paths)}, given
+     * {@code t} by path index (paths missing in between hold 0).
+     */
+    double total(double[] self) {
+      double[] children = new double[parent.length];
+      double total = 0;
+      for (int p : deepestFirst) {
+        double t = Math.max(self[p], children[p]);
+        if (parent[p] < 0) {
+          total += t;
+        } else {
+          children[parent[p]] += t;
+        }
+      }
+      return total;
+    }
   }
 
   /**

@@ -98,6 +98,14 @@ final class ThreadGroupSpreads {
 
   /** Every group some scheme keeps thread detail for, in the order the schemes hold them. */
   static List<Group> of(CollectorSnapshot snapshot) {
+    return of(snapshot, activeThreads(snapshot));
+  }
+
+  /**
+   * The threads of each group (service, instance, thread group) in its source's latest thread
+   * activity: what {@link #of} reads from the sources, besides the schemes.
+   */
+  static Map<List<String>, Integer> activeThreads(CollectorSnapshot snapshot) {
     Map<List<String>, Integer> active = new HashMap<>();
     for (SourceSnapshot s : snapshot.sources()) {
       for (ThreadActivitySnapshot a : s.threadActivity()) {
@@ -106,6 +114,11 @@ final class ThreadGroupSpreads {
         }
       }
     }
+    return active;
+  }
+
+  /** {@link #of(CollectorSnapshot)} with the {@link #activeThreads} given. */
+  static List<Group> of(CollectorSnapshot snapshot, Map<List<String>, Integer> active) {
     Map<List<String>, Raw> groups = new LinkedHashMap<>();
     for (SchemeSnapshot scheme : snapshot.schemes()) {
       read(scheme, groups);

@@ -45,11 +45,26 @@ public final class ThreadRegionImbalanceValues implements DerivedValues {
 
   private final SnapshotSource source;
   private final AnalysisSpec spec;
-  // The values of the last snapshot seen: the source hands out the same snapshot until something
-  // changes, and a scrape and an alert evaluation per interval ask for the same.
+  // The values of the last inputs seen: the schemes' closed intervals and the groups' thread
+  // counts. The fold hands out a new snapshot after every delta, but these change far less often.
   private volatile Computed last = new Computed(null, List.of());
 
-  private record Computed(CollectorSnapshot snapshot, List<DerivedValue> values) {}
+  /**
+   * What the values are computed from: each scheme's name, query, last closed interval's end and
+   * size (a closed interval does not change), and the thread count of every group.
+   */
+  private record Inputs(List<List<Object>> intervals, Map<List<String>, Integer> threads) {
+    static Inputs of(CollectorSnapshot snapshot) {
+      List<List<Object>> intervals = new ArrayList<>();
+      for (var s : snapshot.schemes()) {
+        intervals.add(
+            List.of(s.scheme(), s.query(), s.lastIntervalEndUnixNanos(), s.lastInterval().size()));
+      }
+      return new Inputs(intervals, ThreadGroupSpreads.activeThreads(snapshot));
+    }
+  }
+
+  private record Computed(Inputs inputs, List<DerivedValue> values) {}
 
   public ThreadRegionImbalanceValues(SnapshotSource source, AnalysisSpec spec) {
     this.source = source;
@@ -68,19 +83,24 @@ public final class ThreadRegionImbalanceValues implements DerivedValues {
         values(snapshot), RegionAnalysisValues.families(snapshot));
   }
 
-  @SuppressWarnings("ReferenceEquality") // the same snapshot object, not an equal one, is the point
-  private List<DerivedValue> values(CollectorSnapshot snapshot) {
+  /**
+   * The values for {@code snapshot}: the last ones while their inputs are the same; else computed,
+   * one computation at a time (a scrape and an alert evaluation wait for the one under way).
+   */
+  private synchronized List<DerivedValue> values(CollectorSnapshot snapshot) {
+    Inputs inputs = Inputs.of(snapshot);
     Computed c = last;
-    if (c.snapshot() != snapshot) {
-      c = new Computed(snapshot, compute(snapshot));
+    if (!inputs.equals(c.inputs())) {
+      c = new Computed(inputs, compute(snapshot, inputs.threads()));
       last = c;
     }
     return c.values();
   }
 
-  private List<DerivedValue> compute(CollectorSnapshot snapshot) {
+  private List<DerivedValue> compute(
+      CollectorSnapshot snapshot, Map<List<String>, Integer> threads) {
     List<DerivedValue> out = new ArrayList<>();
-    for (ThreadGroupSpreads.Group g : ThreadGroupSpreads.of(snapshot)) {
+    for (ThreadGroupSpreads.Group g : ThreadGroupSpreads.of(snapshot, threads)) {
       Guarded.add(
           "thread group " + g.group() + " of " + g.service() + "/" + g.instance(),
           own -> analyse(g, own),

@@ -141,6 +141,35 @@ class InstanceClustersTest {
   }
 
   @Test
+  void fivePercentJitterBetweenHealthyInstancesFlagsNoOutlier() {
+    // Before: clusters {0,1,2}, {3}, {4}, and instances 3 and 4 both flagged as outliers.
+    double[] scale = {1.00, 1.02, 0.98, 1.05, 0.95};
+    List<String> names = new ArrayList<>();
+    List<double[]> vectors = new ArrayList<>();
+    for (int i = 0; i < scale.length; i++) {
+      names.add(name(i));
+      vectors.add(new double[] {scale[i], 0.25 * scale[i], 0});
+    }
+    assertThat(InstanceClusters.of(profile(names, vectors)).outliers()).isEmpty();
+  }
+
+  @Property
+  void jitterOfTenPercentNeverMakesAnOutlier(
+      @ForAll @IntRange(min = 5, max = 50) int m, @ForAll long seed) {
+    Random rnd = new Random(seed);
+    List<String> names = new ArrayList<>();
+    List<double[]> vectors = new ArrayList<>();
+    for (int i = 0; i < m; i++) {
+      names.add(name(i));
+      double a = 1 + (rnd.nextDouble() - 0.5) * 0.2; // each node +-10%, independently
+      double b = 1 + (rnd.nextDouble() - 0.5) * 0.2;
+      double c = 1 + (rnd.nextDouble() - 0.5) * 0.2;
+      vectors.add(new double[] {0.75 * a, 0.25 * b, 0.125 * c});
+    }
+    assertThat(InstanceClusters.of(profile(names, vectors)).outliers()).isEmpty();
+  }
+
+  @Test
   void smallNoiseStaysOneCluster() {
     Random rnd = new Random(42);
     List<String> names = new ArrayList<>();

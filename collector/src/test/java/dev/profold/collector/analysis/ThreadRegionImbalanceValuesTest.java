@@ -214,6 +214,30 @@ class ThreadRegionImbalanceValuesTest {
   }
 
   @Test
+  void aDeltaThatClosesNoIntervalDoesNotRecomputeTheValues() throws Exception {
+    // The fold hands out a new snapshot after every delta: before, every scrape after a delta
+    // recomputed the whole thread analysis, though its inputs (closed intervals, thread counts)
+    // had not changed.
+    start();
+    push(none(), 0);
+    ThreadRegionImbalanceValues values = new ThreadRegionImbalanceValues(engine::snapshot, SPEC);
+    List<DerivedValue> first = values.current();
+    engine.apply(
+        Deltas.source("other", "o-1")
+            .seq(1)
+            .interval(T0 + 2 * INTERVAL, T0 + 3 * INTERVAL)
+            .region(1, "main", REGION_KIND_COMPUTE)
+            .entry(1, 1.0)
+            .decode(dictionary));
+
+    assertThat(values.current()).isNotEmpty().isSameAs(first);
+    push(none().seq(2).interval(T0 + INTERVAL, T0 + 2 * INTERVAL), 0); // a new closed interval
+    clock.setNanos(T0 + 3 * INTERVAL);
+    engine.advance();
+    assertThat(values.current()).isNotSameAs(first);
+  }
+
+  @Test
   void noneWithATimeBeyondTheDoubleRangeStillGivesItsValues() throws Exception {
     // A client may send a state whose sum is +Inf (two times of 1e308): before, the profile
     // refused it with an exception that failed every scrape and every alert rule.
