@@ -19,8 +19,10 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.bridge.SLF4JBridgeHandler;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -65,6 +67,29 @@ final class CollectorCommand implements Callable<Integer> {
       description = "Also run a synthetic multi-service workload pushing to this collector.")
   boolean demo;
 
+  /** Stops what a failed start left running; the hook is not needed any more. */
+  private static void stopAfterFailedStart(CollectorServer server, Thread hook)
+      throws InterruptedException {
+    server.stop();
+    try {
+      Runtime.getRuntime().removeShutdownHook(hook);
+    } catch (IllegalStateException exiting) {
+      // the JVM is shutting down already: the hook runs, and stop() is idempotent
+    }
+  }
+
+  /**
+   * Sends what gRPC and the JDK log through java.util.logging on to SLF4J (logback): one format on
+   * stderr, and the levels of logback.xml (gRPC's INFO records, such as a failed connection with
+   * its stack trace, are below its WARN) instead of JUL's own two-line records.
+   */
+  private static void routeJavaLoggingToLogback() {
+    if (!SLF4JBridgeHandler.isInstalled()) {
+      SLF4JBridgeHandler.removeHandlersForRootLogger();
+      SLF4JBridgeHandler.install();
+    }
+  }
+
   /**
    * What a SIGHUP does: reload the config file once the collector runs; before, nothing (the JVM's
    * own SIGHUP handler would end the process, so ours is installed first thing).
@@ -78,6 +103,7 @@ final class CollectorCommand implements Callable<Integer> {
   @Override
   public Integer call() throws IOException, InterruptedException {
     boolean hup = HangupSignal.install(() -> onHangup.run());
+    routeJavaLoggingToLogback();
     PrintWriter err = spec.commandLine().getErr();
     CollectorConfig c;
     try {
@@ -88,31 +114,58 @@ final class CollectorCommand implements Callable<Integer> {
       return 2;
     }
     CollectorServer server = new CollectorServer(c, InstantSource.system());
+    // The hook is there before the server starts: a SIGTERM at any time stops it cleanly (stop()
+    // waits for a start under way, and a start after a stop refuses).
+    AtomicReference<DemoWorkload> demoToStop = new AtomicReference<>();
+    CountDownLatch stopped = new CountDownLatch(1);
+    Thread hook =
+        new Thread(
+            () -> {
+              try {
+                DemoWorkload d = demoToStop.get();
+                if (d != null) {
+                  d.close();
+                }
+                server.stop();
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              } finally {
+                stopped.countDown();
+              }
+            },
+            "profold-shutdown");
+    Runtime.getRuntime().addShutdownHook(hook);
     try {
       server.start();
     } catch (ArchiveException e) {
       err.println("profold: " + e.getMessage());
       err.flush();
-      server.stop();
+      stopAfterFailedStart(server, hook);
       return 2;
     } catch (BindFailure e) {
       err.println("profold: " + e.getMessage());
       err.flush();
-      server.stop();
+      stopAfterFailedStart(server, hook);
       return 1;
     } catch (IOException e) {
       err.println("profold: cannot start: " + e.getMessage());
       err.flush();
-      server.stop();
+      stopAfterFailedStart(server, hook);
+      return 1;
+    } catch (RuntimeException e) { // a bug: one line for the user, the trace in the log
+      log.debug("start failed", e);
+      err.println("profold: cannot start: " + e + " (please report this as a bug)");
+      err.flush();
+      stopAfterFailedStart(server, hook);
       return 1;
     }
     PrintWriter out = spec.commandLine().getOut();
     out.printf(
         "profold collector listening: grpc=%s:%d http=http://%s:%d/metrics%n",
         c.listen(), server.grpcPort(), c.listen(), server.httpPort());
-    DemoWorkload workload = null;
     if (demo) {
-      workload = new DemoWorkload(c.listen(), server.grpcPort(), c.interval());
+      DemoWorkload workload = new DemoWorkload(c.listen(), server.grpcPort(), c.interval());
+      demoToStop.set(workload);
       workload.start();
       out.printf(
           "demo workload running: series appear at http://%s:%d/metrics within %ds, the"
@@ -133,24 +186,6 @@ final class CollectorCommand implements Callable<Integer> {
                   "SIGHUP received, but the collector runs without --config: nothing to reload");
     }
     out.flush();
-    CountDownLatch stopped = new CountDownLatch(1);
-    DemoWorkload demoToStop = workload;
-    Runtime.getRuntime()
-        .addShutdownHook(
-            new Thread(
-                () -> {
-                  try {
-                    if (demoToStop != null) {
-                      demoToStop.close();
-                    }
-                    server.stop();
-                  } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                  } finally {
-                    stopped.countDown();
-                  }
-                },
-                "profold-shutdown"));
     stopped.await();
     return 0;
   }

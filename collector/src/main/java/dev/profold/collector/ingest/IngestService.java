@@ -76,6 +76,9 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
     out.disableAutoRequest();
     AckStream acks = new AckStream(out, metrics);
     out.setOnReadyHandler(acks::requestMore);
+    // With a cancel handler set, gRPC ignores a write after the client cancelled instead of
+    // throwing from onNext: an ack written between isCancelled() and onNext() logged an ERROR.
+    out.setOnCancelHandler(acks::cancelled);
     open.add(acks);
     if (closed) { // opened after closeStreams(): nothing would answer its deltas
       acks.fail(unavailable());
@@ -383,6 +386,11 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
       paused = false;
       requested += room;
       out.request((int) room);
+    }
+
+    /** The client cancelled the call: nothing more is written (gRPC then calls onError). */
+    synchronized void cancelled() {
+      ended = true;
     }
 
     synchronized void complete() {

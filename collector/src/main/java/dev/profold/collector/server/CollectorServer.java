@@ -213,6 +213,9 @@ public final class CollectorServer {
    * @throws IOException when the archive directory cannot be used ({@link ArchiveException})
    */
   public synchronized void start() throws IOException {
+    if (stopped) { // a shutdown hook ran first: the process is exiting
+      throw new IOException("the collector was stopped before it started");
+    }
     if (config.archive().enabled()) {
       try {
         archive =
@@ -229,10 +232,21 @@ public final class CollectorServer {
       }
       engine.onIntervalClosed(archive);
     }
+    // The HTTP port first: a port in use there must not stop the collector after gRPC has
+    // taken and acknowledged deltas.
+    limitSlowHttpClients();
+    try {
+      http = HttpServer.create(new InetSocketAddress(config.listen(), config.httpPort()), 64);
+    } catch (IOException e) {
+      throw BindFailure.http(config.listen(), config.httpPort(), e);
+    }
     worker.start();
     OversizedMessageLogFilter.install(); // OversizedMessages logs a line instead of a stack trace
+    TransportLogFilter.install(); // an HTTP/1 request on the gRPC port: a line, not a stack trace
     Server built =
-        NettyServerBuilder.forAddress(new InetSocketAddress(config.listen(), config.grpcPort()))
+        GrpcTransport.configure(
+                NettyServerBuilder.forAddress(
+                    new InetSocketAddress(config.listen(), config.grpcPort())))
             .maxInboundMessageSize(config.maxMessageBytes())
             .addStreamTracerFactory(new OversizedMessages(metrics, config.maxMessageBytes()))
             .addService(LenientDeltas.wrap(ingest.bindService()))
@@ -253,12 +267,6 @@ public final class CollectorServer {
         QueryGrpc.SERVICE_NAME, io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
     if (worker.failure() != null) { // it failed while the server started
       foldFailed();
-    }
-    limitSlowHttpClients();
-    try {
-      http = HttpServer.create(new InetSocketAddress(config.listen(), config.httpPort()), 64);
-    } catch (IOException e) {
-      throw BindFailure.http(config.listen(), config.httpPort(), e);
     }
     // A thread per request being read, handled or written: enough that scrapes, queries (at most
     // two at a time, QueryHttpHandler) and a stalled client or two leave threads for /healthz.
@@ -348,8 +356,16 @@ public final class CollectorServer {
       String u = configured.toString();
       return u.endsWith("/") ? u.substring(0, u.length() - 1) : u;
     }
-    String host = config.listen().contains(":") ? "[" + config.listen() + "]" : config.listen();
-    return "http://" + host + ":" + httpPort();
+    return ownUrl(config.listen(), httpPort());
+  }
+
+  /**
+   * {@code http://listen:port}: an IPv6 address in brackets, its zone's {@code %} written {@code
+   * %25} as URIs require ({@code fe80::1%eth0} made {@code URI.create} fail the start).
+   */
+  static String ownUrl(String listen, int port) {
+    String host = listen.contains(":") ? "[" + listen.replace("%", "%25") + "]" : listen;
+    return "http://" + host + ":" + port;
   }
 
   private void index(HttpExchange ex) throws IOException {
