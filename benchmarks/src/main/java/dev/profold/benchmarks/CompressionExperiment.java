@@ -140,6 +140,15 @@ public final class CompressionExperiment {
       return context;
     }
 
+    /**
+     * Not known here: KEY then ranks by all COMPUTE time, nested or not. The experiment measures
+     * bytes, which do not depend on which threads KEY picks.
+     */
+    @Override
+    public int parent(int context) {
+      return -1;
+    }
+
     @Override
     public void addKey(int context, Entry.Builder entry) {
       entry.addKey(AttributeValue.newBuilder().setAttributeId(ids.region).setPathNodeId(context));

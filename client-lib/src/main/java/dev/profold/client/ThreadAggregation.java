@@ -16,10 +16,13 @@ public enum ThreadAggregation {
    */
   SET,
   /**
-   * The initial thread, the slowest and the fastest thread (by time in COMPUTE regions, the initial
-   * thread excluded from the choice) kept apart, the rest summed.
+   * The initial thread, the slowest and the fastest thread (by time in their outermost COMPUTE
+   * regions, the initial thread excluded from the choice) kept apart, the rest summed.
    */
   KEY,
-  /** Threads that visited exactly the same set of regions form a cluster; clusters are summed. */
+  /**
+   * Threads that visited exactly the same region paths (whatever their scoped attributes) form a
+   * cluster; clusters are summed.
+   */
   CALLTREE
 }

@@ -57,7 +57,16 @@ public final class ProfoldAgent {
 
   private static void launch(String agentArgs, Instrumentation inst) {
     try {
-      Thread t = new Thread(() -> start(agentArgs, inst), "profold-agent-start");
+      Thread t =
+          new Thread(
+              () -> {
+                start(agentArgs, inst);
+                ProfoldRuntime r = ProfoldRuntime.current();
+                if (r != null) {
+                  r.ownThreadEnding(); // the start's own CPU time: overhead in the first delta
+                }
+              },
+              "profold-agent-start");
       t.setDaemon(true);
       t.start();
     } catch (Throwable e) { // never into the JVM's agent loading

@@ -644,6 +644,11 @@ final class ContextTable implements ContextView {
   }
 
   @Override
+  public synchronized int parent(int context) {
+    return context == 0 ? -1 : parent[context];
+  }
+
+  @Override
   public synchronized void addKey(int context, Entry.Builder entry) {
     if (pathNode[context] != 0) {
       entry.addKey(

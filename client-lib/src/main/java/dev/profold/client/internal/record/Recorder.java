@@ -878,12 +878,22 @@ public final class Recorder {
       if (cells.isEmpty()) {
         continue;
       }
+      // A platform thread's name as it is now: a thread renamed after its first record (OkHttp
+      // names its dispatcher after the call it runs) is grouped by its current name, as the
+      // thread activity groups it.
+      boolean own = s.pool == null && s.owner != null;
+      String name = own ? s.owner.getName() : s.name;
+      String group = name.equals(s.name) ? s.group : ThreadGroups.normalise(name);
       Integer at = byThread.putIfAbsent(s.threadId, out.size());
       if (at == null) {
-        out.add(new ThreadSnapshot(s.threadId, s.name, s.group, s.initial, cells));
+        out.add(new ThreadSnapshot(s.threadId, name, group, s.initial, cells));
       } else { // the thread's own table and tables recorded on its behalf: one thread
         ThreadSnapshot t = out.get(at);
-        out.set(at, merged(t, s.owner != null ? s : null, cells));
+        out.set(
+            at,
+            s.owner != null
+                ? new ThreadSnapshot(s.threadId, name, group, s.initial, concat(t.cells(), cells))
+                : merged(t, cells));
       }
     }
     // One cell per key and metric in each thread, whether the cells came from the thread's own
@@ -906,16 +916,16 @@ public final class Recorder {
     return collections.get();
   }
 
-  /**
-   * {@code t} with {@code cells} added (merged by {@link #collect} at its end); identity from
-   * {@code own} (a thread's own state) when given, else from {@code t}.
-   */
-  private static ThreadSnapshot merged(ThreadSnapshot t, ThreadState own, List<Cell> cells) {
-    List<Cell> all = new ArrayList<>(t.cells());
-    all.addAll(cells);
-    return own == null
-        ? new ThreadSnapshot(t.threadId(), t.name(), t.group(), t.initial(), all)
-        : new ThreadSnapshot(own.threadId, own.name, own.group, own.initial, all);
+  /** {@code t} with {@code cells} added (merged by {@link #collect} at its end). */
+  private static ThreadSnapshot merged(ThreadSnapshot t, List<Cell> cells) {
+    return new ThreadSnapshot(
+        t.threadId(), t.name(), t.group(), t.initial(), concat(t.cells(), cells));
+  }
+
+  private static List<Cell> concat(List<Cell> a, List<Cell> b) {
+    List<Cell> all = new ArrayList<>(a);
+    all.addAll(b);
+    return all;
   }
 
   /**

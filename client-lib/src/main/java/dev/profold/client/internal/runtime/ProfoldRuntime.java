@@ -85,6 +85,7 @@ public final class ProfoldRuntime {
   private long intervalStart;
   private long activityStart; // the last activity close's end: a failed flush's was given back
   private final java.util.Map<Long, Long> ownCpu = new java.util.HashMap<>(); // at the last flush
+  private long endedOwnCpu; // guarded by ownCpu: of own threads ended since the last flush
   private boolean flushFailureLogged;
   private long lastEventsLost;
   private long lostInFailedFlushes; // values of intervals whose flush failed, not yet reported
@@ -452,16 +453,42 @@ public final class ProfoldRuntime {
   private long ownCpuNanos() {
     java.util.Map<Long, Long> now = new java.util.HashMap<>();
     long d = 0;
-    for (LiveThread t : jvmThreads.own()) {
-      if (t.cpuNanos() < 0) {
-        continue; // ended meanwhile, or no CPU clock
+    synchronized (ownCpu) {
+      d += endedOwnCpu;
+      endedOwnCpu = 0;
+      for (LiveThread t : jvmThreads.own()) {
+        if (t.cpuNanos() < 0) {
+          continue; // ended meanwhile, or no CPU clock
+        }
+        d += Math.max(0, t.cpuNanos() - ownCpu.getOrDefault(t.id(), 0L));
+        now.put(t.id(), t.cpuNanos());
       }
-      d += Math.max(0, t.cpuNanos() - ownCpu.getOrDefault(t.id(), 0L));
-      now.put(t.id(), t.cpuNanos());
+      ownCpu.clear();
+      ownCpu.putAll(now);
     }
-    ownCpu.clear();
-    ownCpu.putAll(now);
     return d;
+  }
+
+  /**
+   * Counts the CPU time the calling thread, one of Profold's own, spent since a flush last read it
+   * in the next delta's overhead: for a thread that ends before a flush could read it, such as the
+   * agent's start thread (which loads gRPC, Netty and protobuf and sets up JFR). Call it last thing
+   * on that thread. Any thread may call it.
+   */
+  public void ownThreadEnding() {
+    java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+    if (!mx.isCurrentThreadCpuTimeSupported()) {
+      return;
+    }
+    long cpu = mx.getCurrentThreadCpuTime();
+    if (cpu < 0) {
+      return; // the CPU clock is off
+    }
+    long id = Thread.currentThread().getId();
+    synchronized (ownCpu) {
+      endedOwnCpu += Math.max(0, cpu - ownCpu.getOrDefault(id, 0L));
+      ownCpu.put(id, cpu); // a flush that still finds the thread alive counts only what follows
+    }
   }
 
   /**

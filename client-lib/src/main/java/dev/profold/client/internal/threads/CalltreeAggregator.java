@@ -8,15 +8,19 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * {@code CALLTREE}: per group, threads whose sets of visited contexts are identical form a cluster;
- * each cluster is merged and labelled {@code thread.cluster -> n}.
+ * {@code CALLTREE}: per group, threads whose sets of visited region paths are identical form a
+ * cluster; each cluster is merged and labelled {@code thread.cluster -> n}.
  *
  * <p>After Score-P's CALLTREE strategy: two threads share a cluster exactly when, for every call
- * path, both visited it or neither did. Here a context counts as visited when the thread has a cell
- * for it (any metric but the durations of asynchronous regions, which the thread that ended them
- * records wherever they ran). Clusters are numbered from 0 in order of their smallest thread id;
- * the number of clusters ({@link ThreadAggregators#clusters}) is itself a result: it says how many
- * distinct behaviours the group's threads show.
+ * path, both visited it or neither did. Here a region path counts as visited when the thread has a
+ * cell in a context on it (any metric but the durations of asynchronous regions, which the thread
+ * that ended them records wherever they ran). Scoped attributes do not count: a call tree is made
+ * of paths, and with a per-request attribute (a tenant, say) no two threads would share a context
+ * set (before, clusters were then as many as threads). The entries keep their attributes. Clusters
+ * are numbered from 0 in order of their smallest thread id, in each interval anew: a number is a
+ * position, not an identity across intervals. The number of clusters ({@link
+ * ThreadAggregators#clusters}) is itself a result: it says how many distinct behaviours the group's
+ * threads show.
  */
 final class CalltreeAggregator implements ThreadAggregator {
   @Override
@@ -26,7 +30,8 @@ final class CalltreeAggregator implements ThreadAggregator {
     Grouping.byGroup(threads)
         .forEach(
             (group, members) -> {
-              List<List<ThreadSnapshot>> clusters = clusters(members, contexts::visits);
+              List<List<ThreadSnapshot>> clusters =
+                  clusters(members, contexts::visits, contexts::pathNode);
               for (int i = 0; i < clusters.size(); i++) {
                 Grouping.emitMerged(
                     clusters.get(i),
@@ -39,17 +44,20 @@ final class CalltreeAggregator implements ThreadAggregator {
 
   /**
    * The clusters of one group's threads (given sorted by thread id), in order of their smallest
-   * thread id, each cluster's threads in id order; a cell counts as a visit when {@code visits}
-   * holds for its measurement ({@link ContextView#visits}).
+   * thread id, each cluster's threads in id order; a cell counts as a visit of the region path
+   * {@code pathNode} gives for its context when {@code visits} holds for its measurement ({@link
+   * ContextView#visits}).
    */
   static List<List<ThreadSnapshot>> clusters(
-      List<ThreadSnapshot> members, java.util.function.IntPredicate visits) {
+      List<ThreadSnapshot> members,
+      java.util.function.IntPredicate visits,
+      java.util.function.IntUnaryOperator pathNode) {
     Map<Set<Integer>, List<ThreadSnapshot>> byVisited = new LinkedHashMap<>();
     for (ThreadSnapshot t : members) {
       Set<Integer> visited = new TreeSet<>();
       for (Cell c : t.cells()) {
         if (visits.test(c.metric())) {
-          visited.add(c.context());
+          visited.add(pathNode.applyAsInt(c.context()));
         }
       }
       byVisited.computeIfAbsent(visited, v -> new ArrayList<>()).add(t);

@@ -11,6 +11,12 @@ public interface ContextView {
   int pathNode(int context);
 
   /**
+   * The context {@code context} was reached from (by entering a region or setting an attribute), -1
+   * for the root or when not known. A context's ancestors stay known while it is in use.
+   */
+  int parent(int context);
+
+  /**
    * Adds the context's key values (its region path node and its scoped attributes, with the
    * encoder's ids) to an entry under construction.
    */

@@ -3,8 +3,10 @@ package dev.profold.client.internal.threads;
 import dev.profold.client.Kind;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * {@code KEY}: per group, the initial thread, the slowest and the fastest thread kept apart and the
@@ -12,9 +14,13 @@ import java.util.Map;
  *
  * <p>After Score-P's KEY strategy: threads are ranked by the time they spent in regions that do
  * work ({@link Kind#COMPUTE}), not in synchronisation or waiting; the one with the most such time
- * is the slowest, the one with the least the fastest. The initial thread is kept anyway and takes
- * no part in the ranking. Ties go to the lower thread id. With a single non-initial thread it is
- * the slowest; threads flagged initial are all merged under {@code initial}.
+ * is the slowest, the one with the least the fastest. A region's time includes its nested regions',
+ * so a COMPUTE region nested in another one the thread recorded time in is not counted again: a
+ * thread's work time is that of its outermost COMPUTE regions, at most its wall time (before,
+ * {@code handle/parse/validate} counted one second of work three times). The initial thread is kept
+ * anyway and takes no part in the ranking. Ties go to the lower thread id. With a single
+ * non-initial thread it is the slowest; threads flagged initial are all merged under {@code
+ * initial}.
  */
 final class KeyAggregator implements ThreadAggregator {
   @Override
@@ -61,17 +67,42 @@ final class KeyAggregator implements ThreadAggregator {
     return out;
   }
 
-  /** Total of {@code timeMetric} over the thread's cells in COMPUTE contexts. */
+  /**
+   * Total of {@code timeMetric} over the thread's cells in COMPUTE contexts that lie in no other
+   * such context of the thread (an ancestor of another region path).
+   */
   static double computeTime(
       ThreadSnapshot t, ContextView contexts, int timeMetric, Map<Integer, Boolean> memo) {
-    double total = 0;
+    Set<Integer> timed = new HashSet<>();
     for (Cell c : t.cells()) {
       if (c.metric() == timeMetric
           && memo.computeIfAbsent(c.context(), x -> contexts.kind(x) == Kind.COMPUTE)) {
+        timed.add(c.context());
+      }
+    }
+    double total = 0;
+    for (Cell c : t.cells()) {
+      if (c.metric() == timeMetric
+          && timed.contains(c.context())
+          && !nestedInTimed(c.context(), contexts, timed)) {
         total += c.state().sum();
       }
     }
     return total;
+  }
+
+  /**
+   * Whether an ancestor of {@code context} on another region path (an enclosing region, not the
+   * same region with fewer attributes) is in {@code timed}.
+   */
+  private static boolean nestedInTimed(int context, ContextView contexts, Set<Integer> timed) {
+    int node = contexts.pathNode(context);
+    for (int p = contexts.parent(context); p >= 0; p = contexts.parent(p)) {
+      if (contexts.pathNode(p) != node && timed.contains(p)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static void emit(

@@ -78,22 +78,30 @@ public final class ThreadAggregators {
    * order, each as the ascending ids of its threads. The number of clusters of a group is the size
    * of its list; cluster {@code n} is the one whose entries carry {@code thread.cluster -> n}.
    */
-  public static SortedMap<String, List<List<Long>>> clusters(List<ThreadSnapshot> threads) {
-    return clusters(threads, metric -> true);
+  public static SortedMap<String, List<List<Long>>> clusters(
+      List<ThreadSnapshot> threads, ContextView contexts) {
+    return clusters(threads, contexts::visits, contexts::pathNode);
   }
 
   /**
-   * As {@link #clusters(List)}, a cell counting as a visit when {@code visits} holds for its
-   * measurement (as the aggregation does with {@link ContextView#visits}).
+   * As {@link #clusters(List, ContextView)} for cells whose context ids stand for their region
+   * paths, every cell a visit (tests, and the compression experiment, whose contexts are paths).
    */
-  public static SortedMap<String, List<List<Long>>> clusters(
-      List<ThreadSnapshot> threads, java.util.function.IntPredicate visits) {
+  public static SortedMap<String, List<List<Long>>> clusters(List<ThreadSnapshot> threads) {
+    return clusters(threads, metric -> true, context -> context);
+  }
+
+  private static SortedMap<String, List<List<Long>>> clusters(
+      List<ThreadSnapshot> threads,
+      java.util.function.IntPredicate visits,
+      java.util.function.IntUnaryOperator pathNode) {
     SortedMap<String, List<List<Long>>> out = new TreeMap<>();
     Grouping.byGroup(threads)
         .forEach(
             (group, members) -> {
               List<List<Long>> ids = new ArrayList<>();
-              for (List<ThreadSnapshot> cluster : CalltreeAggregator.clusters(members, visits)) {
+              for (List<ThreadSnapshot> cluster :
+                  CalltreeAggregator.clusters(members, visits, pathNode)) {
                 ids.add(cluster.stream().map(ThreadSnapshot::threadId).toList());
               }
               out.put(group, List.copyOf(ids));

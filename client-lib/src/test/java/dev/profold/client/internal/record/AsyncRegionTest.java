@@ -149,7 +149,7 @@ class AsyncRegionTest {
       t.join();
     }
     List<ThreadSnapshot> snapshots = recorder.collect();
-    assertThat(ThreadAggregators.clusters(snapshots, recorder.contexts()::visits).get("cb-*"))
+    assertThat(ThreadAggregators.clusters(snapshots, recorder.contexts()).get("cb-*"))
         .as("one behaviour: which requests a thread ended is not where it ran")
         .hasSize(1);
     assertThat(ThreadAggregators.clusters(snapshots).get("cb-*"))

@@ -381,6 +381,88 @@ class RecorderTest {
   }
 
   @Test
+  void calltreeClustersThreadsByRegionPathsWhateverTheirScopedAttributes() throws Exception {
+    // A per-request attribute: before, no two threads shared a context set, and CALLTREE made one
+    // cluster per thread.
+    List<Thread> workers = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      String tenant = "tenant-" + (char) ('a' + i);
+      workers.add(
+          new Thread(
+              () -> {
+                try (Scope s = recorder.with("tenant", tenant);
+                    Region r = recorder.region("handle", Kind.COMPUTE)) {
+                  assertThat(r).isNotNull();
+                }
+              },
+              "t-" + i));
+    }
+    workers.add(
+        new Thread(
+            () -> {
+              try (Region r = recorder.region("other", Kind.COMPUTE)) {
+                assertThat(r).isNotNull();
+              }
+            },
+            "t-9"));
+    for (Thread t : workers) {
+      t.start();
+      t.join();
+    }
+    List<List<Long>> clusters =
+        ThreadAggregators.clusters(recorder.collect(), recorder.contexts()).get("t-*");
+    assertThat(clusters).hasSize(2);
+    assertThat(clusters.get(0))
+        .containsExactly(workers.get(0).getId(), workers.get(1).getId(), workers.get(2).getId());
+  }
+
+  @Test
+  void aRenamedThreadIsGroupedByItsNameAtTheCollection() throws Exception {
+    // OkHttp names its dispatcher thread after the call it runs: before, the thread stayed in
+    // the group of the name it had at its first record, for good.
+    CountDownLatch recorded = new CountDownLatch(1);
+    CountDownLatch renamed = new CountDownLatch(1);
+    CountDownLatch recordedAgain = new CountDownLatch(1);
+    CountDownLatch collected = new CountDownLatch(1);
+    Thread t =
+        new Thread(
+            () -> {
+              try (Region r = recorder.region("call", Kind.IO)) {
+                assertThat(r).isNotNull();
+              }
+              recorded.countDown();
+              try {
+                renamed.await();
+                try (Region r = recorder.region("call", Kind.IO)) {
+                  assertThat(r).isNotNull();
+                }
+                recordedAgain.countDown();
+                collected.await(); // alive at the collection
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            },
+            "OkHttp https://a.example/1");
+    t.start();
+    try {
+      recorded.await();
+      List<ThreadSnapshot> first = recorder.collect();
+      assertThat(first)
+          .extracting(ThreadSnapshot::group)
+          .containsExactly("OkHttp https://a.example/*");
+      t.setName("OkHttp Dispatcher");
+      renamed.countDown();
+      recordedAgain.await();
+      List<ThreadSnapshot> second = recorder.collect();
+      assertThat(second).extracting(ThreadSnapshot::name).containsExactly("OkHttp Dispatcher");
+      assertThat(second).extracting(ThreadSnapshot::group).containsExactly("OkHttp Dispatcher");
+    } finally {
+      collected.countDown();
+      t.join();
+    }
+  }
+
+  @Test
   void endedThreadsAreCollectedOnceThenForgotten() throws Exception {
     Thread t =
         new Thread(

@@ -136,6 +136,38 @@ class ProfoldRuntimeIntervalsTest {
   }
 
   @Test
+  void anOwnThreadThatEndsBeforeAFlushHasItsCpuTimeReportedAsOverhead() throws Exception {
+    // The agent's start thread loads gRPC, Netty and protobuf and sets up JFR, then ends before
+    // the first flush: before, its CPU time was in no delta.
+    ProfoldRuntime r = start(null);
+    assertThat(r.flush(Duration.ofSeconds(30))).isTrue();
+    long spent = Duration.ofMillis(200).toNanos();
+    long[] cpu = new long[1];
+    Thread starter =
+        new Thread(
+            () -> {
+              long x = 0;
+              while (MX.getCurrentThreadCpuTime() < spent) {
+                for (int i = 0; i < 10_000; i++) {
+                  x += i * 31L ^ x;
+                }
+              }
+              cpu[0] = MX.getCurrentThreadCpuTime();
+              r.ownThreadEnding();
+              if (x == 42) {
+                System.out.print(""); // keeps the loop from being optimised away
+              }
+            },
+            "profold-test-start");
+    starter.start();
+    starter.join();
+    assertThat(r.flush(Duration.ofSeconds(30))).isTrue();
+    List<Delta> deltas = collector.received();
+    assertThat(deltas).hasSize(2);
+    assertThat(deltas.get(1).getOverhead().getCpuNanos()).isGreaterThanOrEqualTo(cpu[0]);
+  }
+
+  @Test
   void afterTheWallClockStepsTheNextFlushIsAtTheNextBoundaryOfTheWallClock() throws Exception {
     long hour = 480_000 * HOUR; // some hour in 2024, as unix epoch nanoseconds
     LongSupplierClock wall = new LongSupplierClock(hour + HOUR - Duration.ofMillis(300).toNanos());

@@ -13,14 +13,28 @@ import java.util.Map;
 final class Fixtures {
   private Fixtures() {}
 
-  /** A context view over a fixed kind table; a context's key is its id as region path node. */
+  /**
+   * A context view over a fixed kind table; a context's key is its id as region path node, and its
+   * parent is given (-1, the root's, when not).
+   */
   static final class FakeContexts implements ContextView {
     final Map<Integer, Kind> kinds;
     final int regionAttribute;
+    final Map<Integer, Integer> parents;
 
     FakeContexts(Map<Integer, Kind> kinds, int regionAttribute) {
+      this(kinds, regionAttribute, Map.of());
+    }
+
+    FakeContexts(Map<Integer, Kind> kinds, int regionAttribute, Map<Integer, Integer> parents) {
       this.kinds = Map.copyOf(kinds);
       this.regionAttribute = regionAttribute;
+      this.parents = Map.copyOf(parents);
+    }
+
+    @Override
+    public int parent(int context) {
+      return parents.getOrDefault(context, -1);
     }
 
     @Override

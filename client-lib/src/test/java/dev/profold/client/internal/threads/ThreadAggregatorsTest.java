@@ -177,6 +177,35 @@ class ThreadAggregatorsTest {
   }
 
   @Test
+  void keyCountsNestedComputeTimeOnce() {
+    // handle (10) > parse (11) > validate (12), all COMPUTE, each region's time inclusive: thread
+    // a did 1 s of work, recorded as 1 s in each of the three. Thread b did 2 s of flat work.
+    // Before, a scored 3 s and was the slowest.
+    int handle = 10;
+    int parse = 11;
+    int validate = 12;
+    ContextView nested =
+        new Fixtures.FakeContexts(
+            Map.of(handle, Kind.COMPUTE, parse, Kind.COMPUTE, validate, Kind.COMPUTE),
+            1,
+            Map.of(parse, handle, validate, parse));
+    List<ThreadSnapshot> two =
+        List.of(
+            thread(
+                2,
+                "a",
+                "g",
+                cell(handle, TIME, 1.0),
+                cell(parse, TIME, 1.0),
+                cell(validate, TIME, 1.0)),
+            thread(3, "b", "g", cell(handle, TIME, 2.0)));
+    assertThat(ThreadAggregators.forMode(ThreadAggregation.KEY).aggregate(two, nested, TIME))
+        .filteredOn(e -> e.labels().get("thread.role").equals("slowest"))
+        .extracting(e -> e.state().sum())
+        .containsExactly(2.0);
+  }
+
+  @Test
   void keyWithTwoWorkersHasNoRest() {
     List<ThreadSnapshot> two =
         List.of(
