@@ -17,6 +17,7 @@ import org.slf4j.LoggerFactory;
 final class Guarded {
   private static final Logger log = LoggerFactory.getLogger(Guarded.class);
   private static final AtomicBoolean logged = new AtomicBoolean();
+  private static final AtomicBoolean skippedLogged = new AtomicBoolean();
 
   private Guarded() {}
 
@@ -43,6 +44,19 @@ final class Guarded {
     } catch (RuntimeException e) {
       failed(what, e);
       return null;
+    }
+  }
+
+  /**
+   * Says that the analysis of {@code what} is left out, and {@code why}: at WARN the first time in
+   * this process, at DEBUG after (it would recur at every interval).
+   */
+  static void skipped(String what, String why) {
+    if (skippedLogged.compareAndSet(false, true)) {
+      log.warn(
+          "the analysis of {} is left out: {} (logged once; later ones at debug level)", what, why);
+    } else {
+      log.debug("the analysis of {} is left out: {}", what, why);
     }
   }
 

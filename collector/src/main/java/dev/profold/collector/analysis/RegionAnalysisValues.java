@@ -3,6 +3,7 @@ package dev.profold.collector.analysis;
 import dev.profold.collector.analysis.InstanceClusters.Cluster;
 import dev.profold.collector.analysis.RegionImbalance.NodeImbalance;
 import dev.profold.collector.analysis.ServiceProfile.Node;
+import dev.profold.collector.fold.FoldEngine;
 import dev.profold.collector.scheme.SchemeDefinition;
 import dev.profold.sinks.prometheus.MetricNames;
 import dev.profold.sinks.snapshot.CollectorSnapshot;
@@ -117,10 +118,14 @@ public final class RegionAnalysisValues implements DerivedValues {
       return new Computed(c.endNanos(), c.series(), c.query(), c.values(), families(snapshot));
     }
     List<DerivedValue> out = new ArrayList<>();
+    boolean incomplete = overflowed(region);
     for (ServiceProfile p : ServiceProfile.fromRegionScheme(region).values()) {
       if (p.instances().size() >= 2) {
-        Guarded.add("service " + p.service(), own -> analyse(p, own), out);
+        Guarded.add("service " + p.service(), own -> analyse(p, own, incomplete), out);
       }
+    }
+    if (incomplete) {
+      out.replaceAll(RegionAnalysisValues::markedIncomplete);
     }
     c =
         new Computed(
@@ -133,7 +138,32 @@ public final class RegionAnalysisValues implements DerivedValues {
     return c;
   }
 
-  private void analyse(ServiceProfile p, List<DerivedValue> out) {
+  /**
+   * Whether the interval holds the scheme's overflow group: series beyond its cardinality limit,
+   * whose service, instance and path are lost, so any service's profile may lack some of its times.
+   */
+  private static boolean overflowed(SchemeSnapshot region) {
+    int service = region.labelNames().indexOf(SchemeDefinition.SERVICE);
+    for (SeriesSnapshot s : region.lastInterval()) {
+      if (service >= 0 && s.labelValues().get(service).equals(FoldEngine.OVERFLOW)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** {@code v} with context {@code incomplete=true} (see {@link #overflowed}). */
+  private static DerivedValue markedIncomplete(DerivedValue v) {
+    Map<String, String> context = new java.util.HashMap<>(v.context());
+    context.put("incomplete", "true");
+    return new DerivedValue(v.name(), v.labels(), v.value(), context);
+  }
+
+  /**
+   * The values of service {@code p}; without outliers when {@code incomplete}: an instance whose
+   * series went to the overflow group would look unlike the others for want of them.
+   */
+  private void analyse(ServiceProfile p, List<DerivedValue> out, boolean incomplete) {
     String service = p.service();
     RegionImbalance.Result r =
         RegionImbalance.analyse(p, spec.imbalanceRuntimeShare(), spec.imbalanceLeafShare());
@@ -166,7 +196,7 @@ public final class RegionAnalysisValues implements DerivedValues {
             Map.of("service", service),
             clusters.clusters().size(),
             Map.of("cluster_sizes", String.join(", ", sizes))));
-    for (Cluster c : clusters.outliers()) {
+    for (Cluster c : incomplete ? List.<Cluster>of() : clusters.outliers()) {
       List<String> parts = new ArrayList<>();
       for (InstanceClusters.Separation s : c.separating()) {
         parts.add(s.toString());

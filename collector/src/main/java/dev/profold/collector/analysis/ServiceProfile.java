@@ -88,10 +88,15 @@ public final class ServiceProfile {
 
   /**
    * The profiles of every service in the built-in scheme's last closed interval, by service name.
-   * Overflow groups are left out. Empty when {@code scheme} lacks the labels service, instance,
-   * path and kind.
+   * Overflow groups are left out, and services of more than {@link #MAX_CELLS} instances x nodes.
+   * Empty when {@code scheme} lacks the labels service, instance, path and kind.
    */
   public static Map<String, ServiceProfile> fromRegionScheme(SchemeSnapshot scheme) {
+    return fromRegionScheme(scheme, MAX_CELLS);
+  }
+
+  /** As {@link #fromRegionScheme(SchemeSnapshot)}, with the bound given (tests). */
+  static Map<String, ServiceProfile> fromRegionScheme(SchemeSnapshot scheme, long maxCells) {
     List<String> labels = scheme.labelNames();
     int service = labels.indexOf(SchemeDefinition.SERVICE);
     int instance = labels.indexOf(SchemeDefinition.INSTANCE);
@@ -123,6 +128,17 @@ public final class ServiceProfile {
     for (Map.Entry<String, Map<Node, Map<String, Double>>> e : byService.entrySet()) {
       List<String> names = new ArrayList<>(live.get(e.getKey()));
       List<Node> nodes = new ArrayList<>(e.getValue().keySet());
+      if ((long) names.size() * nodes.size() > maxCells) {
+        Guarded.skipped(
+            "service " + e.getKey(),
+            names.size()
+                + " instances x "
+                + nodes.size()
+                + " region nodes is over "
+                + maxCells
+                + " cells");
+        continue;
+      }
       double[][] m = new double[nodes.size()][names.size()];
       for (int n = 0; n < nodes.size(); n++) {
         Map<String, Double> row = e.getValue().get(nodes.get(n));
@@ -134,6 +150,12 @@ public final class ServiceProfile {
     }
     return out;
   }
+
+  /**
+   * The most instances x nodes a profile holds (32 MiB of times, copied once more by the
+   * clustering, whose time grows with it too): a service beyond it is left out of the analysis.
+   */
+  public static final long MAX_CELLS = 1 << 22;
 
   /**
    * {@code a + b}, at most {@link Double#MAX_VALUE}: two finite times whose sum is beyond a double

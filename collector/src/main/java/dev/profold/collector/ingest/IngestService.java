@@ -68,6 +68,7 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
     this.worker = worker;
     this.metrics = metrics;
     this.retryDelay = retryDelay;
+    metrics.pushStreams(open::size);
   }
 
   @Override

@@ -180,6 +180,15 @@ public final class CollectorMetrics {
     pushOverloaded.increment();
   }
 
+  /** Reports the Push streams open now, as {@code open} counts them. */
+  public void pushStreams(java.util.function.IntSupplier open) {
+    OwnMeter.INGEST_PUSH_STREAMS
+        .gauge(open, o -> o.getAsInt())
+        .description("Push streams open now: about one per connected client process.")
+        .strongReference(true)
+        .register(registry);
+  }
+
   /** A Push stream stopped being read until its client takes its acks. */
   public void pushPaused() {
     pushPaused.increment();

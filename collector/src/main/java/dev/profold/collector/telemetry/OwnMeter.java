@@ -28,6 +28,7 @@ public enum OwnMeter {
   INGEST_PENDING("profold.ingest.pending", Meter.Type.GAUGE, "bytes"),
   INGEST_PUSH_PAUSED("profold.ingest.push.paused", Meter.Type.COUNTER, null),
   INGEST_PUSH_OVERLOADED("profold.ingest.push.overloaded", Meter.Type.COUNTER, null),
+  INGEST_PUSH_STREAMS("profold.ingest.push.streams", Meter.Type.GAUGE, null),
   SEQUENCE_GAPS("profold.sequence.gaps", Meter.Type.COUNTER, null),
   SOURCE_RESTARTS("profold.source.restarts", Meter.Type.COUNTER, null),
   SOURCES_EXPIRED("profold.sources.expired", Meter.Type.COUNTER, null),

@@ -18,6 +18,7 @@ import dev.profold.proto.v1.Entry;
 import dev.profold.proto.v1.Measurement;
 import dev.profold.proto.v1.MetricState;
 import dev.profold.sinks.prometheus.PrometheusExposition;
+import dev.profold.sinks.snapshot.SchemeSnapshot;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -92,6 +93,56 @@ class RegionAnalysisValuesTest {
 
   static Map<String, String> node(String path, String kind) {
     return Map.of("service", "checkout", "path", path, "kind", kind);
+  }
+
+  @Test
+  void aServiceOverTheCellBoundIsLeftOutOfTheProfiles() {
+    for (int i = 0; i < 4; i++) {
+      checkout(name(i), 0, 0.0625); // 4 instances x 3 nodes
+    }
+    close(0);
+    SchemeSnapshot region = engine.snapshot().schemes().get(0);
+
+    assertThat(ServiceProfile.fromRegionScheme(region, 12)).containsOnlyKeys("checkout");
+    assertThat(ServiceProfile.fromRegionScheme(region, 11)).isEmpty();
+  }
+
+  @Test
+  void anIntervalWithOverflowedSeriesFlagsNoOutlierAndSaysItIsIncomplete() {
+    // The scheme holds 58 groups: of 20 instances x 3 nodes, the last two series go to the
+    // overflow group, so checkout-19 lacks its queue and db.io times and would look unlike the
+    // others for want of them.
+    FoldEngine small =
+        new FoldEngine(
+            new FoldConfig(INTERVAL, 5, 58),
+            dictionary,
+            clock,
+            new CollectorMetrics(new SimpleMeterRegistry()));
+    for (int i = 0; i < 20; i++) {
+      long start = T0;
+      small.apply(
+          Deltas.source("checkout", name(i))
+              .incarnation(7)
+              .seq(1)
+              .interval(start, start + INTERVAL)
+              .region(1, "handle", REGION_KIND_COMPUTE)
+              .region(2, 1, "db.io", REGION_KIND_IO)
+              .region(3, 1, "queue", REGION_KIND_WAIT)
+              .entry(1, 1.0)
+              .entry(2, 0.25)
+              .entry(3, 0.125)
+              .decode(dictionary));
+    }
+    clock.setNanos(T0 + 2 * INTERVAL);
+    small.advance();
+    List<DerivedValue> v =
+        Catalogued.check(
+            new RegionAnalysisValues(small::snapshot, AnalysisSpec.defaults()).current());
+
+    assertThat(named(v, RegionAnalysisValues.OUTLIER)).isEmpty();
+    assertThat(v)
+        .isNotEmpty()
+        .allSatisfy(d -> assertThat(d.context()).containsEntry("incomplete", "true"));
   }
 
   @Test

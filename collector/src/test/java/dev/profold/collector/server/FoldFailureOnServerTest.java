@@ -78,6 +78,7 @@ class FoldFailureOnServerTest {
                     });
         push.onNext(delta("i-2", 1));
         assertThat(pushed.poll(10, TimeUnit.SECONDS)).as("the first delta's ack").isNotNull();
+        assertThat(get(c, "/metrics").body()).contains("profold_ingest_push_streams 1.0");
 
         c.server
             .worker()
@@ -115,6 +116,7 @@ class FoldFailureOnServerTest {
 
         String metrics = get(c, "/metrics").body();
         assertThat(metrics).contains("profold_fold_up 0.0");
+        assertThat(metrics).contains("profold_ingest_push_streams 0.0");
         assertThat(metrics).contains("profold_deltas_rejected_total{reason=\"fold_failed\"} 1.0");
       } finally {
         channel.shutdownNow();
