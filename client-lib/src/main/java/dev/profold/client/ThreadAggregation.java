@@ -16,8 +16,9 @@ public enum ThreadAggregation {
    */
   SET,
   /**
-   * The initial thread, the slowest and the fastest thread (by time in their outermost COMPUTE
-   * regions, the initial thread excluded from the choice) kept apart, the rest summed.
+   * The initial thread, the slowest and the fastest thread (by their self time in COMPUTE regions:
+   * a region's time less its nested regions'; the initial thread excluded from the choice) kept
+   * apart, the rest summed.
    */
   KEY,
   /**

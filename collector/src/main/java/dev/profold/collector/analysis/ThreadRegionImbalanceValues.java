@@ -132,7 +132,14 @@ public final class ThreadRegionImbalanceValues implements DerivedValues {
     }
     for (NodeImbalance n :
         RegionAnalysisValues.top(r.nodes(), NodeImbalance::waiting, true, spec.topNodes())) {
-      out.add(new DerivedValue(WAIT, labels(g, n), n.waiting(), context(g, r, n)));
+      Map<String, String> context = context(g, r, n);
+      if (g.source() == ThreadGroupSpreads.Source.KEY) {
+        // wait is min at a sync node, and KEY's min is at least the true one; avg is exact
+        context.put(
+            "estimate",
+            n.category() == RegionImbalance.Category.SYNCHRONIZATION ? "upper bound" : "exact");
+      }
+      out.add(new DerivedValue(WAIT, labels(g, n), n.waiting(), context));
     }
   }
 

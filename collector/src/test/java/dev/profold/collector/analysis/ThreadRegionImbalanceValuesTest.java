@@ -214,6 +214,23 @@ class ThreadRegionImbalanceValuesTest {
   }
 
   @Test
+  void keysWaitAtASyncNodeIsAnUpperBound() throws Exception {
+    // lock (sync): slowest 1 s, fastest 0.5 s, the rest 2 s over two threads (1 s each, though
+    // one may have waited 0.25 s): KEY's min, 0.5 s, can only be above the true one.
+    start();
+    Deltas.Builder d = key(2.0).region(3, "lock", REGION_KIND_SYNC);
+    d.entry(member(3, ROLE_ATTR, NAMES, 1.0))
+        .entry(member(3, ROLE_ATTR, NAMES + 1, 0.5))
+        .entry(member(3, ROLE_ATTR, NAMES + 2, 2.0));
+    push(d, 4);
+    DerivedValue lock = find(values(), ThreadRegionImbalanceValues.WAIT, "lock");
+    assertThat(lock.value()).isEqualTo(0.5);
+    assertThat(lock.context()).containsEntry("estimate", "upper bound");
+    DerivedValue barrier = find(values(), ThreadRegionImbalanceValues.WAIT, "barrier");
+    assertThat(barrier.context()).containsEntry("estimate", "exact"); // the avg
+  }
+
+  @Test
   void aDeltaThatClosesNoIntervalDoesNotRecomputeTheValues() throws Exception {
     // The fold hands out a new snapshot after every delta: before, every scrape after a delta
     // recomputed the whole thread analysis, though its inputs (closed intervals, thread counts)

@@ -3,10 +3,8 @@ package dev.profold.client.internal.threads;
 import dev.profold.client.Kind;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * {@code KEY}: per group, the initial thread, the slowest and the fastest thread kept apart and the
@@ -15,12 +13,11 @@ import java.util.Set;
  * <p>After Score-P's KEY strategy: threads are ranked by the time they spent in regions that do
  * work ({@link Kind#COMPUTE}), not in synchronisation or waiting; the one with the most such time
  * is the slowest, the one with the least the fastest. A region's time includes its nested regions',
- * so a COMPUTE region nested in another one the thread recorded time in is not counted again: a
- * thread's work time is that of its outermost COMPUTE regions, at most its wall time (before,
- * {@code handle/parse/validate} counted one second of work three times). The initial thread is kept
- * anyway and takes no part in the ranking. Ties go to the lower thread id. With a single
- * non-initial thread it is the slowest; threads flagged initial are all merged under {@code
- * initial}.
+ * so the ranking uses the self time of COMPUTE regions ({@link #computeTime}): at most the thread's
+ * wall time, and no wait in a nested region (before, {@code handle/parse/validate} counted one
+ * second of work three times). The initial thread is kept anyway and takes no part in the ranking.
+ * Ties go to the lower thread id. With a single non-initial thread it is the slowest; threads
+ * flagged initial are all merged under {@code initial}.
  */
 final class KeyAggregator implements ThreadAggregator {
   @Override
@@ -68,41 +65,54 @@ final class KeyAggregator implements ThreadAggregator {
   }
 
   /**
-   * Total of {@code timeMetric} over the thread's cells in COMPUTE contexts that lie in no other
-   * such context of the thread (an ancestor of another region path).
+   * The thread's self time in COMPUTE regions: per region path, its time (over the contexts on that
+   * path, whatever their attributes) minus the time of the paths nested directly in it, summed over
+   * the COMPUTE paths. Region times are inclusive, so this is the time the thread spent in COMPUTE
+   * regions themselves, neither twice for nested ones nor for a nested wait. A path whose nested
+   * times exceed its own (still open, or the agent's frames, which hold no time themselves) counts
+   * 0; the agent's samples, at their innermost frame, count whole.
    */
   static double computeTime(
       ThreadSnapshot t, ContextView contexts, int timeMetric, Map<Integer, Boolean> memo) {
-    Set<Integer> timed = new HashSet<>();
+    Map<Integer, Double> timeAt = new HashMap<>(); // path node -> inclusive time in this thread
+    Map<Integer, Integer> someContext = new HashMap<>(); // path node -> one context on it
     for (Cell c : t.cells()) {
-      if (c.metric() == timeMetric
-          && memo.computeIfAbsent(c.context(), x -> contexts.kind(x) == Kind.COMPUTE)) {
-        timed.add(c.context());
+      if (c.metric() == timeMetric) {
+        int node = contexts.pathNode(c.context());
+        timeAt.merge(node, c.state().sum(), Double::sum);
+        someContext.putIfAbsent(node, c.context());
+      }
+    }
+    Map<Integer, Double> nested = new HashMap<>(); // path node -> time of the paths directly in it
+    for (Map.Entry<Integer, Double> e : timeAt.entrySet()) {
+      int up = enclosing(someContext.get(e.getKey()), e.getKey(), contexts, timeAt);
+      if (up != 0) {
+        nested.merge(up, e.getValue(), Double::sum);
       }
     }
     double total = 0;
-    for (Cell c : t.cells()) {
-      if (c.metric() == timeMetric
-          && timed.contains(c.context())
-          && !nestedInTimed(c.context(), contexts, timed)) {
-        total += c.state().sum();
+    for (Map.Entry<Integer, Double> e : timeAt.entrySet()) {
+      int context = someContext.get(e.getKey());
+      if (e.getKey() != 0 && memo.computeIfAbsent(context, x -> contexts.kind(x) == Kind.COMPUTE)) {
+        total += Math.max(0, e.getValue() - nested.getOrDefault(e.getKey(), 0.0));
       }
     }
     return total;
   }
 
   /**
-   * Whether an ancestor of {@code context} on another region path (an enclosing region, not the
-   * same region with fewer attributes) is in {@code timed}.
+   * The nearest region path enclosing {@code context}'s (path node {@code node}) that has time in
+   * {@code timeAt}, or 0 when none does.
    */
-  private static boolean nestedInTimed(int context, ContextView contexts, Set<Integer> timed) {
-    int node = contexts.pathNode(context);
+  private static int enclosing(
+      int context, int node, ContextView contexts, Map<Integer, Double> timeAt) {
     for (int p = contexts.parent(context); p >= 0; p = contexts.parent(p)) {
-      if (contexts.pathNode(p) != node && timed.contains(p)) {
-        return true;
+      int up = contexts.pathNode(p);
+      if (up != node && up != 0 && timeAt.containsKey(up)) {
+        return up;
       }
     }
-    return false;
+    return 0;
   }
 
   private static void emit(

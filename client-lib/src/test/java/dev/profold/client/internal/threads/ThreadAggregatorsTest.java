@@ -206,6 +206,40 @@ class ThreadAggregatorsTest {
   }
 
   @Test
+  void keyRanksBySelfComputeTimeNotAWaitNestedInIt() {
+    // round (10, COMPUTE) > work (11, COMPUTE) and barrier (12, WAIT): every thread spends 4 s in
+    // a round; a works 3 s and waits 1 s, b works 1 s and waits 3 s. a is the slowest.
+    int round = 10;
+    int work = 11;
+    int barrier = 12;
+    ContextView rounds =
+        new Fixtures.FakeContexts(
+            Map.of(round, Kind.COMPUTE, work, Kind.COMPUTE, barrier, Kind.WAIT),
+            1,
+            Map.of(work, round, barrier, round));
+    List<ThreadSnapshot> two =
+        List.of(
+            thread(
+                2,
+                "b",
+                "g",
+                cell(round, TIME, 4.0),
+                cell(work, TIME, 1.0),
+                cell(barrier, TIME, 3.0)),
+            thread(
+                3,
+                "a",
+                "g",
+                cell(round, TIME, 4.0),
+                cell(work, TIME, 3.0),
+                cell(barrier, TIME, 1.0)));
+    assertThat(ThreadAggregators.forMode(ThreadAggregation.KEY).aggregate(two, rounds, TIME))
+        .filteredOn(e -> e.labels().get("thread.role").equals("slowest") && e.context() == work)
+        .extracting(e -> e.state().sum())
+        .containsExactly(3.0);
+  }
+
+  @Test
   void keyWithTwoWorkersHasNoRest() {
     List<ThreadSnapshot> two =
         List.of(
