@@ -143,6 +143,13 @@ public final class StreamDecoder {
     if (delta.getSequence() < 0) {
       throw new InvalidDeltaException("sequence", "must be below 2^63");
     }
+    if (delta.getFirstSequence() < 0) { // 2^63 or more, read as a signed long
+      throw new InvalidDeltaException(
+          "first_sequence",
+          Long.toUnsignedString(delta.getFirstSequence())
+              + " must be below 2^63 (and at most sequence); 0 means the delta covers only its"
+              + " sequence");
+    }
     if (delta.getFirstSequence() > delta.getSequence()) {
       throw new InvalidDeltaException(
           "first_sequence", delta.getFirstSequence() + " is after sequence " + delta.getSequence());
@@ -492,22 +499,37 @@ public final class StreamDecoder {
     pathAttribute.put(key, attr.id());
   }
 
+  /** The names of the current entry's key values so far (readEntries). */
+  private final String[] keyNames = new String[MAX_KEY_VALUES];
+
   private void readEntries(Delta delta, DecodedDelta.Builder b) throws InvalidDeltaException {
     int entries = delta.getEntriesCount();
     int keyValues = 0;
     int measurements = 0;
     int buckets = 0;
+    // The cheap checks first, before the columns are sized from the counts: an entry of more key
+    // values than allowed, or a measurement without a state (two bytes on the wire each), must
+    // not make the decoder allocate for them.
+    Cursor at = cursor;
     for (int e = 0; e < entries; e++) {
       Entry entry = delta.getEntries(e);
+      at.entry(e);
+      if (entry.getKeyCount() > MAX_KEY_VALUES) {
+        throw at.error(".key", "at most " + MAX_KEY_VALUES + " values, got " + entry.getKeyCount());
+      }
       keyValues += entry.getKeyCount();
       measurements += entry.getMeasurementsCount();
       for (int j = 0; j < entry.getMeasurementsCount(); j++) {
-        ExponentialHistogram h = entry.getMeasurements(j).getState().getHistogram();
+        Measurement ms = entry.getMeasurements(j);
+        if (!ms.hasState()) {
+          at.measurement(j);
+          throw at.error(".state", "required");
+        }
+        ExponentialHistogram h = ms.getState().getHistogram();
         buckets += nonZero(h.getPositive()) + nonZero(h.getNegative());
       }
     }
     b.size(entries, keyValues, measurements, buckets);
-    Cursor at = cursor;
     int k = 0;
     int m = 0;
     int slab = 0;
@@ -532,7 +554,17 @@ public final class StreamDecoder {
           if (b.keyAttr[p] == a.id()) {
             throw at.error(".attribute_id", "\"" + a.name() + "\" appears twice in this key");
           }
+          if (keyNames[p - b.keyStart[e]].equals(a.name())) {
+            // Groups have one label per name: the fold would let one value overwrite the other.
+            throw at.error(
+                ".attribute_id",
+                "\""
+                    + a.name()
+                    + "\" appears twice in this key, as attributes of different types or units;"
+                    + " send each name once");
+          }
         }
+        keyNames[i] = a.name();
         b.keyAttr[k] = a.id();
         b.keyValue[k] = keyValue(v, a, at);
         k++;

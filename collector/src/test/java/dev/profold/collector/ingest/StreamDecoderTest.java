@@ -304,6 +304,12 @@ class StreamDecoderTest {
     @Test
     void firstSequenceAfterSequenceIsRejected() {
       assertInvalid(valid().seq(3).firstSeq(4).build(), "first_sequence", "4 is after sequence 3");
+      // 2^63 read as a signed long is negative: before, it passed, and the fold took the source's
+      // last sequence to be 2^63 - 1, so every later delta was acknowledged a duplicate unapplied.
+      assertInvalid(
+          valid().seq(5).firstSeq(Long.MIN_VALUE).build(),
+          "first_sequence",
+          "9223372036854775808 must be below 2^63");
     }
 
     @Test
@@ -935,6 +941,25 @@ class StreamDecoderTest {
     }
 
     @Test
+    void oneNameTwiceInAKeyAsAttributesOfDifferentTypesIsRejected() {
+      // Groups have one label per name: before, {tenant="a", tenant=5} and {tenant="b",
+      // tenant=5} both folded into the group tenant=5.
+      Delta d =
+          withDimensions()
+              .attribute(8, "tenant", VALUE_TYPE_INT, ATTRIBUTE_KIND_DIMENSION, "")
+              .entry(
+                  Entry.newBuilder()
+                      .addMeasurements(time(1.0))
+                      .addKey(key(3).setStringId(1000))
+                      .addKey(key(8).setIntValue(5)))
+              .build();
+      assertInvalid(
+          d,
+          "entries[2].key[1].attribute_id",
+          "\"tenant\" appears twice in this key, as attributes of different types or units");
+    }
+
+    @Test
     void moreThan64KeyValuesAreRejected() {
       AttributeValue.Builder[] key = new AttributeValue.Builder[65];
       Arrays.setAll(key, i -> key(REGION).setPathNodeId(1));
@@ -970,6 +995,28 @@ class StreamDecoderTest {
                   .addMeasurements(Measurement.newBuilder().setAttributeId(TIME))),
           "entries[2].measurements[0].state",
           "required");
+    }
+
+    @Test
+    void aMillionMeasurementsWithoutStateAreRefusedBeforeTheColumnsAreAllocated() {
+      // Two bytes on the wire each: before, the decoder sized its columns (about 72 bytes per
+      // measurement) from the counts, 72 MB here, and only then found the first one invalid.
+      Entry.Builder entry = Entry.newBuilder().addKey(regionKey(1));
+      Measurement empty = Measurement.newBuilder().setAttributeId(TIME).build();
+      for (int j = 0; j < 1_000_000; j++) {
+        entry.addMeasurements(empty);
+      }
+      Delta delta = withThirdEntry(entry);
+      com.sun.management.ThreadMXBean mx =
+          (com.sun.management.ThreadMXBean)
+              java.lang.management.ManagementFactory.getThreadMXBean();
+      long before = mx.getCurrentThreadAllocatedBytes();
+
+      assertInvalid(delta, "entries[2].measurements[0].state", "required");
+
+      assertThat(mx.getCurrentThreadAllocatedBytes() - before)
+          .as("bytes allocated to refuse it")
+          .isLessThan(8_000_000);
     }
 
     @Test
