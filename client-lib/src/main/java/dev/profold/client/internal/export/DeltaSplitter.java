@@ -4,6 +4,7 @@ import com.google.protobuf.CodedOutputStream;
 import dev.profold.proto.v1.ClientOverhead;
 import dev.profold.proto.v1.Delta;
 import dev.profold.proto.v1.Entry;
+import dev.profold.proto.v1.IoObservation;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -91,6 +92,12 @@ final class DeltaSplitter {
     ClientOverhead gauges = DeltaBuffer.gauges(delta.getOverhead());
     if (!gauges.equals(ClientOverhead.getDefaultInstance())) {
       rest.setOverhead(gauges);
+    }
+    if (delta.hasIoObservation()) {
+      // The first part carries the time I/O went unobserved; the others say none, since a delta
+      // that does not say counts as unobserved throughout when merged (DeltaBuffer): a later part
+      // merged after an outage would otherwise add its whole interval.
+      rest.setIoObservation(IoObservation.newBuilder().setUnobservedNanos(0));
     }
     Delta continuation = rest.build();
 

@@ -274,6 +274,10 @@ final class ContextTable implements ContextView {
       if (e instanceof RegionEvent r && overflowEvent.get(r.kind()) == eventId) {
         return overflowContext(r.kind());
       }
+      if (e instanceof AttributeSetting s && !roomForKey(parentContext, s.key())) {
+        onKeysFull.accept(s.key());
+        return parentContext; // left out, as for a full table
+      }
       if (full(live - overflowContext.size())) {
         return e instanceof RegionEvent r ? overflowContext(r.kind()) : parentContext;
       }
@@ -281,6 +285,27 @@ final class ContextTable implements ContextView {
     }
     pin(holder.contexts, id);
     return id;
+  }
+
+  /**
+   * Distinct scoped attribute keys one context holds at most: an entry's key holds at most 64
+   * values (the collector refuses the whole delta beyond), of which the region path, the thread
+   * group and the thread, role or cluster take three.
+   */
+  static final int MAX_CONTEXT_KEYS = 61;
+
+  /** Runs, with the key, when a setting is left out for want of {@link #MAX_CONTEXT_KEYS}. */
+  private java.util.function.Consumer<String> onKeysFull = key -> {};
+
+  /** Sets what runs when a setting is left out for want of room for its key (under the lock). */
+  synchronized void onKeysFull(java.util.function.Consumer<String> action) {
+    this.onKeysFull = action;
+  }
+
+  /** Whether a setting of {@code key} in {@code context} keeps its key values within the bound. */
+  private boolean roomForKey(int context, String key) {
+    Map<String, AttributeSetting> in = settings(context);
+    return in.containsKey(key) || in.size() < MAX_CONTEXT_KEYS;
   }
 
   private int overflowContext(Kind k) {

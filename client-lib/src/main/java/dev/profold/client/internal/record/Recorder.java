@@ -140,6 +140,17 @@ public final class Recorder {
                         + " and new attribute values are left out. Use fewer distinct names and"
                         + " values (no ids in region names or attributes), or raise"
                         + " PROFOLD_MAX_CONTEXTS"));
+    contexts.onKeysFull(
+        key ->
+            misuse(
+                Misuse.KEYS_FULL,
+                "context-keys",
+                "more than "
+                    + ContextTable.MAX_CONTEXT_KEYS
+                    + " distinct attribute keys in force at once (\""
+                    + key
+                    + "\" here): an entry's key holds at most 64 values, so the scope records"
+                    + " into its enclosing context. Nest fewer scopes of distinct keys"));
     this.maxCellsPerThread = maxCellsPerThread;
     this.timeMetric = encoder.measurement(TIME, ValueType.VALUE_TYPE_DOUBLE, "seconds");
     this.sampledCpu = new SampledCpu(timeMetric);
@@ -401,10 +412,12 @@ public final class Recorder {
   /**
    * Distinct scoped attribute keys (with their types) the process sends at most: each is an
    * attribute definition on the wire, which the collector keeps for the stream, and it refuses a
-   * stream's 4097th (measurements included; {@link #MAX_MEASUREMENTS} of those), with the whole
-   * delta. Keys made of ids (a key per user) are what reaches it.
+   * stream's 4097th, with the whole delta. The rest of the 4096: {@link #MAX_MEASUREMENTS}
+   * measurements, as many {@code .per_thread} companions under SET, and 64 for the built-in ones
+   * (region, thread labels, the library's own). Keys made of ids (a key per user) are what reaches
+   * it.
    */
-  public static final int MAX_KEYS = 2048;
+  public static final int MAX_KEYS = 4096 - 2 * MAX_MEASUREMENTS - 64;
 
   private final Set<String> admittedKeys = ConcurrentHashMap.newKeySet();
 

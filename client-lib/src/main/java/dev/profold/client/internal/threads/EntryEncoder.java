@@ -40,11 +40,24 @@ public final class EntryEncoder {
     this.contexts = contexts;
   }
 
-  /** The id of the companion measurement of {@code metric} for per-thread distributions. */
+  /**
+   * The id of the companion measurement of {@code metric} for per-thread distributions: its name
+   * and {@value #PER_THREAD_SUFFIX}, the name cut so that the whole is at most 128 characters (the
+   * collector refuses longer names, and with them the delta): two measurement names alike in their
+   * first 117 characters then share a companion.
+   */
   public int perThreadMeasurement(int metric) {
     AttributeDef def = encoder.attribute(metric);
-    return encoder.measurement(def.getName() + PER_THREAD_SUFFIX, def.getType(), def.getUnit());
+    String name = def.getName();
+    int room = MAX_NAME - PER_THREAD_SUFFIX.length();
+    if (name.length() > room) {
+      name = name.substring(0, room);
+    }
+    return encoder.measurement(name + PER_THREAD_SUFFIX, def.getType(), def.getUnit());
   }
+
+  /** The longest attribute name the collector takes. */
+  private static final int MAX_NAME = 128;
 
   /** The wire entries of {@code entries}, one per distinct key, in order of first appearance. */
   public List<Entry> encode(List<AggregatedEntry> entries) {

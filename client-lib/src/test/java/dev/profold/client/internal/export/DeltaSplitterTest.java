@@ -6,6 +6,7 @@ import dev.profold.proto.v1.AttributeValue;
 import dev.profold.proto.v1.ClientOverhead;
 import dev.profold.proto.v1.Delta;
 import dev.profold.proto.v1.Entry;
+import dev.profold.proto.v1.IoObservation;
 import dev.profold.proto.v1.Measurement;
 import dev.profold.proto.v1.ThreadAggregation;
 import dev.profold.proto.v1.ThreadGroupActivity;
@@ -89,6 +90,33 @@ class DeltaSplitterTest {
       assertThat(p.getThreadAggregation()).isEqualTo(ThreadAggregation.THREAD_AGGREGATION_KEY);
       assertThat(p.getEntriesCount()).isPositive();
     }
+  }
+
+  @Test
+  void theTimeIoWentUnobservedStaysWithTheFirstPartAndSurvivesAMergeOfALaterOne() {
+    Delta d =
+        delta(200, 3).toBuilder()
+            .setIoObservation(IoObservation.newBuilder().setUnobservedNanos(2_000_000_000L))
+            .build();
+    List<Delta> parts = DeltaSplitter.split(d, d.getSerializedSize() / 4);
+
+    assertThat(parts.get(0).getIoObservation().getUnobservedNanos()).isEqualTo(2_000_000_000L);
+    long sum = 0;
+    for (Delta p : parts) {
+      sum += p.getIoObservation().getUnobservedNanos();
+    }
+    assertThat(sum).as("over the parts, what the delta said").isEqualTo(2_000_000_000L);
+    // A later part merged with the next interval's delta (I/O observed throughout): before, the
+    // part said nothing and counted as unobserved for its whole 10 s interval.
+    Delta next =
+        delta(1, 0).toBuilder()
+            .setIntervalStartUnixNanos(START + 10_000_000_000L)
+            .setIntervalEndUnixNanos(START + 20_000_000_000L)
+            .setIoObservation(IoObservation.newBuilder().setUnobservedNanos(0))
+            .setSequence(9)
+            .build();
+    Delta second = parts.get(1).toBuilder().setSequence(8).build();
+    assertThat(DeltaBuffer.merge(second, next).getIoObservation().getUnobservedNanos()).isZero();
   }
 
   @Test

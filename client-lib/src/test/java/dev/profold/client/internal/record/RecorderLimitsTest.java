@@ -245,6 +245,39 @@ class RecorderLimitsTest {
   }
 
   @Test
+  void scopesOfMoreKeysThanAnEntryHoldsAtOnceAreLeftOutAndCounted() {
+    // Before: 70 nested scopes of distinct keys made entries of 71 key values, and the collector
+    // refused every delta holding one (at most 64), with the rest of the interval's data.
+    Recorder r = new Recorder(encoder, 1 << 16);
+    int m = r.metric("m", "");
+    List<Scope> open = new ArrayList<>();
+    try (Region outer = r.region("work", Kind.COMPUTE)) {
+      for (int i = 0; i < 70; i++) {
+        open.add(r.with("k" + i, (long) i));
+      }
+      r.record(m, 1.0);
+      for (int i = open.size() - 1; i >= 0; i--) {
+        open.get(i).close();
+      }
+    }
+    assertThat(r.misuseCounts().get("keys_full")).isEqualTo(70 - ContextTable.MAX_CONTEXT_KEYS);
+    assertThat(r.misuseCounts().get("unbalanced")).isZero();
+    List<ThreadSnapshot> out = r.collect();
+    int widest = 0;
+    for (ThreadSnapshot t : out) {
+      for (Cell c : t.cells()) {
+        dev.profold.proto.v1.Entry.Builder e = dev.profold.proto.v1.Entry.newBuilder();
+        r.contexts().addKey(c.context(), e);
+        widest = Math.max(widest, e.getKeyCount());
+      }
+    }
+    assertThat(widest).as("region and the 61 keys admitted").isEqualTo(62);
+    assertThat(countsByPath(r, out, m).values().stream().mapToLong(Long::longValue).sum())
+        .as("the value recorded, in the context of the keys admitted")
+        .isEqualTo(1);
+  }
+
+  @Test
   void aUnitTheCollectorWouldRefuseIsLeftOutAndCounted() {
     // Before: "Bytes" went on the wire, and the collector refused every delta defining it, with
     // all the rest of the interval's data.

@@ -88,6 +88,18 @@ class EntryEncoderTest {
   }
 
   @Test
+  void aPerThreadCompanionNameStaysWithinTheCollectorsLimit() {
+    // Before: a measurement name of 120 characters made a companion of 131, which the collector
+    // refused, with every delta that used it.
+    String longName = "m".repeat(120);
+    int m = enc.measurement(longName, ValueType.VALUE_TYPE_DOUBLE, "seconds");
+    AttributeDef companion = enc.attribute(encoder.perThreadMeasurement(m));
+    assertThat(companion.getName()).hasSize(128).endsWith(EntryEncoder.PER_THREAD_SUFFIX);
+    assertThat(enc.attribute(encoder.perThreadMeasurement(time)).getName())
+        .isEqualTo("time.per_thread");
+  }
+
+  @Test
   void setEntriesShareOneWireEntryWithTheirPerThreadCompanion() {
     List<ThreadSnapshot> threads =
         List.of(
