@@ -133,11 +133,28 @@ class ProfoldTest {
   @Test
   void beforeStartAnAsyncRegionIsANoOpAnyThreadMayEnd() throws Exception {
     AsyncRegion r = Profold.asyncRegion("call", Kind.WAIT);
+    java.util.concurrent.atomic.AtomicReference<Throwable> thrown =
+        new java.util.concurrent.atomic.AtomicReference<>();
     Thread t = new Thread(r::end);
+    t.setUncaughtExceptionHandler((th, e) -> thrown.set(e));
     t.start();
     t.join();
     r.end(); // twice, on another thread: still nothing
+    assertThat(thrown.get()).as("what ending it on another thread threw").isNull();
     assertThat(Profold.isStarted()).isFalse();
+    // Started afterwards, the region left nothing behind: the first interval holds no "call".
+    collector = new AckingCollector();
+    assertThat(
+            Profold.start(
+                ProfoldConfig.builder()
+                    .endpoint(collector.endpoint())
+                    .interval(java.time.Duration.ofHours(1))
+                    .build()))
+        .isTrue();
+    assertThat(Profold.flush(java.time.Duration.ofSeconds(30))).isTrue();
+    assertThat(collector.received())
+        .allSatisfy(
+            d -> assertThat(d.getDictionary().getStringsMap().values()).doesNotContain("call"));
   }
 
   @Test

@@ -50,7 +50,7 @@ class AlertmanagerEndToEndTest {
   void alertArrivesAtAlertmanagerAndResolves() throws Exception {
     Path binary = ExternalTools.find("prometheus-alertmanager", "prometheus-alertmanager");
     if (binary == null) {
-      return; // ExternalTools.find failed the test if tools are required; skipped and logged
+      return; // not reached: ExternalTools.find failed or aborted the test
     }
     int port = freePort();
     URI am = URI.create("http://127.0.0.1:" + port);

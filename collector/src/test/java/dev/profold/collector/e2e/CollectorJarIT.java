@@ -244,10 +244,24 @@ class CollectorJarIT {
   private ExternalTools.Result jar(List<String> args, Path stderrFile) throws Exception {
     List<String> command = new ArrayList<>(List.of(JarDaemon.javaBin(), "-jar", jar.toString()));
     command.addAll(args);
-    Process p = new ProcessBuilder(command).redirectError(stderrFile.toFile()).start();
-    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("%s ended", args).isTrue();
-    return new ExternalTools.Result(p.exitValue(), out);
+    // stdout to a file, not a pipe read to its end, so that the timeout applies to a hung run
+    Path stdout = Files.createTempFile("profold-jar", ".out");
+    try {
+      Process p =
+          new ProcessBuilder(command)
+              .redirectError(stderrFile.toFile())
+              .redirectOutput(stdout.toFile())
+              .start();
+      boolean ended = p.waitFor(60, TimeUnit.SECONDS);
+      if (!ended) {
+        p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+      }
+      String out = new String(Files.readAllBytes(stdout), StandardCharsets.UTF_8);
+      assertThat(ended).as("%s ended; it printed:%n%s", args, out).isTrue();
+      return new ExternalTools.Result(p.exitValue(), out);
+    } finally {
+      Files.deleteIfExists(stdout);
+    }
   }
 
   @Test
@@ -299,7 +313,7 @@ class CollectorJarIT {
   void exposationPassesPromtool() throws Exception {
     Path promtool = ExternalTools.find("promtool", "prometheus");
     if (promtool == null) {
-      return; // ExternalTools.find failed the test if tools are required; skipped and logged
+      return; // not reached: ExternalTools.find failed or aborted the test
     }
     Path file = Files.createTempFile("profold-metrics", ".txt");
     Files.writeString(file, scrape());

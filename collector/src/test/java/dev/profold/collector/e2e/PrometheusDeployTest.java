@@ -18,7 +18,7 @@ class PrometheusDeployTest {
   private static void promtool(String... args) throws Exception {
     Path promtool = ExternalTools.find("promtool", "prometheus");
     if (promtool == null) {
-      return; // ExternalTools.find failed the test if tools are required; skipped and logged
+      return; // not reached: ExternalTools.find failed or aborted the test
     }
     List<String> command = new java.util.ArrayList<>(List.of(promtool.toString()));
     command.addAll(List.of(args));

@@ -22,6 +22,26 @@ class BlockingIoTest {
   }
 
   /** Polls the look until it says {@code expected} or the deadline passes; returns the last. */
+  /**
+   * Waits (a hang guard of 30 s) until {@code t} is blocked in native code (its top frame) under a
+   * frame whose method name contains {@code method}.
+   */
+  private static void awaitFrame(Thread t, String method) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (!blockedIn(t.getStackTrace(), method)) {
+      assertThat(System.nanoTime() - deadline)
+          .as("%s reached %s within 30 s", t.getName(), method)
+          .isNegative();
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+    }
+  }
+
+  private static boolean blockedIn(StackTraceElement[] stack, String method) {
+    return stack.length > 0
+        && stack[0].isNativeMethod()
+        && java.util.Arrays.stream(stack).anyMatch(f -> f.getMethodName().contains(method));
+  }
+
   private static boolean lookUntil(String name, boolean expected) {
     long end = System.nanoTime() + DEADLINE_NANOS;
     boolean seen = BlockingIo.anyThreadIn(name::equals);
@@ -61,8 +81,10 @@ class BlockingIoTest {
               });
       Thread parked = daemon("parked", () -> LockSupport.parkNanos(DEADLINE_NANOS));
       assertThat(lookUntil("blocked-reader", true)).as("in a blocking socket read").isTrue();
-      // Once in accept or parked, they stay there; allow them time to get there.
-      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(200));
+      // Once in accept or parked, they stay there: wait until they are, so that the look below
+      // looks at them there.
+      awaitFrame(acceptor, "accept");
+      awaitFrame(parked, "park");
       assertThat(BlockingIo.anyThreadIn("acceptor"::equals))
           .as("waiting for a connection")
           .isFalse();
@@ -179,7 +201,7 @@ class BlockingIoTest {
                 }
               });
       assertThat(lookUntil("timed-reader", true)).as("a read with a timeout").isTrue();
-      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(200)); // the acceptor is in accept
+      awaitFrame(acceptor, "accept"); // the acceptor is in accept, and stays there
       assertThat(BlockingIo.anyThreadIn("timed-acceptor"::equals))
           .as("an accept with a timeout")
           .isFalse();

@@ -478,6 +478,9 @@ class AsyncRegionTest {
                       if (i % perValue == 0) { // let two collections pass before a new value
                         long now = collections.get();
                         while (collections.get() < now + 2) {
+                          if (flusher.isDone()) { // it failed: waiting would spin for good
+                            throw new IllegalStateException("the collecting thread stopped");
+                          }
                           Thread.onSpinWait();
                         }
                       }

@@ -261,6 +261,9 @@ class ContextAgeingTest {
           if (i % perValue == 0) {
             long now = collections.get();
             while (collections.get() < now + 2 && !done.get()) {
+              if (flusher.isDone()) { // it failed: waiting for it would spin for good
+                throw new IllegalStateException("the collecting thread stopped");
+              }
               Thread.onSpinWait();
             }
           }

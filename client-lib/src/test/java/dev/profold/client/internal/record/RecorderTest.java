@@ -233,7 +233,11 @@ class RecorderTest {
     long before = System.nanoTime();
     opener.start();
     opener.join();
-    java.util.concurrent.locks.LockSupport.parkNanos(20_000_000L); // the asynchronous work
+    long workStart = System.nanoTime(); // the asynchronous work: 20 ms at least (a park may
+    // return early, so park until they have passed)
+    for (long left = 20_000_000L; left > 0; left = 20_000_000L - (System.nanoTime() - workStart)) {
+      java.util.concurrent.locks.LockSupport.parkNanos(left);
+    }
     handed.get().close(); // on this thread, after the opener ended: nobody else will apply it
     long elapsed = System.nanoTime() - before;
 

@@ -133,6 +133,9 @@ class ProfoldRuntimeIntervalsTest {
     assertThat(deltas.get(1).getThreadActivityList())
         .extracting(ThreadGroupActivity::getThreadGroup)
         .doesNotContain("profold-test-consumer");
+    // Per interval, not since the start: the thread parked since, the next interval has not it.
+    assertThat(r.flush(Duration.ofSeconds(30))).isTrue();
+    assertThat(collector.received().get(2).getOverhead().getCpuNanos()).isLessThan(cpu / 2);
   }
 
   @Test
@@ -165,6 +168,10 @@ class ProfoldRuntimeIntervalsTest {
     List<Delta> deltas = collector.received();
     assertThat(deltas).hasSize(2);
     assertThat(deltas.get(1).getOverhead().getCpuNanos()).isGreaterThanOrEqualTo(cpu[0]);
+    assertThat(r.flush(Duration.ofSeconds(30))).isTrue();
+    assertThat(collector.received().get(2).getOverhead().getCpuNanos())
+        .as("counted once")
+        .isLessThan(cpu[0] / 2);
   }
 
   @Test
