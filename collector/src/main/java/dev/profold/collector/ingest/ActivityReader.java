@@ -68,6 +68,22 @@ final class ActivityReader {
     return n;
   }
 
+  /** The fields of the class times read below, in their order there. */
+  private static final String[] CLASS_FIELDS = {
+    "compute_nanos",
+    "sync_nanos",
+    "wait_nanos",
+    "io_nanos",
+    "runtime_nanos",
+    "thread_mgmt_nanos",
+    "idle_nanos"
+  };
+
+  /** The fields of the other times read below, in their order there. */
+  private static final String[] OTHER_FIELDS = {
+    "wall_nanos", "cpu_min_nanos", "cpu_sum_nanos", "cpu_max_nanos", "cpu_wait_nanos"
+  };
+
   private static GroupActivity read(ThreadGroupActivity a, String at, long length, Set<String> seen)
       throws InvalidDeltaException {
     String g = a.getThreadGroup();
@@ -79,8 +95,13 @@ final class ActivityReader {
       throw new InvalidDeltaException(
           at + ".thread_group", "'" + g + "' appears twice; send each group once per delta");
     }
-    if (a.getThreads() <= 0) {
+    if (a.getThreads() == 0) {
       throw new InvalidDeltaException(at + ".threads", "must be > 0 (leave out empty groups)");
+    }
+    if (a.getThreads() < 0) { // 2^31 or more, read as a signed int
+      throw new InvalidDeltaException(
+          at + ".threads",
+          Integer.toUnsignedString(a.getThreads()) + " is too many: at most 2^31 - 1");
     }
     long[] classes = {
       a.getComputeNanos(),
@@ -99,16 +120,24 @@ final class ActivityReader {
       a.getCpuWaitNanos()
     };
     long sum = 0;
-    for (long c : classes) {
-      sum += c;
-      if (c < 0 || sum < 0) {
+    for (int i = 0; i < classes.length; i++) {
+      sum += classes[i];
+      if (classes[i] < 0) {
         throw new InvalidDeltaException(
-            at, "class times and their sum must be below 2^63 nanoseconds");
+            at + "." + CLASS_FIELDS[i],
+            Long.toUnsignedString(classes[i]) + " ns: must be below 2^63 nanoseconds");
+      }
+      if (sum < 0) {
+        throw new InvalidDeltaException(
+            at,
+            "the class times add up to 2^63 nanoseconds or more; they must add up to wall_nanos");
       }
     }
-    for (long o : others) {
-      if (o < 0) {
-        throw new InvalidDeltaException(at, "times must be below 2^63 nanoseconds");
+    for (int i = 0; i < others.length; i++) {
+      if (others[i] < 0) {
+        throw new InvalidDeltaException(
+            at + "." + OTHER_FIELDS[i],
+            Long.toUnsignedString(others[i]) + " ns: must be below 2^63 nanoseconds");
       }
     }
     long wall = a.getWallNanos();

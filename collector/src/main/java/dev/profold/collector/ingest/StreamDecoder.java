@@ -678,7 +678,10 @@ public final class StreamDecoder {
           ".state.count",
           s.getCount() == 0
               ? "must be > 0 (leave out measurements without values)"
-              : "too large (above 2^63 - 1)");
+              : Long.toUnsignedString(s.getCount())
+                  + " is too large: at most 2^53 ("
+                  + MAX_COUNT
+                  + ") values per measurement and delta");
     }
     // Finite values can add up beyond a double: a sum or sum of squares may be infinite (a
     // value above 1.34e154 squares to +Infinity), and refusing it would lose the whole delta.

@@ -1068,7 +1068,10 @@ class StreamDecoderTest {
 
     @Test
     void countAbove2To63IsRejected() {
-      assertInvalid(withState(state(Long.MIN_VALUE)), STATE + ".count", "too large");
+      assertInvalid(
+          withState(state(Long.MIN_VALUE)),
+          STATE + ".count",
+          "9223372036854775808 is too large: at most 2^53");
     }
 
     /** 2^63 - 1 and then 1 used to wrap the cumulative count to a negative number. */
@@ -1667,8 +1670,24 @@ class StreamDecoderTest {
     }
 
     @Test
-    void timesBeyond2To63AreRejected() {
-      assertInvalid(with(pool().setIoNanos(-1)), "thread_activity[0]", "below 2^63");
+    void timesBeyond2To63AreRejectedNamingTheField() {
+      assertInvalid(
+          with(pool().setIoNanos(-1)),
+          "thread_activity[0].io_nanos",
+          "18446744073709551615 ns: must be below 2^63 nanoseconds");
+      assertInvalid(
+          with(pool().setCpuMaxNanos(-1)),
+          "thread_activity[0].cpu_max_nanos",
+          "must be below 2^63 nanoseconds");
+    }
+
+    @Test
+    void threadsFrom2To31AreRejectedAsTooMany() {
+      // Before: "must be > 0 (leave out empty groups)" for 2^31 threads.
+      assertInvalid(
+          with(pool().setThreads(Integer.MIN_VALUE)),
+          "thread_activity[0].threads",
+          "2147483648 is too many: at most 2^31 - 1");
     }
 
     private dev.profold.proto.v1.IoObservation io(long unobservedNanos) {
