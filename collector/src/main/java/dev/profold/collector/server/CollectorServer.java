@@ -521,9 +521,12 @@ public final class CollectorServer {
     }
     health.enterTerminalState();
     alerts.close();
+    // One budget for the drain and the archive's last writes (docs/configuration.md): a
+    // supervisor's grace period (docker stop: 10 s) must cover the whole stop.
+    long deadline = System.nanoTime() + config.shutdownTimeout().toNanos();
     worker.shutdown(config.shutdownTimeout());
     if (archive != null) {
-      archive.close(config.shutdownTimeout());
+      archive.close(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
     }
     ingest.closeStreams();
     if (grpc != null) { // null when the ports could not be bound

@@ -636,6 +636,7 @@ public final class ProfoldRuntime {
     t.setDaemon(true);
     t.start();
     try {
+      waits.waiting("leftover shutdown tasks", Duration.ofMillis(LEFTOVER_TASKS_WAIT_MILLIS));
       t.join(LEFTOVER_TASKS_WAIT_MILLIS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();

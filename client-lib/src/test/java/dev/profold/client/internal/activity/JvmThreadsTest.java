@@ -112,7 +112,9 @@ class JvmThreadsTest {
         acceptors.add(t);
         t.start();
       }
+      long deadline = System.nanoTime() + 30_000_000_000L; // a hang guard, not a timing bound
       while (acceptors.stream().noneMatch(t -> t.getState() == Thread.State.WAITING)) {
+        assertThat(System.nanoTime() - deadline).as("an acceptor waits within 30 s").isNegative();
         Thread.sleep(1); // a poll tick: the second acceptor is on its way to the lock
       }
       ThreadActivity activity = new ThreadActivity(new JvmThreads());
@@ -137,7 +139,9 @@ class JvmThreadsTest {
   /** The block of the thread named {@code name}, once {@code t} is in {@code state}. */
   private static LiveThread.Block blockOf(JvmThreads jvm, String name, Thread.State state, Thread t)
       throws InterruptedException {
+    long deadline = System.nanoTime() + 30_000_000_000L; // a hang guard, not a timing bound
     while (t != null && t.getState() != state) {
+      assertThat(System.nanoTime() - deadline).as("%s is %s within 30 s", name, state).isNegative();
       Thread.sleep(1); // a poll tick: the thread is on its way into the block
     }
     return jvm.now().stream().filter(l -> l.name().equals(name)).findFirst().orElseThrow().block();

@@ -185,9 +185,16 @@ class ProfoldRuntimeTest {
     runtime = ProfoldRuntime.start(config(AckingCollector.unreachable()));
     ProfoldRuntime r = runtime;
     List<String> ranOn = new CopyOnWriteArrayList<>();
-    r.beforeShutdown(() -> ranOn.add(Thread.currentThread().getName()));
+    CountDownLatch ran = new CountDownLatch(1);
+    r.beforeShutdown(
+        () -> {
+          ranOn.add(Thread.currentThread().getName());
+          ran.countDown();
+        });
     try (SlowInterval slow = new SlowInterval(r)) {
       r.shutdown(Duration.ofMillis(100));
+      // shutdown waits for them a second at most: on a loaded machine they may run after it
+      assertThat(ran.await(30, TimeUnit.SECONDS)).as("the task ran").isTrue();
       assertThat(ranOn).containsExactly("profold-shutdown-tasks");
     }
     assertThat(ranOn).hasSize(1); // not again on the flush thread
@@ -196,7 +203,12 @@ class ProfoldRuntimeTest {
 
   @Test
   void aSlowShutdownTaskLeftBehindASlowIntervalHoldsShutdownAtMostASecondMore() throws Exception {
-    runtime = ProfoldRuntime.start(config(AckingCollector.unreachable()));
+    List<String> budgets = new CopyOnWriteArrayList<>();
+    runtime =
+        ProfoldRuntime.start(
+            config(AckingCollector.unreachable()),
+            System::nanoTime,
+            (step, budget) -> budgets.add(step + " " + budget));
     ProfoldRuntime r = runtime;
     CountDownLatch taskStarted = new CountDownLatch(1);
     CountDownLatch taskRelease = new CountDownLatch(1);
@@ -219,8 +231,9 @@ class ProfoldRuntimeTest {
     try (SlowInterval slow = new SlowInterval(r)) {
       shutdown.start();
       assertThat(taskStarted.await(30, TimeUnit.SECONDS)).as("the task ran").isTrue();
-      // The task never ends, yet shutdown returns: it waited a bounded time for it.
+      // The task never ends, yet shutdown returns: it waited a bounded time for it, a second.
       assertThat(shutdownReturned.await(30, TimeUnit.SECONDS)).as("shutdown returned").isTrue();
+      assertThat(budgets).contains("leftover shutdown tasks PT1S");
     } finally {
       taskRelease.countDown();
       shutdown.join();
