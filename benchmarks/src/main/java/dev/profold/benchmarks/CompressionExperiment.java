@@ -150,6 +150,11 @@ public final class CompressionExperiment {
     }
 
     @Override
+    public boolean selfTimed(int context) {
+      return false;
+    }
+
+    @Override
     public void addKey(int context, Entry.Builder entry) {
       entry.addKey(AttributeValue.newBuilder().setAttributeId(ids.region).setPathNodeId(context));
     }

@@ -110,10 +110,10 @@ public final class RegionAnalysisValues implements DerivedValues {
     Computed c = last;
     // A closed interval does not change (late data goes to cumulative state only): same end,
     // size and query, same values. A snapshot older than the last computed keeps the newer.
-    if ((c.endNanos() == region.lastIntervalEndUnixNanos()
-            && c.series() == region.lastInterval().size()
-            && c.query().equals(region.query()))
-        || region.lastIntervalEndUnixNanos() < c.endNanos()) {
+    if (c.query().equals(region.query())
+        && ((c.endNanos() == region.lastIntervalEndUnixNanos()
+                && c.series() == region.lastInterval().size())
+            || region.lastIntervalEndUnixNanos() < c.endNanos())) {
       // Scheme families can change with every delta (a new measurement): always current.
       return new Computed(c.endNanos(), c.series(), c.query(), c.values(), families(snapshot));
     }

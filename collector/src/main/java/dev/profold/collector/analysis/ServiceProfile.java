@@ -110,14 +110,14 @@ public final class ServiceProfile {
     Map<String, TreeSet<String>> live = new HashMap<>();
     for (SeriesSnapshot s : scheme.lastInterval()) {
       List<String> v = s.labelValues();
-      double t = s.state().sum();
+      double sum = s.state().sum();
       if (!s.measure().name().equals("time")
           || v.get(service).equals(FoldEngine.OVERFLOW)
           || v.get(instance).equals(FoldEngine.OVERFLOW)
-          || !(t >= 0)
-          || Double.isInfinite(t)) {
-        continue;
+          || !(sum >= 0)) {
+        continue; // NaN and negative sums: no time
       }
+      double t = seconds(sum); // +Inf: the largest double
       live.computeIfAbsent(v.get(service), k -> new TreeSet<>()).add(v.get(instance));
       byService
           .computeIfAbsent(v.get(service), k -> new TreeMap<>())

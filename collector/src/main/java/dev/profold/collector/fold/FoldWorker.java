@@ -220,7 +220,8 @@ public final class FoldWorker implements SnapshotSource {
    */
   private boolean enqueue(Runnable task) {
     queue.add(task);
-    return !(stopped && queue.remove(task));
+    // After a failure nothing runs, whether the failing thread cleared the task or not.
+    return !(stopped && (queue.remove(task) || failure != null));
   }
 
   /**
@@ -402,23 +403,40 @@ public final class FoldWorker implements SnapshotSource {
     }
   }
 
-  /** The fold thread ends with {@code e}: refuse deltas from now on and tell the listener. */
+  /**
+   * The fold thread ends with {@code e}: refuse deltas from now on and tell the listener. Out of
+   * memory, anything here may fail again: the flags first, a text made in advance if the error's
+   * own cannot be, the listener (health) before the log line.
+   */
   private void fail(Error e) {
-    failure = e.toString();
     accepting = false;
     stopped = true;
+    failure = FAILED; // refusals and /healthz see a failure from here on
     queue.clear(); // what it held can never run: give its memory back
+    pending.set(0);
+    try {
+      failure = e.toString();
+    } catch (Throwable again) {
+      // out of memory still: the text made in advance stays
+    }
+    try {
+      onFailure.run();
+    } catch (Throwable second) {
+      // the dying thread's last words: a second failure changes nothing of the above
+    }
     try {
       log.error(
           "the fold thread failed and stopped: {}; the collector now refuses deltas (their clients"
               + " keep and resend them), /healthz answers 503 and it must be restarted",
           failure,
           e);
-      onFailure.run();
-    } catch (RuntimeException | StackOverflowError second) {
-      // The dying thread's last words: a second failure changes nothing of the above.
+    } catch (Throwable second) {
+      // as above
     }
   }
+
+  /** The failure's text when the error's own cannot be made (out of memory). */
+  private static final String FAILED = "java.lang.Error (its description could not be made)";
 
   private static void runSafely(Runnable task) {
     try {

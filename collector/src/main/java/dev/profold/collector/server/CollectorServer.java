@@ -190,11 +190,13 @@ public final class CollectorServer {
    */
   private void closeDueIntervals() {
     CompletableFuture<Void> done = new CompletableFuture<>();
-    worker.execute(
+    if (!worker.execute(
         () -> {
           engine.advance();
           done.complete(null);
-        });
+        })) {
+      return; // the fold thread stopped (shutdown, or a failure /healthz reports)
+    }
     try {
       done.get(5, TimeUnit.SECONDS);
     } catch (TimeoutException e) {
@@ -302,7 +304,7 @@ public final class CollectorServer {
                 config.alerts().alertmanager(),
                 URI.create(externalUrl() + AlertsHttpHandler.PATH),
                 alertMetrics));
-    ready = true;
+    ready = worker.failure() == null; // else it failed while the server started
     log.info(
         "profold collector ready: grpc={}:{} http=http://{}:{}/metrics interval={}s",
         config.listen(),

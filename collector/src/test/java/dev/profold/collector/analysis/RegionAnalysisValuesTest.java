@@ -96,6 +96,30 @@ class RegionAnalysisValuesTest {
   }
 
   @Test
+  void aTimeBeyondTheDoubleRangeCountsAsTheLargestNotAsNone() {
+    // checkout-03's handle time is +Inf (two values of 1e308): before, its series was skipped,
+    // and checkout-03 showed as the fastest instance at handle.
+    for (int i = 0; i < 4; i++) {
+      long start = T0;
+      engine.apply(
+          Deltas.source("checkout", name(i))
+              .incarnation(7)
+              .seq(1)
+              .interval(start, start + INTERVAL)
+              .region(1, "handle", REGION_KIND_COMPUTE)
+              .entry(1, i == 3 ? new double[] {1e308, 1e308} : new double[] {1.0})
+              .decode(dictionary));
+    }
+    close(0);
+    DerivedValue handle =
+        find(values.current(), RegionAnalysisValues.IMBALANCE, node("handle", "compute"));
+    assertThat(handle.context())
+        .containsEntry("slowest_instance", name(3))
+        .containsEntry("fastest_instance", name(0));
+    assertThat(handle.value()).isFinite().isGreaterThan(1e307);
+  }
+
+  @Test
   void aServiceOverTheCellBoundIsLeftOutOfTheProfiles() {
     for (int i = 0; i < 4; i++) {
       checkout(name(i), 0, 0.0625); // 4 instances x 3 nodes

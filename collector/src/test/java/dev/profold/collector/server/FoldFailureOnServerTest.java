@@ -117,10 +117,63 @@ class FoldFailureOnServerTest {
         String metrics = get(c, "/metrics").body();
         assertThat(metrics).contains("profold_fold_up 0.0");
         assertThat(metrics).contains("profold_ingest_push_streams 0.0");
+        assertThat(metrics).contains("profold_ingest_pending_bytes 0.0");
         assertThat(metrics).contains("profold_deltas_rejected_total{reason=\"fold_failed\"} 1.0");
       } finally {
         channel.shutdownNow();
       }
+    }
+  }
+
+  @Test
+  void theDeltasQueuedWhenTheFoldFailsAreNoLongerCountedPending() throws Exception {
+    try (RunningCollector c = RunningCollector.withData()) {
+      ManagedChannel channel = NettyChannelBuilder.forTarget(c.grpcTarget()).usePlaintext().build();
+      java.util.concurrent.CountDownLatch hold = new java.util.concurrent.CountDownLatch(1);
+      try {
+        // The fold thread held, then made to fail once a delta is queued behind the failure.
+        c.server
+            .worker()
+            .execute(
+                () -> {
+                  try {
+                    hold.await();
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                  }
+                });
+        c.server
+            .worker()
+            .execute(
+                () -> {
+                  throw new OutOfMemoryError("planted by the test");
+                });
+        StreamObserver<Delta> push =
+            IngestGrpc.newStub(channel)
+                .push(
+                    new StreamObserver<>() {
+                      @Override
+                      public void onNext(Ack ack) {}
+
+                      @Override
+                      public void onError(Throwable t) {}
+
+                      @Override
+                      public void onCompleted() {}
+                    });
+        push.onNext(delta("i-4", 1));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30); // a hang guard
+        while (c.server.metrics().pendingBytes().get() == 0) {
+          assertThat(System.nanoTime() - deadline).as("the delta queued within 30 s").isNegative();
+          Thread.onSpinWait();
+        }
+      } finally {
+        hold.countDown();
+      }
+      assertThat(c.server.worker().awaitEnd(Duration.ofSeconds(10))).isTrue();
+      // Before: the bytes of the delta the failure dropped stayed counted for good.
+      assertThat(c.server.metrics().pendingBytes().get()).isZero();
+      channel.shutdownNow();
     }
   }
 

@@ -37,7 +37,7 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class JfrSink {
   /** The attribute naming the JFR event type. */
-  static final String EVENT_ATTRIBUTE = "event";
+  static final String EVENT_ATTRIBUTE = Recorder.AGENT_EVENT_ATTRIBUTE;
 
   /** The measurement allocation samples record, in bytes. */
   static final String ALLOCATION_MEASUREMENT = Recorder.ALLOCATION;

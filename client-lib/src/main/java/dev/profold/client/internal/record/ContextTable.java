@@ -674,6 +674,17 @@ final class ContextTable implements ContextView {
   }
 
   @Override
+  public synchronized boolean selfTimed(int context) {
+    int top = context;
+    while (top != 0 && parent[top] != 0) {
+      top = parent[top];
+    }
+    return top != 0
+        && events.get(event[top]) instanceof AttributeSetting s
+        && s.key().equals(Recorder.AGENT_EVENT_ATTRIBUTE);
+  }
+
+  @Override
   public synchronized void addKey(int context, Entry.Builder entry) {
     if (pathNode[context] != 0) {
       entry.addKey(

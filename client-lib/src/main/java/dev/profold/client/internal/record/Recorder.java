@@ -419,6 +419,13 @@ public final class Recorder {
    */
   public static final int MAX_KEYS = 4096 - 2 * MAX_MEASUREMENTS - 64;
 
+  /**
+   * The attribute under which the agent records what JFR reports (one context per event type, right
+   * under the root; its frames below): a time there is the innermost frame's own ({@link
+   * ContextView#selfTimed}).
+   */
+  public static final String AGENT_EVENT_ATTRIBUTE = "event";
+
   private final Set<String> admittedKeys = ConcurrentHashMap.newKeySet();
 
   /**

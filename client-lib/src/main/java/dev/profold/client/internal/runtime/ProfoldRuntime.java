@@ -480,14 +480,16 @@ public final class ProfoldRuntime {
     if (!mx.isCurrentThreadCpuTimeSupported()) {
       return;
     }
-    long cpu = mx.getCurrentThreadCpuTime();
-    if (cpu < 0) {
-      return; // the CPU clock is off
-    }
     long id = Thread.currentThread().getId();
-    synchronized (ownCpu) {
-      endedOwnCpu += Math.max(0, cpu - ownCpu.getOrDefault(id, 0L));
-      ownCpu.put(id, cpu); // a flush that still finds the thread alive counts only what follows
+    synchronized (ownCpu) { // read under the lock: a flush between the read and here would count
+      long cpu = mx.getCurrentThreadCpuTime();
+      if (cpu < 0) {
+        return; // the CPU clock is off
+      }
+      long seen = ownCpu.getOrDefault(id, 0L);
+      endedOwnCpu += Math.max(0, cpu - seen);
+      ownCpu.put(
+          id, Math.max(seen, cpu)); // a flush still finding it alive counts only what follows
     }
   }
 

@@ -17,6 +17,13 @@ public interface ContextView {
   int parent(int context);
 
   /**
+   * Whether time recorded in {@code context} is its own only, not that of the paths nested in it
+   * too: the agent's samples and events, at their innermost frame. Time recorded by a region as it
+   * closes includes its nested regions' (false).
+   */
+  boolean selfTimed(int context);
+
+  /**
    * Adds the context's key values (its region path node and its scoped attributes, with the
    * encoder's ids) to an entry under construction.
    */

@@ -69,8 +69,9 @@ final class KeyAggregator implements ThreadAggregator {
    * path, whatever their attributes) minus the time of the paths nested directly in it, summed over
    * the COMPUTE paths. Region times are inclusive, so this is the time the thread spent in COMPUTE
    * regions themselves, neither twice for nested ones nor for a nested wait. A path whose nested
-   * times exceed its own (still open, or the agent's frames, which hold no time themselves) counts
-   * 0; the agent's samples, at their innermost frame, count whole.
+   * times exceed its own (still open) counts 0. The agent's samples and events ({@link
+   * ContextView#selfTimed}) are a frame's own time already: they count whole, and are not taken
+   * from the frames around them.
    */
   static double computeTime(
       ThreadSnapshot t, ContextView contexts, int timeMetric, Map<Integer, Boolean> memo) {
@@ -85,7 +86,11 @@ final class KeyAggregator implements ThreadAggregator {
     }
     Map<Integer, Double> nested = new HashMap<>(); // path node -> time of the paths directly in it
     for (Map.Entry<Integer, Double> e : timeAt.entrySet()) {
-      int up = enclosing(someContext.get(e.getKey()), e.getKey(), contexts, timeAt);
+      int context = someContext.get(e.getKey());
+      if (contexts.selfTimed(context)) {
+        continue; // the agent's: its enclosing frames' times do not include it
+      }
+      int up = enclosing(context, e.getKey(), contexts, timeAt);
       if (up != 0) {
         nested.merge(up, e.getValue(), Double::sum);
       }

@@ -385,6 +385,22 @@ class RecorderTest {
   }
 
   @Test
+  void theAgentsContextsAreSelfTimedAndRegionsAreNot() {
+    IdHolder holder = recorder.holder();
+    int event = recorder.attributeContext(holder, 0, Recorder.AGENT_EVENT_ATTRIBUTE, "sample");
+    int frame = recorder.regionContext(holder, event, "Worker.run", Kind.COMPUTE);
+    int leaf = recorder.regionContext(holder, frame, "Math.sqrt", Kind.COMPUTE);
+    int region = recorder.regionContext(holder, 0, "handle", Kind.COMPUTE);
+    int scoped = recorder.attributeContext(holder, region, "tenant", "a");
+
+    assertThat(recorder.contexts().selfTimed(leaf)).isTrue();
+    assertThat(recorder.contexts().selfTimed(frame)).isTrue();
+    assertThat(recorder.contexts().selfTimed(region)).isFalse();
+    assertThat(recorder.contexts().selfTimed(scoped)).isFalse();
+    assertThat(recorder.contexts().selfTimed(0)).isFalse();
+  }
+
+  @Test
   void calltreeClustersThreadsByRegionPathsWhateverTheirScopedAttributes() throws Exception {
     // A per-request attribute: before, no two threads shared a context set, and CALLTREE made one
     // cluster per thread.

@@ -37,6 +37,14 @@ final class Fixtures {
       return parents.getOrDefault(context, -1);
     }
 
+    /** Contexts whose time is their own only (as the agent's); none unless given. */
+    java.util.Set<Integer> selfTimed = java.util.Set.of();
+
+    @Override
+    public boolean selfTimed(int context) {
+      return selfTimed.contains(context);
+    }
+
     @Override
     public Kind kind(int context) {
       return kinds.get(context);

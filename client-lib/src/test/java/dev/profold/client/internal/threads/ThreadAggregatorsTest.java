@@ -240,6 +240,26 @@ class ThreadAggregatorsTest {
   }
 
   @Test
+  void keyCountsTheAgentsSampledFramesWhole() {
+    // The agent's time is each frame's own: run/compute (10) holds 0.5 s of samples and
+    // run/compute/sqrt (11) 0.5 s more. Thread a worked 1 s, b 0.75 s: a is the slowest.
+    int compute = 10;
+    int sqrt = 11;
+    Fixtures.FakeContexts sampled =
+        new Fixtures.FakeContexts(
+            Map.of(compute, Kind.COMPUTE, sqrt, Kind.COMPUTE), 1, Map.of(sqrt, compute));
+    sampled.selfTimed = java.util.Set.of(compute, sqrt);
+    List<ThreadSnapshot> two =
+        List.of(
+            thread(2, "a", "g", cell(compute, TIME, 0.5), cell(sqrt, TIME, 0.5)),
+            thread(3, "b", "g", cell(compute, TIME, 0.75)));
+    assertThat(ThreadAggregators.forMode(ThreadAggregation.KEY).aggregate(two, sampled, TIME))
+        .filteredOn(e -> e.labels().get("thread.role").equals("slowest"))
+        .extracting(AggregatedEntry::context)
+        .containsExactly(compute, sqrt);
+  }
+
+  @Test
   void keyWithTwoWorkersHasNoRest() {
     List<ThreadSnapshot> two =
         List.of(
