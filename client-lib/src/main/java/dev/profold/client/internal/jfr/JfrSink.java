@@ -54,6 +54,7 @@ final class JfrSink {
   private static final class Table {
     final ForeignThread thread;
     long written;
+    String name; // the thread's name in its last event
 
     Table(ForeignThread thread) {
       this.thread = thread;
@@ -116,7 +117,11 @@ final class JfrSink {
         return;
       }
       t = new Table(f);
+      t.name = o.threadName();
       threads.put(o.threadId(), t);
+    } else if (!o.threadName().equals(t.name)) { // renamed since: grouped by its name now
+      t.name = o.threadName();
+      t.thread.named(t.name);
     }
     t.thread.record(c, metric, o.value());
     t.written = recorder.collections();

@@ -26,6 +26,16 @@ public final class ForeignThread {
     state.record(context, metric, value);
   }
 
+  /**
+   * The thread's name as the writer sees it now: a thread renamed after its first record (OkHttp
+   * names its dispatcher after the call it runs) is grouped by its name at the collection.
+   */
+  public void named(String name) {
+    if (!name.equals(state.name) || state.renamed != null) {
+      state.renamed = name;
+    }
+  }
+
   /** The thread's id ({@link Thread#getId()}) this table records for. */
   public long threadId() {
     return state.threadId;

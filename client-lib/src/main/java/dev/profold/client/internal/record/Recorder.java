@@ -902,7 +902,8 @@ public final class Recorder {
       // names its dispatcher after the call it runs) is grouped by its current name, as the
       // thread activity groups it.
       boolean own = s.pool == null && s.owner != null;
-      String name = own ? s.owner.getName() : s.name;
+      String renamed = s.renamed;
+      String name = own ? s.owner.getName() : renamed != null ? renamed : s.name;
       String group = name.equals(s.name) ? s.group : ThreadGroups.normalise(name);
       Integer at = byThread.putIfAbsent(s.threadId, out.size());
       if (at == null) {

@@ -98,6 +98,13 @@ final class ThreadState {
   final long threadId;
   final String name;
   final String group;
+
+  /**
+   * The thread's name now, when another thread records for it ({@link ForeignThread#named}) and it
+   * was renamed since this state was made; null otherwise. The collection groups by it.
+   */
+  volatile String renamed;
+
   final boolean initial;
   private final Recorder recorder;
   private final ContextTable contexts;

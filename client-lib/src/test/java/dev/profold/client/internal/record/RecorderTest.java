@@ -385,6 +385,23 @@ class RecorderTest {
   }
 
   @Test
+  void aThreadTheAgentRecordsForIsGroupedByItsLatestName() {
+    // Before: by the name of its first event, for good.
+    ForeignThread f = recorder.foreign(77, "OkHttp https://a.example/1", false);
+    int region = recorder.regionContext(recorder.holder(), 0, "call", Kind.IO);
+    f.record(region, recorder.timeMetric(), 0.5);
+    assertThat(recorder.collect())
+        .extracting(ThreadSnapshot::group)
+        .containsExactly("OkHttp https://a.example/*");
+    f.named("OkHttp Dispatcher");
+    f.record(region, recorder.timeMetric(), 0.5);
+    assertThat(recorder.collect())
+        .extracting(ThreadSnapshot::group)
+        .containsExactly("OkHttp Dispatcher");
+    f.retire();
+  }
+
+  @Test
   void theAgentsContextsAreSelfTimedAndRegionsAreNot() {
     IdHolder holder = recorder.holder();
     int event = recorder.attributeContext(holder, 0, Recorder.AGENT_EVENT_ATTRIBUTE, "sample");
