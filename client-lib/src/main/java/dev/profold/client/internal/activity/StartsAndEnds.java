@@ -36,9 +36,10 @@ final class StartsAndEnds {
 
   /**
    * How long a close waits for ends whose slots in the ring were claimed but not yet published: an
-   * end published behind one of them belongs to a thread that may be gone already.
+   * end published behind one of them belongs to a thread that may be gone already. 50 ms; tests
+   * that must not depend on a thread being scheduled within it set a longer one.
    */
-  private static final long END_WRITE_WAIT_NANOS = 50_000_000L;
+  volatile long endWriteWaitNanos = 50_000_000L;
 
   private static final System.Logger LOG = System.getLogger("dev.profold.client");
 
@@ -161,7 +162,7 @@ final class StartsAndEnds {
   void moveClaimedEnds() {
     ringReader.lock();
     try {
-      ring.drainClaimed(toInbox, END_WRITE_WAIT_NANOS);
+      ring.drainClaimed(toInbox, endWriteWaitNanos);
     } finally {
       ringReader.unlock();
     }

@@ -48,6 +48,9 @@ class ThreadActivityReportsTest {
     threads.set(new LiveThread(1, "spawner", 0), new LiveThread(50, "slow-50", 0));
     activity.close(0, 0);
     EndRing ring = activity.reports().ring;
+    // A hang guard, not the 50 ms of production: the thread resuming below must not have to be
+    // scheduled within a bound for the test to pass on a loaded machine.
+    activity.reports().endWriteWaitNanos = 30_000_000_000L;
     // Thread 50, ending, claimed a slot for its end and was descheduled before publishing it.
     long seq = ring.claim();
     activity.started(7, S);
