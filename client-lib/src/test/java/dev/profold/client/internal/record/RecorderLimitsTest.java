@@ -381,6 +381,10 @@ class RecorderLimitsTest {
       other.join();
     }
     assertThat(min).isGreaterThanOrEqualTo(0);
+    Map<String, Long> misuse = r.misuseCounts();
+    assertThat(misuse.get("closed_twice") + misuse.get("closed_on_other_thread"))
+        .as("the other thread's closes happened (else the race was never run): %s", misuse)
+        .isPositive();
   }
 
   @Test
