@@ -3,6 +3,7 @@ package dev.profold.client.internal.agent;
 import dev.profold.client.Profold;
 import dev.profold.client.internal.jfr.JfrProfiler;
 import dev.profold.client.internal.jfr.ThreadStarts;
+import dev.profold.client.internal.record.ThreadGroups;
 import dev.profold.client.internal.runtime.ProfoldRuntime;
 import dev.profold.client.internal.runtime.StartFailure;
 import java.lang.System.Logger.Level;
@@ -47,6 +48,8 @@ public final class ProfoldAgent {
 
   /** Called by the JVM for {@code -javaagent:profold-agent.jar[=options]}. */
   public static void premain(String agentArgs, Instrumentation inst) {
+    // The JVM runs premain on its initial thread: known by its id from now on, renamed or not.
+    ThreadGroups.initialThreadIs(Thread.currentThread().getId());
     launch(agentArgs, inst);
   }
 

@@ -1,5 +1,6 @@
 package dev.profold.client.internal.jfr;
 
+import dev.profold.client.internal.record.ThreadGroups;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
@@ -72,9 +73,12 @@ final class RecordedEvents {
       name = EventMapper.VIRTUAL_THREADS_NAME;
     }
     boolean initial = false;
-    if (thread != null && "main".equals(name)) {
+    long initialId = ThreadGroups.initialThreadId();
+    if (thread != null && initialId >= 0) {
+      initial = threadId == initialId;
+    } else if (thread != null && "main".equals(name)) { // the group only when it can matter
       RecordedThreadGroup g = thread.getThreadGroup();
-      initial = g != null && "main".equals(g.getName());
+      initial = ThreadGroups.isInitial(threadId, name, g == null ? null : g.getName());
     }
     List<String> frames = new ArrayList<>();
     boolean truncated = false;

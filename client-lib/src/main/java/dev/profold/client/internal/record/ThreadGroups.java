@@ -90,9 +90,38 @@ public final class ThreadGroups {
     return sb.length() == 0 ? "*" : sb.toString();
   }
 
-  /** True for the JVM's initial thread: {@code main} in the {@code main} thread group. */
+  /** The id of the JVM's initial thread once known ({@link #initialThreadIs}), else -1. */
+  private static volatile long initialThreadId = -1;
+
+  /**
+   * Makes {@code threadId} the initial thread's: the agent's {@code premain} runs on it. From then
+   * on the initial thread is known by its id, whatever its name (a renamed main thread), and no
+   * other thread named {@code main} is taken for it. -1 forgets it (tests).
+   */
+  public static void initialThreadIs(long threadId) {
+    initialThreadId = threadId;
+  }
+
+  /**
+   * True for the JVM's initial thread: the one {@link #initialThreadIs} named; when none was named,
+   * a thread called {@code main} in the {@code main} thread group.
+   */
   static boolean isInitial(Thread t) {
     ThreadGroup g = t.getThreadGroup();
-    return "main".equals(t.getName()) && g != null && "main".equals(g.getName());
+    return isInitial(t.getId(), t.getName(), g == null ? null : g.getName());
+  }
+
+  /** The initial thread's id as {@link #initialThreadIs} named it, or -1. */
+  public static long initialThreadId() {
+    return initialThreadId;
+  }
+
+  /** As {@link #isInitial(Thread)}, for a thread known by its id, name and group's name. */
+  public static boolean isInitial(long threadId, String name, String groupName) {
+    long initial = initialThreadId;
+    if (initial >= 0) {
+      return threadId == initial;
+    }
+    return "main".equals(name) && "main".equals(groupName);
   }
 }

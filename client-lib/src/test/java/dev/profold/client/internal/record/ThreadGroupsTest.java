@@ -33,6 +33,25 @@ class ThreadGroupsTest {
   }
 
   @Test
+  void onceTheAgentNamedTheInitialThreadItIsKnownByItsIdWhateverItsName() {
+    // Spring DevTools runs an application's main on "restartedMain", and a program may rename its
+    // main thread: before, only a thread called main in group main was the initial one.
+    Thread renamedMain = new Thread(() -> {}, "restartedMain");
+    try {
+      ThreadGroups.initialThreadIs(renamedMain.getId());
+      assertThat(ThreadGroups.isInitial(renamedMain)).isTrue();
+      assertThat(ThreadGroups.isInitial(renamedMain.getId() + 1000, "main", "main"))
+          .as("another thread called main")
+          .isFalse();
+    } finally {
+      ThreadGroups.initialThreadIs(-1);
+    }
+    assertThat(ThreadGroups.isInitial(5, "main", "main")).as("by name when not named").isTrue();
+    assertThat(ThreadGroups.isInitial(5, "main", "other")).isFalse();
+    assertThat(ThreadGroups.isInitial(renamedMain)).isFalse();
+  }
+
+  @Test
   void theCutNeverSplitsASurrogatePair() {
     String name = "a".repeat(126) + "\uD83D\uDE00" + "tail";
     String group = ThreadGroups.normalise(name);
