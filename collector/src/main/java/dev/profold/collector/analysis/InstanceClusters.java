@@ -123,17 +123,17 @@ public final class InstanceClusters {
     for (int i = 0; i < m; i++) {
       vectors[i] = p.vector(i);
     }
-    List<int[]> groups = cluster(vectors);
-    int largest = groups.isEmpty() ? 0 : groups.get(0).length;
-    double[] largestMean = groups.isEmpty() ? new double[0] : mean(vectors, groups.get(0));
+    List<Group> groups = groups(vectors);
+    int largest = groups.isEmpty() ? 0 : groups.get(0).members.length;
     int small = Math.max(1, m / 10);
     List<Cluster> out = new ArrayList<>();
-    for (int[] g : groups) {
+    for (Group group : groups) {
+      int[] g = group.members;
       boolean outlier =
           groups.size() >= 2
               && g.length < largest
               && g.length <= small
-              && diffRatio(mean(vectors, g), largestMean) >= OUTLIER_MIN_RATIO;
+              && diffRatio(group.mean, groups.get(0).mean) >= OUTLIER_MIN_RATIO;
       List<String> names = new ArrayList<>();
       for (int i : g) {
         names.add(p.instances().get(i));
@@ -141,18 +141,6 @@ public final class InstanceClusters {
       out.add(new Cluster(names, outlier, outlier ? separating(p, g) : List.of()));
     }
     return new InstanceClusters(out);
-  }
-
-  /** The mean of the vectors of {@code members}, stepped as {@link Group#with} steps it. */
-  private static double[] mean(double[][] vectors, int[] members) {
-    double[] mean = vectors[members[0]].clone();
-    for (int k = 1; k < members.length; k++) {
-      double[] v = vectors[members[k]];
-      for (int n = 0; n < mean.length; n++) {
-        mean[n] += (v[n] - mean[n]) / (k + 1);
-      }
-    }
-    return mean;
   }
 
   /** The nodes where the members of {@code group} differ most from the other instances. */
@@ -207,17 +195,20 @@ public final class InstanceClusters {
    * largest cluster first (ties: by smallest index).
    */
   static List<int[]> cluster(double[][] vectors) {
+    return groups(vectors).stream().map(g -> g.members).toList();
+  }
+
+  /** The clusters as {@link #cluster} orders them, with their representatives. */
+  private static List<Group> groups(double[][] vectors) {
     int m = vectors.length;
     if (m == 0) {
       return List.of();
     }
     int k = maxClusters(m);
-    List<Group> set = merge(clusterSet(vectors, 0, m, k), k);
-    List<int[]> out = new ArrayList<>();
-    for (Group g : set) {
-      out.add(g.members);
-    }
-    out.sort(Comparator.comparingInt((int[] g) -> -g.length).thenComparingInt(g -> g[0]));
+    List<Group> out = new ArrayList<>(merge(clusterSet(vectors, 0, m, k), k));
+    out.sort(
+        Comparator.comparingInt((Group g) -> -g.members.length)
+            .thenComparingInt(g -> g.members[0]));
     return out;
   }
 

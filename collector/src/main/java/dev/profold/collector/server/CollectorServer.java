@@ -262,11 +262,7 @@ public final class CollectorServer {
       built.shutdownNow();
       throw BindFailure.grpc(config.listen(), config.grpcPort(), e);
     }
-    health.setStatus("", io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
-    health.setStatus(
-        IngestGrpc.SERVICE_NAME, io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
-    health.setStatus(
-        QueryGrpc.SERVICE_NAME, io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
+    serving(io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
     if (worker.failure() != null) { // it failed while the server started
       foldFailed();
     }
@@ -502,12 +498,15 @@ public final class CollectorServer {
    */
   private void foldFailed() {
     ready = false;
-    health.setStatus("", io.grpc.health.v1.HealthCheckResponse.ServingStatus.NOT_SERVING);
-    health.setStatus(
-        IngestGrpc.SERVICE_NAME, io.grpc.health.v1.HealthCheckResponse.ServingStatus.NOT_SERVING);
-    health.setStatus(
-        QueryGrpc.SERVICE_NAME, io.grpc.health.v1.HealthCheckResponse.ServingStatus.NOT_SERVING);
+    serving(io.grpc.health.v1.HealthCheckResponse.ServingStatus.NOT_SERVING);
     ingest.closeStreams();
+  }
+
+  /** The gRPC health of the server as a whole and of each of its services. */
+  private void serving(io.grpc.health.v1.HealthCheckResponse.ServingStatus status) {
+    for (String service : List.of("", IngestGrpc.SERVICE_NAME, QueryGrpc.SERVICE_NAME)) {
+      health.setStatus(service, status);
+    }
   }
 
   /** Clean shutdown; see the class comment. Safe to call more than once. */

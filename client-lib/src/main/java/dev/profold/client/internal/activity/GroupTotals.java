@@ -12,7 +12,6 @@ import static dev.profold.client.internal.activity.TimeClasses.WAIT;
 
 import dev.profold.proto.v1.ThreadGroupActivity;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -95,35 +94,16 @@ final class GroupTotals {
     return out;
   }
 
-  /**
-   * {@code groups}, largest wall time first, at most {@link ThreadActivity#MAX_GROUPS}: the
-   * smallest beyond it merged into {@link ThreadActivity#OTHER_GROUP}, which comes last.
-   */
+  /** {@code groups} as {@link GroupCompaction} orders and bounds them. */
   static List<GroupTotals> compact(Map<String, GroupTotals> groups) {
-    // A given-back interval can hold an "_other_" already: the tail goes into it, and it comes
-    // last, so that no group is named twice.
-    GroupTotals other = groups.get(ThreadActivity.OTHER_GROUP);
-    List<GroupTotals> sorted = new ArrayList<>(groups.size());
-    for (GroupTotals g : groups.values()) {
-      if (g != other) {
-        sorted.add(g);
-      }
-    }
-    sorted.sort(Comparator.comparingLong((GroupTotals g) -> -g.wall).thenComparing(g -> g.name));
-    if (sorted.size() + (other == null ? 0 : 1) > ThreadActivity.MAX_GROUPS) {
-      GroupTotals rest = new GroupTotals(ThreadActivity.OTHER_GROUP);
-      if (other != null) {
-        rest.merge(other);
-      }
-      for (GroupTotals g : sorted.subList(ThreadActivity.MAX_GROUPS - 1, sorted.size())) {
-        rest.merge(g);
-      }
-      other = rest;
-      sorted = new ArrayList<>(sorted.subList(0, ThreadActivity.MAX_GROUPS - 1));
-    }
-    if (other != null) {
-      sorted.add(other);
-    }
-    return sorted;
+    return GroupCompaction.compact(
+        groups,
+        g -> g.wall,
+        g -> g.name,
+        folded -> {
+          GroupTotals rest = new GroupTotals(ThreadActivity.OTHER_GROUP);
+          folded.forEach(rest::merge);
+          return rest;
+        });
   }
 }

@@ -1,5 +1,6 @@
 package dev.profold.client.internal.export;
 
+import dev.profold.client.internal.activity.GroupCompaction;
 import dev.profold.client.internal.activity.ThreadActivity;
 import dev.profold.proto.v1.AttributeValue;
 import dev.profold.proto.v1.ClientOverhead;
@@ -12,7 +13,6 @@ import dev.profold.proto.v1.ThreadGroupActivity;
 import dev.profold.reduce.Aggregate;
 import dev.profold.reduce.WireStates;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -313,58 +313,47 @@ final class DeltaBuffer {
 
   /**
    * At most {@link ThreadActivity#MAX_GROUPS} groups, the collector's limit (two deltas of 256
-   * groups each can name 512): beyond it the groups of least wall time are folded into {@link
-   * ThreadActivity#OTHER_GROUP}, which comes last, as each delta's own groups are.
+   * groups each can name 512), as {@link GroupCompaction} bounds a delta's own.
    */
   static List<ThreadGroupActivity> compactActivity(Map<String, ThreadGroupActivity> groups) {
-    if (groups.size() <= ThreadActivity.MAX_GROUPS) {
-      return List.copyOf(groups.values());
-    }
-    ThreadGroupActivity other = groups.get(ThreadActivity.OTHER_GROUP);
-    List<ThreadGroupActivity> sorted = new ArrayList<>(groups.size());
-    for (ThreadGroupActivity g : groups.values()) {
-      if (!g.getThreadGroup().equals(ThreadActivity.OTHER_GROUP)) {
-        sorted.add(g);
-      }
-    }
-    sorted.sort(
-        Comparator.comparingLong((ThreadGroupActivity g) -> -g.getWallNanos())
-            .thenComparing(ThreadGroupActivity::getThreadGroup));
-    int keep = ThreadActivity.MAX_GROUPS - 1;
-    ThreadGroupActivity rest = other;
-    for (ThreadGroupActivity g : sorted.subList(keep, sorted.size())) {
-      rest =
-          rest == null
-              ? g.toBuilder().setThreadGroup(ThreadActivity.OTHER_GROUP).build()
-              : union(rest, g);
-    }
-    List<ThreadGroupActivity> out = new ArrayList<>(sorted.subList(0, keep));
-    out.add(rest);
-    return out;
+    return GroupCompaction.compact(
+        groups,
+        ThreadGroupActivity::getWallNanos,
+        ThreadGroupActivity::getThreadGroup,
+        folded -> {
+          ThreadGroupActivity rest = folded.get(0);
+          for (ThreadGroupActivity g : folded.subList(1, folded.size())) {
+            rest = union(rest, g);
+          }
+          return rest.toBuilder().setThreadGroup(ThreadActivity.OTHER_GROUP).build();
+        });
   }
 
   /** Two groups' threads in one interval, as one group: their threads are distinct. */
   private static ThreadGroupActivity union(ThreadGroupActivity a, ThreadGroupActivity b) {
-    return a.toBuilder()
+    return timesAdded(a, b)
         .setThreads((int) Math.min(Integer.MAX_VALUE, (long) a.getThreads() + b.getThreads()))
-        .setWallNanos(a.getWallNanos() + b.getWallNanos())
-        .setComputeNanos(a.getComputeNanos() + b.getComputeNanos())
-        .setSyncNanos(a.getSyncNanos() + b.getSyncNanos())
-        .setWaitNanos(a.getWaitNanos() + b.getWaitNanos())
-        .setIoNanos(a.getIoNanos() + b.getIoNanos())
-        .setRuntimeNanos(a.getRuntimeNanos() + b.getRuntimeNanos())
-        .setThreadMgmtNanos(a.getThreadMgmtNanos() + b.getThreadMgmtNanos())
-        .setCpuWaitNanos(a.getCpuWaitNanos() + b.getCpuWaitNanos())
-        .setIdleNanos(a.getIdleNanos() + b.getIdleNanos())
         .setCpuMinNanos(Math.min(a.getCpuMinNanos(), b.getCpuMinNanos()))
-        .setCpuSumNanos(a.getCpuSumNanos() + b.getCpuSumNanos())
         .setCpuMaxNanos(Math.max(a.getCpuMaxNanos(), b.getCpuMaxNanos()))
         .build();
   }
 
+  /**
+   * One group's threads in two intervals, as one: the threads are counted once (the larger count),
+   * and the spread's bounds add up as the intervals do.
+   */
   private static ThreadGroupActivity add(ThreadGroupActivity a, ThreadGroupActivity b) {
-    return a.toBuilder()
+    return timesAdded(a, b)
         .setThreads(Math.max(a.getThreads(), b.getThreads()))
+        .setCpuMinNanos(a.getCpuMinNanos() + b.getCpuMinNanos())
+        .setCpuMaxNanos(a.getCpuMaxNanos() + b.getCpuMaxNanos())
+        .build();
+  }
+
+  /** {@code a} with every time of {@code b} added: the wall, the classes and the CPU sum. */
+  private static ThreadGroupActivity.Builder timesAdded(
+      ThreadGroupActivity a, ThreadGroupActivity b) {
+    return a.toBuilder()
         .setWallNanos(a.getWallNanos() + b.getWallNanos())
         .setComputeNanos(a.getComputeNanos() + b.getComputeNanos())
         .setSyncNanos(a.getSyncNanos() + b.getSyncNanos())
@@ -374,10 +363,7 @@ final class DeltaBuffer {
         .setThreadMgmtNanos(a.getThreadMgmtNanos() + b.getThreadMgmtNanos())
         .setCpuWaitNanos(a.getCpuWaitNanos() + b.getCpuWaitNanos())
         .setIdleNanos(a.getIdleNanos() + b.getIdleNanos())
-        .setCpuMinNanos(a.getCpuMinNanos() + b.getCpuMinNanos())
-        .setCpuSumNanos(a.getCpuSumNanos() + b.getCpuSumNanos())
-        .setCpuMaxNanos(a.getCpuMaxNanos() + b.getCpuMaxNanos())
-        .build();
+        .setCpuSumNanos(a.getCpuSumNanos() + b.getCpuSumNanos());
   }
 
   private static void collect(Delta d, Map<List<AttributeValue>, Map<Integer, Merged>> into) {
