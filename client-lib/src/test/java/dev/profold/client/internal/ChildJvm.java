@@ -18,8 +18,8 @@ import java.util.stream.Stream;
  * Runs a few statements as a program in a child JVM: this JVM's own ({@link #current()}), or one of
  * Java 21 or later for code that needs virtual threads while the build runs on Java 17 ({@link
  * #java21()}: this JVM if it is recent enough, else a JDK installed next to it). Without one {@link
- * #java21()} logs why and returns empty, so the test passes without checking; CI sets {@code
- * PROFOLD_REQUIRE_EXTERNAL_TOOLS=1}, which makes that a failure.
+ * #java21()} aborts the test (reported skipped); CI sets {@code PROFOLD_REQUIRE_EXTERNAL_TOOLS=1},
+ * which makes that a failure.
  */
 public final class ChildJvm {
   private static final Pattern VERSION = Pattern.compile("JAVA_VERSION=\"(\\d+)");
@@ -31,27 +31,27 @@ public final class ChildJvm {
     return Path.of(System.getProperty("java.home"), "bin", "java");
   }
 
-  /** {@code bin/java} of a JDK 21 or later, or empty (after failing the test when required). */
-  public static Optional<Path> java21() throws IOException {
+  /** {@code bin/java} of a JDK 21 or later; else the test fails or is aborted (see below). */
+  public static Path java21() throws IOException {
     return atLeast(21);
   }
 
   /**
    * {@code bin/java} of a JDK of feature release {@code feature} or later (this JVM if recent
-   * enough, else the newest next to it), or empty: then, under {@code
-   * PROFOLD_REQUIRE_EXTERNAL_TOOLS=1}, the test fails, else it is aborted (reported skipped).
+   * enough, else the newest next to it). Without one, under {@code
+   * PROFOLD_REQUIRE_EXTERNAL_TOOLS=1}, the test fails, else it is aborted (reported skipped, not
+   * passed): either way the caller's test ends here.
    */
-  public static Optional<Path> atLeast(int feature) throws IOException {
+  public static Path atLeast(int feature) throws IOException {
     Optional<Path> java = find(feature);
-    if (java.isEmpty()) {
-      String msg = "no JDK " + feature + " or later next to " + System.getProperty("java.home");
-      if ("1".equals(System.getenv("PROFOLD_REQUIRE_EXTERNAL_TOOLS"))) {
-        fail(msg + " (PROFOLD_REQUIRE_EXTERNAL_TOOLS=1)");
-      }
-      // Reported as skipped, not passed: the caller's test ends here.
-      org.junit.jupiter.api.Assumptions.abort(msg);
+    if (java.isPresent()) {
+      return java.get();
     }
-    return java;
+    String msg = "no JDK " + feature + " or later next to " + System.getProperty("java.home");
+    if ("1".equals(System.getenv("PROFOLD_REQUIRE_EXTERNAL_TOOLS"))) {
+      fail(msg + " (PROFOLD_REQUIRE_EXTERNAL_TOOLS=1)");
+    }
+    return org.junit.jupiter.api.Assumptions.abort(msg);
   }
 
   /**

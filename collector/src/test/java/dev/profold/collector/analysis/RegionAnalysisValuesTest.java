@@ -58,20 +58,23 @@ class RegionAnalysisValuesTest {
    * its children), handle/db.io (io: four calls of {@code ioCall} s), handle/queue (wait, 0.125 s).
    */
   void checkout(String instance, long w, double ioCall) {
+    engine.apply(checkoutDelta(instance, w, ioCall).decode(dictionary));
+  }
+
+  /** The delta {@link #checkout} folds. */
+  static Deltas.Builder checkoutDelta(String instance, long w, double ioCall) {
     long start = T0 + w * INTERVAL;
     double io = 4 * ioCall;
-    engine.apply(
-        Deltas.source("checkout", instance)
-            .incarnation(7)
-            .seq(w + 1)
-            .interval(start, start + INTERVAL)
-            .region(1, "handle", REGION_KIND_COMPUTE)
-            .region(2, 1, "db.io", REGION_KIND_IO)
-            .region(3, 1, "queue", REGION_KIND_WAIT)
-            .entry(1, 0.5 + io + 0.125)
-            .entry(2, ioCall, ioCall, ioCall, ioCall)
-            .entry(3, 0.125)
-            .decode(dictionary));
+    return Deltas.source("checkout", instance)
+        .incarnation(7)
+        .seq(w + 1)
+        .interval(start, start + INTERVAL)
+        .region(1, "handle", REGION_KIND_COMPUTE)
+        .region(2, 1, "db.io", REGION_KIND_IO)
+        .region(3, 1, "queue", REGION_KIND_WAIT)
+        .entry(1, 0.5 + io + 0.125)
+        .entry(2, ioCall, ioCall, ioCall, ioCall)
+        .entry(3, 0.125);
   }
 
   /** Closes window {@code w} (the clock passes its end plus one interval of lateness). */
@@ -100,12 +103,11 @@ class RegionAnalysisValuesTest {
     // checkout-03's handle time is +Inf (two values of 1e308): before, its series was skipped,
     // and checkout-03 showed as the fastest instance at handle.
     for (int i = 0; i < 4; i++) {
-      long start = T0;
       engine.apply(
           Deltas.source("checkout", name(i))
               .incarnation(7)
               .seq(1)
-              .interval(start, start + INTERVAL)
+              .interval(T0, T0 + INTERVAL)
               .region(1, "handle", REGION_KIND_COMPUTE)
               .entry(1, i == 3 ? new double[] {1e308, 1e308} : new double[] {1.0})
               .decode(dictionary));
@@ -143,19 +145,7 @@ class RegionAnalysisValuesTest {
             clock,
             new CollectorMetrics(new SimpleMeterRegistry()));
     for (int i = 0; i < 20; i++) {
-      long start = T0;
-      small.apply(
-          Deltas.source("checkout", name(i))
-              .incarnation(7)
-              .seq(1)
-              .interval(start, start + INTERVAL)
-              .region(1, "handle", REGION_KIND_COMPUTE)
-              .region(2, 1, "db.io", REGION_KIND_IO)
-              .region(3, 1, "queue", REGION_KIND_WAIT)
-              .entry(1, 1.0)
-              .entry(2, 0.25)
-              .entry(3, 0.125)
-              .decode(dictionary));
+      small.apply(checkoutDelta(name(i), 0, 0.0625).decode(dictionary));
     }
     clock.setNanos(T0 + 2 * INTERVAL);
     small.advance();

@@ -17,7 +17,7 @@ import java.util.concurrent.TimeUnit;
  * prometheus}, Alertmanager from {@code prometheus-alertmanager}, a python3 with Debian's {@code
  * python3-grpcio} and {@code python3-grpc-tools}).
  *
- * <p>On a machine without them those tests log why and pass without checking, so {@code mvn verify}
+ * <p>On a machine without them those tests are aborted (reported skipped), so {@code mvn verify}
  * works with only a JDK and Maven. CI installs the packages and sets {@code
  * PROFOLD_REQUIRE_EXTERNAL_TOOLS=1}, which turns a missing tool into a failure.
  */
@@ -44,7 +44,9 @@ final class ExternalTools {
     return org.junit.jupiter.api.Assumptions.abort(msg);
   }
 
-  /** The executable {@code name} on PATH, or null (after failing the test when required). */
+  /**
+   * The executable {@code name} on PATH; without it the test fails (when required) or is aborted.
+   */
   static Path find(String name, String debianPackage) {
     for (Path p : onPath(name)) {
       return p;
@@ -61,7 +63,7 @@ final class ExternalTools {
         .toList();
   }
 
-  /** The first python3 on PATH that can import grpc and grpc_tools, or null. */
+  /** The first python3 on PATH that can import grpc and grpc_tools; else as {@link #find}. */
   static Path pythonWithGrpc() throws Exception {
     for (Path p : onPath("python3")) {
       Result r =

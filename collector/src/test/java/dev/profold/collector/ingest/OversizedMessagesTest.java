@@ -12,6 +12,7 @@ import dev.profold.client.internal.export.ExporterStats;
 import dev.profold.collector.config.CollectorConfig;
 import dev.profold.collector.server.CollectorServer;
 import dev.profold.collector.testing.Deltas;
+import dev.profold.collector.testing.JulRecords;
 import dev.profold.proto.v1.AttributeValue;
 import dev.profold.proto.v1.Delta;
 import dev.profold.proto.v1.Entry;
@@ -27,11 +28,8 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.time.Duration;
 import java.time.InstantSource;
-import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Filter;
-import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
 import java.util.regex.Matcher;
@@ -120,27 +118,12 @@ class OversizedMessagesTest {
   @Test
   void theLogHasTheCollectorsOneLineAndNoStackTraceOfGrpc() {
     Delta delta = oversized();
-    List<LogRecord> jul = new CopyOnWriteArrayList<>();
-    Handler capture =
-        new Handler() {
-          @Override
-          public void publish(LogRecord r) {
-            jul.add(r);
-          }
-
-          @Override
-          public void flush() {}
-
-          @Override
-          public void close() {}
-        };
-    java.util.logging.Logger root = java.util.logging.Logger.getLogger("");
+    JulRecords jul = JulRecords.capture();
     ListAppender<ILoggingEvent> own = new ListAppender<>();
     ch.qos.logback.classic.Logger ownLog =
         (ch.qos.logback.classic.Logger) LoggerFactory.getLogger(OversizedMessages.class);
     own.start();
     ownLog.addAppender(own);
-    root.addHandler(capture);
     try {
       for (int i = 0; i < 2; i++) {
         assertThatThrownBy(
@@ -151,11 +134,11 @@ class OversizedMessagesTest {
             .isInstanceOf(StatusRuntimeException.class);
       }
     } finally {
-      root.removeHandler(capture);
+      jul.close();
       ownLog.detachAppender(own);
     }
     assertThat(tooLarge()).as("still counted").isEqualTo(2);
-    assertThat(jul)
+    assertThat(jul.records())
         .as("java.util.logging records with gRPC's oversize error")
         .noneMatch(r -> r.getThrown() instanceof StatusRuntimeException);
     assertThat(own.list).hasSize(1);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
+import dev.profold.collector.testing.JulRecords;
 import dev.profold.collector.testing.RunningCollector;
 import java.io.IOException;
 import java.io.InputStream;
@@ -12,10 +13,8 @@ import java.io.OutputStream;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.logging.Handler;
 import java.util.logging.LogRecord;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
@@ -89,23 +88,8 @@ class TransportLogFilterTest {
 
   @Test
   void anHttp1RequestOnTheRunningCollectorsGrpcPortGivesTheLineAndNoStackTrace() throws Exception {
-    List<LogRecord> jul = new CopyOnWriteArrayList<>();
-    Handler julCapture =
-        new Handler() {
-          @Override
-          public void publish(LogRecord r) {
-            jul.add(r);
-          }
-
-          @Override
-          public void flush() {}
-
-          @Override
-          public void close() {}
-        };
-    java.util.logging.Logger root = java.util.logging.Logger.getLogger("");
+    JulRecords jul = JulRecords.capture();
     ListAppender<ILoggingEvent> lines = capture();
-    root.addHandler(julCapture);
     try (RunningCollector c = RunningCollector.withData()) {
       int port = c.server.grpcPort();
       try (Socket s = new Socket("127.0.0.1", port)) {
@@ -121,10 +105,10 @@ class TransportLogFilterTest {
         // a reset is a close too
       }
     } finally {
-      root.removeHandler(julCapture);
+      jul.close();
       release(lines);
     }
-    assertThat(jul)
+    assertThat(jul.records())
         .as("grpc-netty's records of the failed connection")
         .noneMatch(r -> "Transport failed".equals(r.getMessage()));
     assertThat(lines.list)

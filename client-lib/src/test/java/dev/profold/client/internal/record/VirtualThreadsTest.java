@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.profold.client.internal.ChildJvm;
 import java.nio.file.Path;
-import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -20,13 +19,10 @@ import org.junit.jupiter.api.Test;
 class VirtualThreadsTest {
   @Test
   void twentyThousandVirtualThreadsRecordThroughAsManyStatesAsRunAtOnce() throws Exception {
-    Optional<Path> java = ChildJvm.java21();
-    if (java.isEmpty()) {
-      return;
-    }
+    Path java = ChildJvm.java21();
     String out =
         ChildJvm.run(
-            java.get(),
+            java,
             "VirtualThreadsProbe",
             120,
             "var encoder = new dev.profold.client.internal.export.DeltaEncoder(",
