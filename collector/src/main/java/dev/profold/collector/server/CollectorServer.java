@@ -95,6 +95,7 @@ public final class CollectorServer {
   private Server grpc;
   private HttpServer http;
   private ExecutorService httpExecutor;
+  private ThreadPoolExecutor callExecutor;
   private final ScrapeSnapshots scrapes;
   private final ThreadPoolExecutor queryExecutor;
   private volatile boolean ready;
@@ -245,10 +246,14 @@ public final class CollectorServer {
     worker.start();
     OversizedMessageLogFilter.install(); // OversizedMessages logs a line instead of a stack trace
     TransportLogFilter.install(); // an HTTP/1 request on the gRPC port: a line, not a stack trace
+    callExecutor = GrpcTransport.callExecutor();
+    ThreadPoolExecutor calls = callExecutor;
+    metrics.callEventsQueued(() -> calls.getQueue().size());
     Server built =
         GrpcTransport.configure(
                 NettyServerBuilder.forAddress(
                     new InetSocketAddress(config.listen(), config.grpcPort())))
+            .executor(callExecutor)
             .maxInboundMessageSize(config.maxMessageBytes())
             .addStreamTracerFactory(new OversizedMessages(metrics, config.maxMessageBytes()))
             .addService(LenientDeltas.wrap(ingest.bindService()))
@@ -535,6 +540,9 @@ public final class CollectorServer {
       if (!grpc.awaitTermination(2, TimeUnit.SECONDS)) {
         grpc.shutdownNow();
       }
+    }
+    if (callExecutor != null) { // after the server: gRPC runs its calls' last events on it
+      callExecutor.shutdownNow();
     }
     if (http != null) {
       http.stop(0);

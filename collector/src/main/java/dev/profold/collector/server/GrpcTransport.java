@@ -1,7 +1,10 @@
 package dev.profold.collector.server;
 
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The gRPC server's connection settings, beyond gRPC's defaults (docs/configuration.md, "Fixed
@@ -21,6 +24,13 @@ import java.util.concurrent.TimeUnit;
  *   <li>At most {@link #MAX_RESETS} streams reset by the client per {@link #RESET_WINDOW_SECONDS}
  *       seconds on a connection (HTTP/2 "rapid reset", CVE-2023-44487): beyond it the connection is
  *       closed. gRPC leaves this check off by default.
+ *   <li>Calls are handled (deltas parsed and decoded, acks of rejections queued) on {@link
+ *       #callThreads()} threads named {@code profold-grpc-call-N}, not on gRPC's default pool,
+ *       which starts a thread for every call event that finds none free: a burst of deltas from a
+ *       thousand clients made a thousand threads, each decoding on the same few CPUs. Nothing a
+ *       call does there blocks (the fold thread answers deltas), so one thread per CPU keeps them
+ *       busy; call events beyond them wait their turn, at most one per call, since gRPC runs a
+ *       call's events one at a time.
  * </ul>
  */
 final class GrpcTransport {
@@ -31,7 +41,40 @@ final class GrpcTransport {
   static final int MAX_RESETS = 200;
   static final int RESET_WINDOW_SECONDS = 10;
 
+  private static final String CALL_THREAD_PREFIX = "profold-grpc-call-";
+
   private GrpcTransport() {}
+
+  /** Threads that handle calls: one per CPU the JVM may use, at least 2. */
+  static int callThreads() {
+    return Math.max(2, Runtime.getRuntime().availableProcessors());
+  }
+
+  /**
+   * A new executor for the server's calls: {@link #callThreads()} daemon threads, started as call
+   * events come, and an unbounded queue (bounded in practice by the calls open, see above). The
+   * caller shuts it down after the server has terminated.
+   */
+  static ThreadPoolExecutor callExecutor() {
+    AtomicInteger made = new AtomicInteger();
+    int threads = callThreads();
+    return new ThreadPoolExecutor(
+        threads,
+        threads,
+        0,
+        TimeUnit.SECONDS,
+        new LinkedBlockingQueue<>(),
+        r -> {
+          Thread t = new Thread(r, CALL_THREAD_PREFIX + made.incrementAndGet());
+          t.setDaemon(true);
+          return t;
+        });
+  }
+
+  /** Whether {@code t} is one of the threads of a {@link #callExecutor()}. */
+  static boolean isCallThread(Thread t) {
+    return t.getName().startsWith(CALL_THREAD_PREFIX);
+  }
 
   /** {@code b} with the settings above. */
   static NettyServerBuilder configure(NettyServerBuilder b) {

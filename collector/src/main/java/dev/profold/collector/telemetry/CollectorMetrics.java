@@ -189,6 +189,20 @@ public final class CollectorMetrics {
         .register(registry);
   }
 
+  /**
+   * gRPC call events (a delta to decode, a call starting or ending) waiting for one of the server's
+   * call threads; {@code queued} is read at each scrape.
+   */
+  public void callEventsQueued(java.util.function.IntSupplier queued) {
+    OwnMeter.INGEST_CALL_EVENTS_QUEUED
+        .gauge(queued, q -> q.getAsInt())
+        .description(
+            "gRPC call events (deltas to decode, calls starting or ending) waiting for a call"
+                + " thread.")
+        .strongReference(true)
+        .register(registry);
+  }
+
   /** A Push stream stopped being read until its client takes its acks. */
   public void pushPaused() {
     pushPaused.increment();

@@ -29,6 +29,7 @@ public enum OwnMeter {
   INGEST_PUSH_PAUSED("profold.ingest.push.paused", Meter.Type.COUNTER, null),
   INGEST_PUSH_OVERLOADED("profold.ingest.push.overloaded", Meter.Type.COUNTER, null),
   INGEST_PUSH_STREAMS("profold.ingest.push.streams", Meter.Type.GAUGE, null),
+  INGEST_CALL_EVENTS_QUEUED("profold.ingest.call.events.queued", Meter.Type.GAUGE, null),
   SEQUENCE_GAPS("profold.sequence.gaps", Meter.Type.COUNTER, null),
   SOURCE_RESTARTS("profold.source.restarts", Meter.Type.COUNTER, null),
   SOURCES_EXPIRED("profold.sources.expired", Meter.Type.COUNTER, null),

@@ -2,7 +2,11 @@ package dev.profold.collector.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.profold.collector.config.CollectorConfig;
+import dev.profold.collector.testing.Deltas;
+import dev.profold.collector.testing.MutableClock;
 import dev.profold.collector.testing.RunningCollector;
+import dev.profold.proto.v1.RegionKind;
 import io.grpc.CallOptions;
 import io.grpc.ClientCall;
 import io.grpc.ConnectivityState;
@@ -13,10 +17,21 @@ import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
 /** The gRPC server's connection settings (GrpcTransport) hold on a running collector. */
@@ -79,6 +94,73 @@ class GrpcTransportTest {
       } finally {
         channel.shutdownNow();
       }
+    }
+  }
+
+  /** The call threads alive now that were not alive at {@code before}. */
+  private static List<Thread> newCallThreads(Set<Long> before) {
+    return Thread.getAllStackTraces().keySet().stream()
+        .filter(GrpcTransport::isCallThread)
+        .filter(t -> !before.contains(t.getId()))
+        .collect(Collectors.toList());
+  }
+
+  @Test
+  void callsRunOnTheServersOwnBoundedThreadsWhichEndWithIt() throws Exception {
+    // gRPC's default executor starts a thread per call event that finds none free: a burst of
+    // deltas from many clients made as many threads.
+    Set<Long> before =
+        Thread.getAllStackTraces().keySet().stream().map(Thread::getId).collect(Collectors.toSet());
+    MutableClock clock = MutableClock.atNanos(Deltas.DEFAULT_START + 10_000_000_001L);
+    CollectorServer server =
+        new CollectorServer(CollectorConfig.defaults().withOverrides(null, 0, 0, null), clock);
+    server.start();
+    List<Thread> threads;
+    try {
+      int clients = 4 * GrpcTransport.callThreads();
+      ExecutorService senders = Executors.newFixedThreadPool(clients);
+      try {
+        List<Future<?>> sent = new ArrayList<>();
+        for (int i = 0; i < clients; i++) {
+          String instance = "i-" + i;
+          sent.add(
+              senders.submit(
+                  () -> {
+                    RunningCollector.push(
+                        server.grpcPort(),
+                        Deltas.source("checkout", instance)
+                            .seq(1)
+                            .region(1, "main", RegionKind.REGION_KIND_COMPUTE)
+                            .entry(1, 1.0)
+                            .build());
+                    return null;
+                  }));
+        }
+        for (Future<?> f : sent) {
+          f.get(30, TimeUnit.SECONDS); // applied, or the push's assertion fails here
+        }
+      } finally {
+        senders.shutdownNow();
+      }
+      threads = newCallThreads(before);
+      assertThat(threads)
+          .as("threads of this collector named profold-grpc-call-N")
+          .isNotEmpty()
+          .hasSizeLessThanOrEqualTo(GrpcTransport.callThreads());
+      HttpResponse<String> scrape =
+          HttpClient.newHttpClient()
+              .send(
+                  HttpRequest.newBuilder(
+                          URI.create("http://127.0.0.1:" + server.httpPort() + "/metrics"))
+                      .build(),
+                  HttpResponse.BodyHandlers.ofString());
+      assertThat(scrape.body()).contains("profold_ingest_call_events_queued 0.0");
+    } finally {
+      server.stop();
+    }
+    for (Thread t : threads) {
+      t.join(TimeUnit.SECONDS.toMillis(10));
+      assertThat(t.isAlive()).as("%s after the collector stopped", t.getName()).isFalse();
     }
   }
 }

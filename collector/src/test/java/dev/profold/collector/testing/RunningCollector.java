@@ -49,8 +49,16 @@ public final class RunningCollector implements AutoCloseable {
 
   /** Sends {@code delta} with the unary Export call; returns once it is applied. */
   public void push(Delta delta) {
+    push(server.grpcPort(), delta);
+  }
+
+  /**
+   * Sends {@code delta} to the collector on loopback port {@code grpcPort} with the unary Export
+   * call; returns once it is applied.
+   */
+  public static void push(int grpcPort, Delta delta) {
     ManagedChannel channel =
-        NettyChannelBuilder.forAddress("127.0.0.1", server.grpcPort()).usePlaintext().build();
+        NettyChannelBuilder.forAddress("127.0.0.1", grpcPort).usePlaintext().build();
     try {
       ExportResponse r =
           IngestGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS).export(delta);
