@@ -5,8 +5,8 @@ import java.util.random.RandomGenerator;
 
 /**
  * How long the exporter waits before its next stream: an exponential backoff with jitter over the
- * consecutive failures, or a server-given delay spread upwards. Not thread-safe: the exporter's
- * thread only.
+ * consecutive failures, or a server-given delay spread upwards (at least that backoff). Not
+ * thread-safe: the exporter's thread only.
  */
 final class Backoff {
   private final ExporterConfig config;
@@ -33,11 +33,26 @@ final class Backoff {
     return Duration.ofNanos((long) (base * factor));
   }
 
-  /** A server-given delay, never shortened, spread upwards by the jitter; counts a failure. */
-  Duration stretch(Duration delay) {
-    consecutiveFailures++;
+  /**
+   * The longest server-given delay honoured as given: a longer one (a proxy's, a misconfigured
+   * collector's) is taken as this long, unless {@link ExporterConfig#maxBackoff()} is longer.
+   */
+  static final Duration MAX_ASKED = Duration.ofMinutes(10);
+
+  /**
+   * After a failure whose status asked for {@code asked} (RetryInfo): that delay, never shortened
+   * and spread upwards by the jitter, but never less than {@link #next()} (computed and counted
+   * here), so that a delay of zero, or the same short delay answered again and again by a collector
+   * that stays down, still backs off; and {@code asked} taken at most as the longer of {@link
+   * #MAX_ASKED} and {@link ExporterConfig#maxBackoff()}. Counts a failure.
+   */
+  Duration after(Duration asked) {
+    Duration own = next();
+    long cap = Math.max(MAX_ASKED.toNanos(), config.maxBackoff().toNanos());
+    long nanos = Math.min(Durations.saturatedNanos(asked), cap);
     double factor = 1 + config.jitter() * random.nextDouble();
-    return Duration.ofNanos((long) (Durations.saturatedNanos(delay) * factor));
+    Duration stretched = Duration.ofNanos((long) (nanos * factor));
+    return stretched.compareTo(own) >= 0 ? stretched : own;
   }
 
   /** Progress: the next failure backs off from the start again. */

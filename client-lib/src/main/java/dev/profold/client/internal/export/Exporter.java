@@ -7,7 +7,6 @@ import dev.profold.proto.v1.IngestGrpc;
 import io.grpc.Channel;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
-import io.grpc.protobuf.StatusProto;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
 import java.lang.System.Logger.Level;
@@ -88,6 +87,19 @@ import java.util.random.RandomGenerator;
 public final class Exporter implements AutoCloseable {
   private static final System.Logger log = System.getLogger(Exporter.class.getName());
 
+  /**
+   * The slowest upload the progress timer allows for (64 KiB/s, about half a megabit per second):
+   * see {@link #armTimer}.
+   */
+  static final long UPLOAD_BYTES_PER_SECOND = 64 * 1024;
+
+  /**
+   * The codes of a REJECTED ack that keep the delta to send it again after the collector's delay;
+   * any other drops it.
+   */
+  public static final java.util.Set<String> RETRYABLE_CODES =
+      java.util.Set.of(Code.RESOURCE_EXHAUSTED.name(), Code.UNAVAILABLE.name());
+
   private final Channel channel;
   private final DeltaEncoder encoder;
   private final ExporterConfig config;
@@ -110,6 +122,9 @@ public final class Exporter implements AutoCloseable {
 
   /** Set by {@link #expectLateSubmit}: a delta submitted after close is lost without a warning. */
   private volatile boolean lateSubmitExpected;
+
+  /** Whether the reconnect scheduled now waits out a delay the collector asked for (RetryInfo). */
+  private boolean reconnectAsked;
 
   /**
    * The {@link #flushLast} waiting now (its number, from {@link #lastChances}), or 0: the wait
@@ -269,9 +284,13 @@ public final class Exporter implements AutoCloseable {
     }
   }
 
-  /** On the exporter's thread: connects now if a reconnect waits for its backoff to pass. */
+  /**
+   * On the exporter's thread: connects now if a reconnect waits for its backoff to pass, unless the
+   * collector asked for that wait (RetryInfo: overloaded, shutting down, too many sources; its
+   * retry_delay is the least wait the protocol allows).
+   */
   private void tryOnceMore() {
-    if (stream == null && reconnect != null) {
+    if (stream == null && reconnect != null && !reconnectAsked) {
       reconnect.cancel();
       reconnect = null;
       connectIfNeeded();
@@ -725,7 +744,7 @@ public final class Exporter implements AutoCloseable {
     counters.rejected(name);
     counters.lastError(
         "delta " + head.sequence() + " rejected: " + name + ": " + status.getMessage());
-    if (code == Code.RESOURCE_EXHAUSTED || code == Code.UNAVAILABLE) {
+    if (RETRYABLE_CODES.contains(name)) {
       once.log(
           "retry:" + name,
           Level.INFO,
@@ -733,7 +752,9 @@ public final class Exporter implements AutoCloseable {
       if (droppedMeanwhile != null) {
         lose(droppedMeanwhile); // no longer buffered, so it cannot be retried
       }
-      restart(s, Statuses.retryDelay(status).map(backoff::stretch).orElseGet(backoff::next), name);
+      Optional<Duration> asked = Statuses.retryDelay(status);
+      restart(s, asked.map(backoff::after).orElseGet(backoff::next), name);
+      reconnectAsked = asked.isPresent();
       return;
     }
     once.log(
@@ -761,16 +782,20 @@ public final class Exporter implements AutoCloseable {
       return;
     }
     Duration delay;
+    boolean asked = false;
     if (error == null) {
       counters.lastError("the collector ended the stream");
       delay = backoff.next();
     } else {
       counters.lastError("stream failed: " + Statuses.describe(Status.fromThrowable(error)));
-      com.google.rpc.Status details = StatusProto.fromThrowable(error);
+      com.google.rpc.Status details = Statuses.details(error);
       Optional<Duration> retry = details == null ? Optional.empty() : Statuses.retryDelay(details);
-      delay = retry.map(backoff::stretch).orElseGet(backoff::next);
+      delay = retry.map(backoff::after).orElseGet(backoff::next);
+      asked = retry.isPresent();
       Status status = Status.fromThrowable(error);
-      if (status.getCode() == Status.Code.RESOURCE_EXHAUSTED && retry.isEmpty()) {
+      if (status.getCode() == Status.Code.RESOURCE_EXHAUSTED
+          && retry.isEmpty()
+          && Statuses.aboutMessageSize(status.getDescription())) {
         lowerMessageLimit(s, status.getDescription());
       }
     }
@@ -783,6 +808,7 @@ public final class Exporter implements AutoCloseable {
     unreachableAtLastChance(s);
     detach(s);
     scheduleReconnect(delay);
+    reconnectAsked = asked;
   }
 
   /** The largest delta sent in one message, under the current message limit. */
@@ -852,13 +878,14 @@ public final class Exporter implements AutoCloseable {
       return;
     }
     s.timer = null;
-    String within = Durations.written(config.ackTimeout());
+    String within = Durations.written(s.timerBudget);
     counters.lastError(
         s.ready
             ? "no ack within " + within
-            : "the collector accepted the connection but its gRPC stream did not open within "
+            : "no gRPC stream opened within "
                 + within
-                + " (is the endpoint a Profold collector's gRPC port? its default is 7763)");
+                + ": either no connection could be made (a firewall dropping packets?) or the"
+                + " endpoint is not a Profold collector's gRPC port (its default is 7763)");
     once.log("timeout", Level.WARNING, "profold: " + counters.lastError() + "; reconnecting");
     unreachableAtLastChance(s);
     restart(s, backoff.next(), "timeout");
@@ -876,6 +903,7 @@ public final class Exporter implements AutoCloseable {
   }
 
   private void scheduleReconnect(Duration delay) {
+    reconnectAsked = false; // the callers that honour a collector's delay set it after this
     if (closed) {
       return;
     }
@@ -893,15 +921,25 @@ public final class Exporter implements AutoCloseable {
             delay);
   }
 
-  /** Starts the progress timer if the stream waits for readiness or an ack and none runs. */
+  /**
+   * Starts the progress timer if the stream waits for readiness or an ack and none runs: the ack
+   * timeout, plus a second per {@link #UPLOAD_BYTES_PER_SECOND} bytes in flight (whole seconds), so
+   * that a link slower than that is not timed out while it still carries a large message (a merged
+   * delta after an outage, a first message with the dictionary) and made to send it again.
+   */
   private void armTimer(PushStream s) {
     boolean waiting = !s.ready || !s.inFlight.isEmpty();
     if (!waiting) {
       disarmTimer(s);
     } else if (s.timer == null) {
       long generation = ++s.timerGeneration;
-      s.timer =
-          scheduler.schedule(() -> runSafely(() -> onTimeout(s, generation)), config.ackTimeout());
+      long bytes = 0;
+      for (PushStream.InFlight f : s.inFlight) {
+        bytes += f.bytes();
+      }
+      Duration budget = config.ackTimeout().plusSeconds(bytes / UPLOAD_BYTES_PER_SECOND);
+      s.timerBudget = budget;
+      s.timer = scheduler.schedule(() -> runSafely(() -> onTimeout(s, generation)), budget);
     }
   }
 

@@ -14,9 +14,12 @@ import java.time.Duration;
  * @param maxBackoff cap of the exponential backoff (doubling per consecutive failure); default 30 s
  * @param jitter relative spread of each backoff, {@code 0 <= jitter < 1}: a backoff {@code b}
  *     becomes uniform in {@code [b(1-jitter), b(1+jitter)]}; a server-given RetryInfo delay {@code
- *     d} becomes uniform in {@code [d, d(1+jitter)]} (never shorter than asked). Default 0.2
+ *     d} becomes uniform in {@code [d, d(1+jitter)]} (never shorter than asked, nor than the
+ *     backoff the failure would have had; {@code d} taken at most as 10 minutes or {@code
+ *     maxBackoff} if longer). Default 0.2
  * @param ackTimeout how long a stream may go without progress (becoming ready, or an ack while
- *     deltas are in flight) before it is abandoned and a new one opened; default 30 s
+ *     deltas are in flight) before it is abandoned and a new one opened, plus a second per 64 KiB
+ *     in flight (the upload of a large message on a slow link); default 30 s
  * @param maxInFlight deltas sent on a stream and not yet acknowledged, at most. Default 1: the next
  *     delta goes out when the previous one is acknowledged, so a retryable rejection can never let
  *     a later delta be applied first (which would turn the retry into a duplicate and lose the

@@ -28,6 +28,9 @@ final class PushStream {
 
   long timerGeneration;
 
+  /** How long the progress timer last armed waits (the ack timeout and the upload's allowance). */
+  java.time.Duration timerBudget = java.time.Duration.ZERO;
+
   /** Serialized bytes of the dictionaries of the messages sent on it. */
   long definitionBytes;
 

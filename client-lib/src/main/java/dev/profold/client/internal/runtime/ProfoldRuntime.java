@@ -29,6 +29,7 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
@@ -597,12 +598,18 @@ public final class ProfoldRuntime {
         + why;
   }
 
-  /** Deltas the exporter counted dropped or the collector refused, so far. */
+  /**
+   * Deltas the exporter counted dropped or the collector refused for good, so far. A retryable
+   * refusal (RESOURCE_EXHAUSTED, UNAVAILABLE: a collector restarting, say) keeps the delta, which
+   * is sent again; if it is lost after all, it is counted dropped.
+   */
   private long deltasLost() {
     ExporterStats s = exporter.stats();
     long n = s.dropped();
-    for (long refused : s.rejected().values()) {
-      n += refused;
+    for (Map.Entry<String, Long> refused : s.rejected().entrySet()) {
+      if (!Exporter.RETRYABLE_CODES.contains(refused.getKey())) {
+        n += refused.getValue();
+      }
     }
     return n;
   }

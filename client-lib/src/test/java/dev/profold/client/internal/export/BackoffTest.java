@@ -3,6 +3,8 @@ package dev.profold.client.internal.export;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
+import java.util.Collections;
+import java.util.List;
 import java.util.random.RandomGenerator;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
@@ -50,8 +52,29 @@ class BackoffTest {
   @Test
   void aServerGivenDelayCountsAsAFailure() {
     Backoff b = new Backoff(config(0), fixed(0.5));
-    assertThat(b.stretch(Duration.ofSeconds(3))).isEqualTo(Duration.ofSeconds(3));
+    assertThat(b.after(Duration.ofSeconds(3))).isEqualTo(Duration.ofSeconds(3));
     assertThat(b.next()).isEqualTo(Duration.ofMillis(200));
+  }
+
+  @Test
+  void aServerGivenDelayShorterThanTheBackoffWaitsTheBackoffWhichGoesOnGrowing() {
+    Backoff b = new Backoff(config(0), fixed(0.5));
+    assertThat(b.after(Duration.ZERO)).isEqualTo(Duration.ofMillis(100));
+    assertThat(b.after(Duration.ZERO)).isEqualTo(Duration.ofMillis(200));
+    assertThat(b.after(Duration.ofMillis(300))).isEqualTo(Duration.ofMillis(400));
+    assertThat(b.after(Duration.ofSeconds(1))).isEqualTo(Duration.ofSeconds(1));
+  }
+
+  @Test
+  void aServerGivenDelayIsTakenAtMostAsTenMinutesOrTheMaximumBackoffIfLonger() {
+    assertThat(new Backoff(config(0), fixed(0.5)).after(Duration.ofDays(100_000)))
+        .isEqualTo(Backoff.MAX_ASKED);
+    ExporterConfig hour =
+        ExporterConfig.defaults()
+            .withBackoff(Duration.ofMillis(100), Duration.ofHours(1))
+            .withJitter(0);
+    assertThat(new Backoff(hour, fixed(0.5)).after(Duration.ofDays(1)))
+        .isEqualTo(Duration.ofHours(1));
   }
 
   @Property
@@ -69,13 +92,24 @@ class BackoffTest {
   }
 
   @Property
-  void aServerGivenDelayIsNeverShortened(
-      @ForAll @LongRange(min = 0, max = 3_600_000) long millis,
+  void aServerGivenDelayIsNeverShortenedNorShorterThanTheBackoff(
+      @ForAll @IntRange(min = 0, max = 50) int failures,
+      @ForAll @LongRange(min = 0, max = 600_000) long millis,
       @ForAll @DoubleRange(min = 0, max = 1, maxIncluded = false) double jitter,
       @ForAll @DoubleRange(min = 0, max = 1, maxIncluded = false) double random) {
+    Backoff b = new Backoff(config(jitter), fixed(random));
+    Backoff twin = new Backoff(config(jitter), fixed(random));
+    for (int i = 0; i < failures; i++) {
+      b.next();
+      twin.next();
+    }
     Duration delay = Duration.ofMillis(millis);
-    Duration stretched = new Backoff(config(jitter), fixed(random)).stretch(delay);
-    assertThat(stretched)
-        .isBetween(delay, Duration.ofNanos((long) (delay.toNanos() * (1 + jitter))));
+    Duration own = twin.next();
+    Duration waited = b.after(delay);
+    assertThat(waited).isGreaterThanOrEqualTo(delay).isGreaterThanOrEqualTo(own);
+    assertThat(waited)
+        .isLessThanOrEqualTo(
+            Collections.max(
+                List.of(own, Duration.ofNanos((long) (delay.toNanos() * (1 + jitter))))));
   }
 }

@@ -304,6 +304,23 @@ class ExporterMessageSizeTest extends InProcessExporterTest {
   }
 
   @Test
+  void resourceExhaustedForTooManyPingsDoesNotLowerTheLimit() {
+    // gRPC's HTTP/2 ENHANCE_YOUR_CALM is RESOURCE_EXHAUSTED without RetryInfo too: taken for a
+    // size limit, it dropped the delta in flight and lowered the limit, each time it came.
+    Exporter e = sentAndUnacked(delta(0, ENTRIES));
+    endFirstStreamResourceExhausted(
+        "Bandwidth exhausted HTTP/2 error code: ENHANCE_YOUR_CALM Received Goaway too_many_pings");
+    scheduler.advance(Duration.ofSeconds(1));
+    scheduler.runDue();
+
+    assertThat(ingest.streams).hasSize(2);
+    assertThat(sequences(ingest.streams.get(1).received)).containsExactly(1L); // resent whole
+    assertThat(e.stats().dropped()).isZero();
+    assertThat(e.stats().split()).isZero();
+    assertThat(e.flush(Duration.ZERO)).isTrue();
+  }
+
+  @Test
   void resourceExhaustedWithNothingInFlightDoesNotLowerTheLimit() {
     Exporter e = exporter(config(4 * LIMIT));
     e.submit(delta(0, 2));

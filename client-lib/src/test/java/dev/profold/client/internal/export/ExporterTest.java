@@ -499,6 +499,89 @@ class ExporterTest extends InProcessExporterTest {
   }
 
   @Test
+  void aLargeMessageInFlightGetsASecondPer64KiBMoreBeforeItsStreamIsAbandoned() {
+    // A merged delta of megabytes on a slow link: timed out while still going up, it was sent
+    // again and again, and everything behind it waited.
+    Delta.Builder big = delta(0, 0.25);
+    Entry entry = big.getEntries(0);
+    for (int i = 0; i < 12_000; i++) {
+      big.addEntries(entry);
+    }
+    Exporter e = exporter(config().withAckTimeout(Duration.ofSeconds(30)));
+    ingest.silent.add(1L);
+    e.submit(big);
+    scheduler.runDue();
+    long wire = ingest.streams.get(0).received.get(0).getSerializedSize();
+    long allowance = wire / Exporter.UPLOAD_BYTES_PER_SECOND;
+    assertThat(allowance).as("seconds for %d bytes", wire).isGreaterThanOrEqualTo(2);
+
+    scheduler.advance(Duration.ofSeconds(30 + allowance).minusMillis(1));
+    assertThat(ingest.streams.get(0).cancelled).as("still given time").isFalse();
+    scheduler.advance(Duration.ofMillis(1));
+    assertThat(ingest.streams.get(0).cancelled).isTrue();
+    assertThat(e.stats().lastError())
+        .hasValueSatisfying(m -> assertThat(m).contains("no ack within " + (30 + allowance) + "s"));
+  }
+
+  @Test
+  void aRetryInfoDelayOfZeroStillBacksOffAndGrowsWithEachFailure() {
+    // A collector configured with retry_delay: 0s, overloaded: every client reconnected at once,
+    // in a loop, each time sending its source and dictionary again.
+    Exporter e = exporter(config());
+    ingest.silent.add(1L);
+    e.submit(delta(0, 0.25));
+    scheduler.runDue();
+    ingest.streams.get(0).fail(unavailable(Duration.ZERO));
+    scheduler.runDue();
+    assertThat(scheduler.pendingDelays()).containsExactly(INITIAL);
+    ingest.silent.add(1L); // no ack on the next stream either: an ack is progress
+    scheduler.advance(INITIAL);
+    assertThat(ingest.streams).hasSize(2);
+    ingest.streams.get(1).fail(unavailable(Duration.ZERO));
+    scheduler.runDue();
+    assertThat(scheduler.pendingDelays()).containsExactly(INITIAL.multipliedBy(2));
+  }
+
+  @Test
+  void aRetryInfoDelayBeyondTenMinutesIsCutToThem() {
+    Exporter e = exporter(config());
+    ingest.silent.add(1L);
+    e.submit(delta(0, 0.25));
+    scheduler.runDue();
+    ingest.streams.get(0).fail(unavailable(Duration.ofDays(365 * 292)));
+    scheduler.runDue();
+    assertThat(scheduler.pendingDelays()).containsExactly(Backoff.MAX_ASKED);
+  }
+
+  @Test
+  void aStatusWhoseDetailsDoNotMatchItsCodeStillEndsTheStreamAndReconnects() {
+    // StatusProto.fromThrowable throws when the details' code differs from the call's (a proxy
+    // rewriting statuses): the exporter then kept the dead stream as its current one and never
+    // reconnected.
+    Exporter e = exporter(config());
+    ingest.silent.add(1L);
+    e.submit(delta(0, 0.25));
+    scheduler.runDue();
+    com.google.rpc.Status details =
+        com.google.rpc.Status.newBuilder()
+            .setCode(Code.UNAVAILABLE.getNumber())
+            .addDetails(retryInfo(Duration.ofSeconds(3)))
+            .build();
+    io.grpc.Metadata trailers = new io.grpc.Metadata();
+    trailers.put(
+        io.grpc.Metadata.Key.of("grpc-status-details-bin", io.grpc.Metadata.BINARY_BYTE_MARSHALLER),
+        details.toByteArray());
+    ingest.streams.get(0).fail(io.grpc.Status.INTERNAL.asRuntimeException(trailers));
+    scheduler.runDue();
+    assertThat(e.stats().internalErrors()).isZero();
+    assertThat(scheduler.pendingDelays())
+        .containsExactly(INITIAL); // the backoff: no readable delay
+    scheduler.advance(INITIAL);
+    assertThat(ingest.streams).hasSize(2);
+    assertThat(sequences(ingest.streams.get(1).received)).containsExactly(1L);
+  }
+
+  @Test
   void deltasSubmittedWhileTheCollectorIsUnreachableAreMergedNotDropped() throws Exception {
     server.shutdownNow();
     server.awaitTermination();
@@ -630,6 +713,32 @@ class ExporterTest extends InProcessExporterTest {
         .isTrue();
     assertThat(e.stats().rejected("UNAVAILABLE")).isEqualTo(1);
     assertThat(e.stats().acked()).isEqualTo(1);
+  }
+
+  /**
+   * The last flush tries a collector at once only when the exporter waits out its own backoff: a
+   * collector that asked for a delay (RetryInfo) is not tried before it, bound or not.
+   */
+  @Test
+  void theLastFlushDoesNotCutADelayTheCollectorAskedFor() throws Exception {
+    Exporter e = exporter(config());
+    ingest.rejections.put(1L, Code.UNAVAILABLE);
+    ingest.rejectionDelay = Duration.ofSeconds(10);
+    e.submit(delta(0, 0.25));
+    scheduler.runDue();
+    assertThat(scheduler.pendingDelays()).contains(Duration.ofSeconds(10));
+    CompletableFuture<Boolean> last =
+        CompletableFuture.supplyAsync(() -> e.flushLast(Duration.ofMillis(300)));
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!last.isDone() && System.nanoTime() < deadline) {
+      scheduler.runDue(); // runs what flushLast posts, with no time passing
+      Thread.onSpinWait();
+    }
+    assertThat(last.get(1, TimeUnit.SECONDS)).as("not acknowledged within the bound").isFalse();
+    assertThat(ingest.streams).as("no stream before the asked delay").hasSize(1);
+    scheduler.advance(Duration.ofSeconds(10));
+    assertThat(ingest.streams).hasSize(2);
+    assertThat(e.flush(Duration.ZERO)).isTrue();
   }
 
   @Test

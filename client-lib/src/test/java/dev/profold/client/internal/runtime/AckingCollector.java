@@ -13,11 +13,16 @@ import java.net.ServerSocket;
 
 /**
  * A collector on a local port that acknowledges every delta APPLIED (or, made {@link #refusing},
- * REJECTED with the permanent code INVALID_ARGUMENT); and a port nobody serves.
+ * REJECTED with the permanent code INVALID_ARGUMENT; made {@link #retryingFirst}, the first delta
+ * REJECTED with UNAVAILABLE, a retryable code, and every delta after it APPLIED); and a port nobody
+ * serves.
  */
 public final class AckingCollector implements AutoCloseable {
   private final Server server;
   private final java.util.List<Delta> received = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+  private final java.util.concurrent.atomic.AtomicBoolean retryFirst =
+      new java.util.concurrent.atomic.AtomicBoolean();
 
   public AckingCollector() throws IOException {
     this(false);
@@ -26,6 +31,13 @@ public final class AckingCollector implements AutoCloseable {
   /** A collector that refuses every delta as invalid. */
   public static AckingCollector refusing() throws IOException {
     return new AckingCollector(true);
+  }
+
+  /** A collector that asks for the first delta again (UNAVAILABLE, as a restart does). */
+  public static AckingCollector retryingFirst() throws IOException {
+    AckingCollector c = new AckingCollector(false);
+    c.retryFirst.set(true);
+    return c;
   }
 
   private AckingCollector(boolean refuse) throws IOException {
@@ -46,6 +58,12 @@ public final class AckingCollector implements AutoCloseable {
                                   com.google.rpc.Status.newBuilder()
                                       .setCode(com.google.rpc.Code.INVALID_ARGUMENT_VALUE)
                                       .setMessage("refused by the test collector"));
+                        } else if (retryFirst.getAndSet(false)) {
+                          ack.setResult(AckResult.ACK_RESULT_REJECTED)
+                              .setStatus(
+                                  com.google.rpc.Status.newBuilder()
+                                      .setCode(com.google.rpc.Code.UNAVAILABLE_VALUE)
+                                      .setMessage("restarting"));
                         } else {
                           ack.setResult(AckResult.ACK_RESULT_APPLIED);
                         }

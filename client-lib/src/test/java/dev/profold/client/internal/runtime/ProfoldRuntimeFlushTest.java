@@ -69,6 +69,21 @@ class ProfoldRuntimeFlushTest {
     }
   }
 
+  @Test
+  void aFlushWhoseDeltaIsRefusedRetryablyAndThenAppliedReturnsTrue() throws Exception {
+    // A collector restarting during a batch job's flush: the delta is asked for again, resent and
+    // applied, and nothing was lost; the flush said false, and jobs that fail on it failed.
+    try (AckingCollector collector = AckingCollector.retryingFirst()) {
+      ProfoldRuntime r = start(collector);
+      try {
+        assertThat(r.flush(Duration.ofSeconds(30))).isTrue();
+        assertThat(collector.received()).hasSize(2); // refused, then applied
+      } finally {
+        r.shutdown(Duration.ofSeconds(5));
+      }
+    }
+  }
+
   /**
    * A flush that fails after it took the counts for its delta (an OutOfMemoryError while building
    * or submitting it) must not lose them: the next delta reports them, with the failed interval's
