@@ -23,12 +23,13 @@ import io.prometheus.metrics.model.snapshots.MetricSnapshot;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
 import io.prometheus.metrics.model.snapshots.NativeHistogramBuckets;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.Function;
 import java.util.function.ToDoubleFunction;
 
@@ -53,10 +54,10 @@ import java.util.function.ToDoubleFunction;
  * ({@code profold_thread_seconds} of a scheme {@code thread}). One duplicate name or label set
  * would fail the whole scrape, so names are claimed first come, first served: the fixed families
  * and every scheme's own gauges first, then each measurement with all its family names at once, in
- * snapshot order; a measurement any of whose names is taken is left out whole, and of series with
- * equal labels in one family the first is kept (a scheme folds one measurement's values into one
- * group per label set, integers and floats of the same name and unit together, so this is a guard,
- * not a case that occurs).
+ * the order of their names and units ({@link #MEASURE_ORDER}); a measurement any of whose names is
+ * taken is left out whole, and of series with equal labels in one family the first is kept (a
+ * scheme folds one measurement's values into one group per label set, integers and floats of the
+ * same name and unit together, so this is a guard, not a case that occurs).
  *
  * <p>Histograms: native buckets go out only at schemas Prometheus accepts (-4..8); a histogram
  * below scale -4 keeps its classic buckets only, since its buckets cannot be split exactly into a
@@ -67,6 +68,15 @@ import java.util.function.ToDoubleFunction;
  * <p>Thread-safe: it keeps no state between scrapes.
  */
 public final class PrometheusExposition implements MultiCollector {
+  /**
+   * Which of two measurements claims a metric name first: by name, then one with a unit before one
+   * without ({@code time} in seconds before a unitless {@code time}), then by unit.
+   */
+  static final Comparator<Measure> MEASURE_ORDER =
+      Comparator.comparing(Measure::name)
+          .thenComparing(m -> m.unit() == null || m.unit().isEmpty())
+          .thenComparing(m -> m.unit() == null ? "" : m.unit());
+
   /** Prometheus accepts native schemas -4..8. */
   private static final int MIN_NATIVE_SCHEMA = -4;
 
@@ -447,7 +457,10 @@ public final class PrometheusExposition implements MultiCollector {
         GaugeSnapshot.builder()
             .name(prefix + GROUPS)
             .help(
-                "Groups held by scheme " + s.scheme() + " (the cardinality its limit applies to).")
+                "Groups held by scheme "
+                    + s.scheme()
+                    + ": those its cardinality limit applies to, and its overflow groups (one per"
+                    + " measurement).")
             .dataPoint(GaugeDataPointSnapshot.builder().value(s.groups()).build())
             .build());
     if (s.lastIntervalEndUnixNanos() > 0) {
@@ -464,7 +477,11 @@ public final class PrometheusExposition implements MultiCollector {
     Map<Measure, List<SeriesSnapshot>> cumulative = byMeasure(s.cumulative());
     Map<Measure, List<SeriesSnapshot>> interval = byMeasure(s.lastInterval());
     Set<Measure> exposed = new HashSet<>();
-    Set<Measure> all = new LinkedHashSet<>(cumulative.keySet());
+    // In the order of names and units, not of the snapshot (which follows group ids, reused as
+    // groups come and go): of two colliding measurements the same one keeps the names, scrape
+    // after scrape, while both have series.
+    Set<Measure> all = new TreeSet<>(MEASURE_ORDER);
+    all.addAll(cumulative.keySet());
     all.addAll(interval.keySet());
     for (Measure m : all) {
       List<String> names = new ArrayList<>(gaugeNames(prefix, m));
@@ -574,7 +591,8 @@ public final class PrometheusExposition implements MultiCollector {
                     + m.name()
                     + " per group of scheme "
                     + s.scheme()
-                    + ", cumulative since the source's incarnation started.");
+                    + ", cumulative since the group was made (grouped by instance: since the"
+                    + " instance's process started).");
     for (SeriesSnapshot x : series) {
       try {
         b.dataPoint(histogramPoint(s, x));
