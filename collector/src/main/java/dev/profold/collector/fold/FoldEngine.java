@@ -271,6 +271,7 @@ public final class FoldEngine {
       }
       instances.put(d.source, inst);
       metrics.activeSources(instances.size());
+      version++; // a source shown even if this delta is a duplicate or refused
     } else if (inst.info.incarnation() != d.info.incarnation()) {
       if (d.info.processStartUnixNanos() < inst.info.processStartUnixNanos()) {
         metrics.deltaRejected(RejectReason.SUPERSEDED_INCARNATION);
@@ -420,6 +421,7 @@ public final class FoldEngine {
     }
     inst.restart(d.info);
     metrics.sourceRestarted();
+    version++; // series reset and groups freed, whatever becomes of this delta
   }
 
   /**

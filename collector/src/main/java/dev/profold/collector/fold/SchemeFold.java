@@ -50,6 +50,8 @@ import org.slf4j.LoggerFactory;
  */
 final class SchemeFold {
   private static final Logger log = LoggerFactory.getLogger(SchemeFold.class);
+
+  private boolean warnedShorterThanDeltas;
   private static final long NO_WINDOW = Long.MIN_VALUE;
 
   final SchemeDefinition def;
@@ -489,19 +491,37 @@ final class SchemeFold {
 
   // ---- instances ----
 
-  /** The instance restarted: its own groups start their cumulative state again. */
+  /**
+   * The instance restarted: the groups it alone feeds go (as when it expires, see {@link #forget}),
+   * so that the new incarnation's series start from nothing and a group only the old one fed (a
+   * call path it no longer takes) is not held against the cardinality limit until the instance
+   * expires, which an instance that keeps its name and restarts within the TTL never does. What the
+   * new incarnation sends makes its groups again, or takes back those still retiring.
+   */
   void restart(Instance inst) {
     PerInstance pi = perInstance.get(inst);
-    if (pi != null && def.perInstance()) {
-      // Only the groups it alone feeds: GROUP BY instance without service can share a group
-      // between two services' instances of the same name, and the other's totals go on.
-      pi.fed.forEach(
-          (g, one) -> {
-            if (feeders[(int) g] == 1) {
-              groups.resetCumulative((int) g);
-            }
-          });
+    if (pi == null || !def.perInstance()) {
+      return;
     }
+    // Only the groups it alone feeds: GROUP BY instance without service can share a group
+    // between two services' instances of the same name, and the other's totals go on.
+    LongIntMap own = new LongIntMap();
+    pi.fed.forEach(
+        (g, one) -> {
+          if (feeders[(int) g] == 1) {
+            own.put(g, 1);
+          }
+        });
+    if (own.size() == 0) {
+      return;
+    }
+    own.forEach(
+        (g, one) -> {
+          pi.fed.remove(g);
+          feeders[(int) g] = 0;
+          release((int) g);
+        });
+    pi.forgetKeys(); // they map keys to the groups just released
   }
 
   /**
@@ -517,14 +537,22 @@ final class SchemeFold {
         (group, one) -> {
           int g = (int) group;
           if (--feeders[g] == 0) {
-            if (groups.hasWindowData(g)) {
-              groups.resetCumulative(g);
-              retiring.set(g);
-            } else {
-              removeGroup(g);
-            }
+            release(g);
           }
         });
+  }
+
+  /**
+   * Group {@code g}, which nobody feeds now, goes: at once, or once no open window holds data of it
+   * (its cumulative state goes at once).
+   */
+  private void release(int g) {
+    if (groups.hasWindowData(g)) {
+      groups.resetCumulative(g);
+      retiring.set(g);
+    } else {
+      removeGroup(g);
+    }
   }
 
   /** Removes the retiring groups that no instance fed again and no open window holds data of. */
@@ -550,6 +578,9 @@ final class SchemeFold {
 
   /** Window slot for the delta, or -1 when outside the open windows ({@code late[0]} set). */
   private int slotFor(DecodedDelta d, boolean[] late) {
+    if (!warnedShorterThanDeltas) {
+      warnIfShorterThanDeltas(d);
+    }
     long mid = d.startUnixNanos + (d.endUnixNanos - d.startUnixNanos) / 2;
     long w = Math.floorDiv(mid, intervalNanos);
     if (w < currentWindow - 1 || w > currentWindow + 1) {
@@ -559,6 +590,32 @@ final class SchemeFold {
     int slot = (int) Math.floorMod(w, (long) GroupTable.SLOTS);
     slotWindow[slot] = w; // any older window in this slot was closed by advance()
     return slot;
+  }
+
+  /**
+   * Says once that delta {@code d}, one interval of its client, is longer than this scheme's
+   * interval: each delta goes whole to one window, so a source's deltas leave some of the scheme's
+   * intervals without data (their interval values come and go), and deltas over twice as long come
+   * after their window has closed (cumulative state only). A merged delta (after an outage) is long
+   * for another reason, and says nothing.
+   */
+  private void warnIfShorterThanDeltas(DecodedDelta d) {
+    long length = d.endUnixNanos - d.startUnixNanos;
+    if (warnedShorterThanDeltas || length <= intervalNanos || d.coveredFrom() != d.sequence) {
+      return;
+    }
+    warnedShorterThanDeltas = true;
+    log.warn(
+        "scheme '{}': deltas of {} ms (from {}, among others perhaps) are longer than the"
+            + " scheme's interval of {} ms; a delta goes whole to one interval, so some of the"
+            + " scheme's intervals get no data from such a source, and a delta twice as long or"
+            + " more arrives after its interval has closed (its cumulative series have it, its"
+            + " interval values do not); set the scheme's interval to at least the clients'"
+            + " (PROFOLD_INTERVAL, 10s by default)",
+        def.name(),
+        length / 1_000_000,
+        d.source,
+        intervalNanos / 1_000_000);
   }
 
   /**

@@ -825,6 +825,21 @@ class FoldEngineTest {
     }
 
     @Test
+    void aSourceBackAfterExpiringWithADuplicateIsANewVersionToShow() {
+      // Snapshots are rebuilt when the version moves: the source came back, was tracked again,
+      // and stayed missing from profold_source_info until something else changed.
+      apply(checkout("back").seq(1).entry(1, 1.0));
+      clock.setNanos(T0 + 6 * INTERVAL);
+      engine.advance();
+      assertThat(engine.activeSources()).isZero();
+      long before = engine.version();
+      FoldResult r = engine.apply(checkout("back").seq(1).entry(1, 1.0).decode(dictionary));
+      assertThat(r.outcome()).isEqualTo(FoldResult.Outcome.DUPLICATE);
+      assertThat(engine.activeSources()).isEqualTo(1);
+      assertThat(engine.version()).isGreaterThan(before);
+    }
+
+    @Test
     void aNewSourceBeyondMaxSourcesIsRefusedUntilASilentOneExpires() {
       engine = engineWithMaxSources(2);
       apply(checkout("silent").seq(1).entry(1, 1.0));

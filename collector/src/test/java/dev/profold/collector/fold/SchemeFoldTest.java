@@ -29,6 +29,7 @@ import dev.profold.proto.v1.MetricState;
 import dev.profold.sinks.snapshot.IntervalSnapshot;
 import dev.profold.sinks.snapshot.Measure;
 import dev.profold.sinks.snapshot.SchemeSnapshot;
+import dev.profold.sinks.snapshot.SeriesSnapshot;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.List;
@@ -217,6 +218,84 @@ class SchemeFoldTest {
             .entry(1, 4.0));
     assertState(
         find(snapshot("by_instance").cumulative(), List.of("pod-1", "main")), 1.0, 2.0, 4.0);
+  }
+
+  @Test
+  void aRestartFreesTheGroupsOnlyTheOldIncarnationFed() throws Exception {
+    // A pod that keeps its name and restarts within the TTL: the old incarnation's groups stayed
+    // (empty, so not exposed) and counted against the limit for good, until real new groups
+    // overflowed.
+    start(scheme("by_path", "SELECT sum(time) GROUP BY instance, path", INTERVAL, 2, 360));
+    apply(checkout("a").seq(1).entry(1, 1.0).entry(2, 0.5));
+    assertThat(snapshot("by_path").groups()).isEqualTo(2); // the limit
+    at(T0 + 3 * INTERVAL); // the delta's window has closed
+
+    FoldResult r =
+        engine.apply(
+            checkout("a")
+                .incarnation(8)
+                .processStart(Deltas.DEFAULT_PROCESS_START + 1)
+                .region(9, 1, "cache", REGION_KIND_WAIT) // a path the old one never took
+                .interval(T0 + 3 * INTERVAL, T0 + 4 * INTERVAL)
+                .seq(1)
+                .entry(9, 4.0)
+                .decode(dictionary));
+    assertThat(r.outcome()).isEqualTo(FoldResult.Outcome.APPLIED);
+    assertThat(r.overflowed()).isZero();
+    SchemeSnapshot s = snapshot("by_path");
+    assertThat(s.groups()).isEqualTo(1);
+    assertThat(s.cumulative()).hasSize(1);
+    assertState(find(s.cumulative(), List.of("a", "main/cache")), 4.0);
+  }
+
+  @Test
+  void aRestartWhileTheOldIncarnationsWindowIsOpenKeepsItsIntervalAndTakesBackItsGroups()
+      throws Exception {
+    start(scheme("by_path", "SELECT sum(time) GROUP BY instance, path", INTERVAL, 10, 360));
+    apply(checkout("a").seq(1).entry(1, 1.0).entry(2, 0.5));
+    apply(
+        checkout("a")
+            .incarnation(8)
+            .processStart(Deltas.DEFAULT_PROCESS_START + 1)
+            .seq(1)
+            .entry(1, 4.0));
+    SchemeSnapshot s = snapshot("by_path");
+    assertState(find(s.cumulative(), List.of("a", "main")), 4.0); // started again
+    assertThat(has(s.cumulative(), List.of("a", "main/db.query"))).isFalse();
+
+    at(T0 + 2 * INTERVAL); // the window closes with both incarnations' data
+    List<SeriesSnapshot> closed = snapshot("by_path").lastInterval();
+    assertState(find(closed, List.of("a", "main")), 1.0, 4.0);
+    assertState(find(closed, List.of("a", "main/db.query")), 0.5);
+    at(T0 + 3 * INTERVAL);
+    assertThat(snapshot("by_path").groups()).as("main/db.query, fed by nobody, went").isEqualTo(1);
+  }
+
+  @Test
+  void aSchemeIntervalShorterThanTheClientsDeltasIsSaidOnceWithTheFix() throws Exception {
+    // A 2 s scheme fed 10 s deltas: each came after its window had closed, and the scheme's
+    // interval values never existed, without a word.
+    start(scheme("fast", "SELECT sum(time) GROUP BY path", INTERVAL / 5, 100, 360));
+    ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> lines =
+        new ch.qos.logback.core.read.ListAppender<>();
+    ch.qos.logback.classic.Logger log =
+        (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(SchemeFold.class);
+    lines.start();
+    log.addAppender(lines);
+    try {
+      at(T0 + INTERVAL + SECOND);
+      apply(checkout("a").seq(1).entry(1, 1.0));
+      apply(checkout("b").seq(1).entry(1, 2.0));
+    } finally {
+      log.detachAppender(lines);
+    }
+    assertThat(lines.list).hasSize(1);
+    assertThat(lines.list.get(0).getFormattedMessage())
+        .contains("scheme 'fast'")
+        .contains("deltas of 10000 ms")
+        .contains("interval of 2000 ms")
+        .contains("set the scheme's interval to at least the clients'");
+    assertThat(snapshot("fast").cumulative()).hasSize(1); // the data is there, cumulative only
   }
 
   @Test
