@@ -67,6 +67,13 @@ public final class FoldEngine {
   private IntervalListener listener = (scheme, labels, paths, interval) -> {};
   private long version;
   private long nextExpiryCheck;
+
+  /** The latest clock reading seen; Long.MIN_VALUE before the first. */
+  private long latestNanos = Long.MIN_VALUE;
+
+  /** Whether the clock stepped back and has not reached {@link #latestNanos} again. */
+  private boolean steppedBack;
+
   private long nextSourceLimitLog = Long.MIN_VALUE;
   private static final long SOURCE_LIMIT_LOG_NANOS = 300_000_000_000L;
   private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(FoldEngine.class);
@@ -433,13 +440,17 @@ public final class FoldEngine {
   }
 
   private void advance(long now) {
+    noticeSteps(now);
     for (SchemeFold f : schemes) {
       if (f.advance(now, listener)) {
         version++;
       }
     }
-    if (now >= nextExpiryCheck) { // windows first: an expiring source's data is closed already
-      nextExpiryCheck = now + Math.max(1_000_000L, config.intervalNanos() / 10);
+    long checkEvery = Math.max(1_000_000L, config.intervalNanos() / 10);
+    // Windows first: an expiring source's data is closed already. After the clock stepped back,
+    // at once, not once the clock is back where it was.
+    if (now >= nextExpiryCheck || nextExpiryCheck - now > checkEvery) {
+      nextExpiryCheck = now + checkEvery;
       expire(now);
       recycleDictionaryIds(); // with the expiry check: not on every delta's way through
     }
@@ -461,11 +472,42 @@ public final class FoldEngine {
     dictionary.recycleRetired();
   }
 
+  /**
+   * Says when the clock stepped back by more than an interval (a clock that ran fast, corrected, or
+   * a snapshot of a virtual machine restored): windows close by the clock, so none closes until it
+   * is back where it was, and what clients send meanwhile for the windows in between comes too late
+   * for them. Said again only after the clock has caught up.
+   */
+  private void noticeSteps(long now) {
+    if (latestNanos != Long.MIN_VALUE
+        && !steppedBack
+        && now < latestNanos - config.intervalNanos()) {
+      steppedBack = true;
+      log.warn(
+          "the clock stepped back {} s (from {} to {}); no interval closes until it reaches {}"
+              + " again, and deltas for the intervals in between count as late"
+              + " (profold_entries_outside_window_total{reason=\"late\"}) and reach cumulative"
+              + " series only; keep the collector's clock synchronised (a time service that slews"
+              + " rather than steps)",
+          (latestNanos - now) / 1_000_000_000L,
+          java.time.Instant.ofEpochSecond(0, latestNanos),
+          java.time.Instant.ofEpochSecond(0, now),
+          java.time.Instant.ofEpochSecond(0, latestNanos));
+    }
+    if (now >= latestNanos) {
+      latestNanos = now;
+      steppedBack = false;
+    }
+  }
+
   private void expire(long now) {
     long ttl = config.intervalNanos() * config.sourceTtlIntervals();
     Iterator<Instance> it = instances.values().iterator();
     while (it.hasNext()) {
       Instance inst = it.next();
+      if (inst.lastSeenNanos > now) { // seen before the clock stepped back: count it seen now
+        inst.lastSeenNanos = now;
+      }
       if (now - inst.lastSeenNanos >= ttl) {
         for (SchemeFold f : schemes) {
           f.forget(inst);

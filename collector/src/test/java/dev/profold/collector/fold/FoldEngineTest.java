@@ -825,6 +825,39 @@ class FoldEngineTest {
     }
 
     @Test
+    void afterTheClockSteppedBackSilentSourcesStillExpireAndTheStepIsSaidOnce() {
+      // A clock that ran fast, corrected: the expiry check waited for the clock to be back where
+      // it was, and a source seen before the step counted as seen in the future.
+      apply(checkout("gone").seq(1).entry(1, 1.0));
+      ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> lines =
+          new ch.qos.logback.core.read.ListAppender<>();
+      ch.qos.logback.classic.Logger log =
+          (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(FoldEngine.class);
+      lines.start();
+      log.addAppender(lines);
+      try {
+        long back = T0 - 100 * INTERVAL;
+        at(back);
+        at(back + SECOND);
+        at(back + 2 * INTERVAL); // further on, still behind: not said again
+        assertThat(engine.activeSources()).isEqualTo(1);
+        at(back + 7 * INTERVAL); // silent for over the TTL on the clock as it is now
+        assertThat(engine.activeSources()).isZero();
+      } finally {
+        log.detachAppender(lines);
+      }
+      assertThat(lines.list)
+          .extracting(e -> e.getFormattedMessage())
+          .filteredOn(m -> m.contains("stepped back"))
+          .singleElement()
+          .satisfies(
+              m ->
+                  assertThat(m)
+                      .contains("stepped back 1001 s") // the clock stood at T0 + 1 s
+                      .contains("no interval closes until it reaches"));
+    }
+
+    @Test
     void aSourceBackAfterExpiringWithADuplicateIsANewVersionToShow() {
       // Snapshots are rebuilt when the version moves: the source came back, was tracked again,
       // and stayed missing from profold_source_info until something else changed.
