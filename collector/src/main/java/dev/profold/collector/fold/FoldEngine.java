@@ -246,6 +246,16 @@ public final class FoldEngine {
     return t.getEpochSecond() * 1_000_000_000L + t.getNano();
   }
 
+  /** The fold of scheme {@code name}, for tests in this package. */
+  SchemeFold fold(String name) {
+    for (SchemeFold f : schemes) {
+      if (f.def.name().equals(name)) {
+        return f;
+      }
+    }
+    throw new IllegalArgumentException("no scheme " + name);
+  }
+
   /** Incremented by every change visible in a snapshot. */
   public long version() {
     return version;

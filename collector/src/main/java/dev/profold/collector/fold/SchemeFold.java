@@ -52,6 +52,19 @@ final class SchemeFold {
   private static final Logger log = LoggerFactory.getLogger(SchemeFold.class);
 
   private boolean warnedShorterThanDeltas;
+
+  /** Groups removed so far, and that count when an overflow was last decided. */
+  private long removedGroups;
+
+  private long removedGroupsAtOverflow = -1;
+
+  /** Keys judged so far (WHERE evaluated, labels built): the slow path, for tests. */
+  private long resolutions;
+
+  long resolutions() {
+    return resolutions;
+  }
+
   private static final long NO_WINDOW = Long.MIN_VALUE;
 
   final SchemeDefinition def;
@@ -246,7 +259,11 @@ final class SchemeFold {
           if (g == FILTERED) {
             continue;
           }
-          if (g == TupleTable.NO_VALUE || groups.hasRoom()) { // new, or room may have come free
+          // New, or room may have come free: a group went since the last overflow was decided
+          // (with room for groups but not for their labels, every overflowed key was judged
+          // again on every entry).
+          if (g == TupleTable.NO_VALUE
+              || (groups.hasRoom() && removedGroups != removedGroupsAtOverflow)) {
             g = resolve(inst, pi, attr);
             if (pi.keys.size() < maxKeysPerInstance) {
               pi.keys.put(tuple, g); // beyond the bound: judged again each time, memory stays put
@@ -342,6 +359,7 @@ final class SchemeFold {
    * - g}.
    */
   private int resolve(Instance inst, PerInstance pi, int attr) {
+    resolutions++;
     List<String> labels = judge(inst);
     if (labels == null) {
       return FILTERED;
@@ -362,6 +380,7 @@ final class SchemeFold {
       keyOf[g] = key;
       feeders[g] = 0;
     } else {
+      removedGroupsAtOverflow = removedGroups;
       return OVERFLOWED - overflowGroup(attr);
     }
     if (pi.fed.get(g) == LongIntMap.MISSING) {
@@ -568,6 +587,7 @@ final class SchemeFold {
   }
 
   private void removeGroup(int g) {
+    removedGroups++;
     labelChars -= chars(keyOf[g].labels());
     groupIds.remove(keyOf[g]);
     keyOf[g] = null;

@@ -220,6 +220,34 @@ class SchemeFoldTest {
         find(snapshot("by_instance").cumulative(), List.of("pod-1", "main")), 1.0, 2.0, 4.0);
   }
 
+  /**
+   * Delta {@code seq} of checkout/i-1 with one value at each of two paths of 16,003 characters: a
+   * scheme limited to 2 groups has room for the labels of one.
+   */
+  private static Deltas.Builder deepPaths(long seq) {
+    Deltas.Builder deep = FoldEngineTest.checkout("i-1").seq(seq);
+    int parent = 0;
+    for (int i = 0; i < 4; i++) {
+      deep.region(10 + i, parent, String.valueOf((char) ('a' + i)).repeat(4000), REGION_KIND_WAIT);
+      parent = 10 + i;
+    }
+    deep.region(20, 12, "x".repeat(4000), REGION_KIND_WAIT);
+    return deep.entry(13, 1.0).entry(20, 2.0);
+  }
+
+  @Test
+  void aKeyOverflowedForItsLabelsIsNotJudgedAgainUntilAGroupGoes() throws Exception {
+    // With room for groups but not for their labels, every overflowed key was judged again (WHERE,
+    // labels, path) on every entry: the fold slowed to a crawl once the label bound bit.
+    start(scheme("by_path", "SELECT sum(time) GROUP BY path", INTERVAL, 2, 360));
+    assertThat(engine.apply(deepPaths(1).decode(dictionary)).overflowed()).isEqualTo(1);
+    long judged = engine.fold("by_path").resolutions();
+    for (int seq = 2; seq <= 50; seq++) {
+      assertThat(engine.apply(deepPaths(seq).decode(dictionary)).overflowed()).isEqualTo(1);
+    }
+    assertThat(engine.fold("by_path").resolutions()).as("keys judged again").isEqualTo(judged);
+  }
+
   @Test
   void aRestartFreesTheGroupsOnlyTheOldIncarnationFed() throws Exception {
     // A pod that keeps its name and restarts within the TTL: the old incarnation's groups stayed
