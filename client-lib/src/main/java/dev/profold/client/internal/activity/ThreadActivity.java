@@ -42,7 +42,9 @@ import java.util.function.Predicate;
  *       time). A share, not the samples times their period: a sampler reaches a thread less often
  *       than its period says (JFR samples a few threads per tick, and only those running Java
  *       code), so counting periods understates, while the share of the samples it did take does not
- *       depend on how many it took;
+ *       depend on how many it took. A carrier of virtual threads is split by the carriers' and the
+ *       virtual threads' samples together ({@link #carrierSamples}), since JFR gives the samples
+ *       taken while a virtual thread is mounted to the virtual thread;
  *   <li>off-CPU classes ({@link #offCpu}: sync, wait, io, runtime and thread_mgmt from blocking
  *       events above their thresholds; {@link #pause}: stop-the-world pauses, runtime for every
  *       thread, for the share of its off-CPU time no event reported, since a reported block holds
@@ -101,6 +103,10 @@ public final class ThreadActivity {
   private final Map<Long, long[]> carried = new HashMap<>(); // to the next interval
   private final Map<Long, long[]> samples = new HashMap<>(); // {all, in management}
   private final Map<Long, long[]> lastSamples = new HashMap<>(); // the interval before
+
+  /** {@link #carrierSamples} of the close running now. */
+  private long[] carrierSamples = new long[2];
+
   private final Map<Long, Long> managementCpu = new HashMap<>(); // measured, not sampled
   private volatile boolean startsTimed;
   private final Map<Long, Long> lastCpu = new HashMap<>();
@@ -544,6 +550,7 @@ public final class ThreadActivity {
     }
     Map<Long, Long> cpuOf = new HashMap<>(live.size() * 2);
     Set<Long> carriers = new HashSet<>();
+    carrierSamples = carrierSamples(live);
     for (LiveThread t : live) {
       cpuNow.put(t.id(), t.cpuNanos());
       Long before = lastCpu.get(t.id());
@@ -582,7 +589,7 @@ public final class ThreadActivity {
       long[] classes =
           inIt
               ? stuckSplit(length, Math.max(0, cpu), t.id(), seen, startNanos, endNanos)
-              : split(wall, Math.max(0, cpu), t.id());
+              : split(wall, Math.max(0, cpu), t.id(), length, t.carrier());
       if (!inIt) {
         // A thread seen starting in this interval queued for a CPU only in it: all of that counts.
         Long at = before == null ? startedAt.get(t.id()) : null;
@@ -725,7 +732,7 @@ public final class ThreadActivity {
       }
       groups
           .computeIfAbsent(ThreadGroups.normalise(e.name()), GroupTotals::new)
-          .add(id, wall, split(wall, cpu, id), Math.min(cpu, wall));
+          .add(id, wall, split(wall, cpu, id, length, e.carrier()), Math.min(cpu, wall));
       startedAt.remove(id);
     }
     ended.clear();
@@ -778,14 +785,58 @@ public final class ThreadActivity {
     return c;
   }
 
-  /** The classes of one thread's {@code wall} nanoseconds, given its CPU time in the interval. */
-  private long[] split(long wall, long cpuNanos, long threadId) {
+  /**
+   * The CPU samples {all, in management} of this and the previous interval of the carriers of
+   * virtual threads (those alive, and those whose end is reported) and of the virtual threads, less
+   * those inside measured thread starts: what splits a carrier's CPU time.
+   */
+  private long[] carrierSamples(List<LiveThread> live) {
+    long[] pooled = new long[2];
+    Set<Long> ids = new HashSet<>();
+    for (LiveThread t : live) {
+      if (t.carrier()) {
+        ids.add(t.id());
+      }
+    }
+    for (Map.Entry<Long, StartsAndEnds.Ended> e : ended.entrySet()) {
+      if (e.getValue().carrier()) {
+        ids.add(e.getKey());
+      }
+    }
+    if (ids.isEmpty()) {
+      return pooled;
+    }
+    ids.add(ThreadGroups.VIRTUAL_THREADS);
+    for (long id : ids) {
+      for (long[] n :
+          List.of(samples.getOrDefault(id, NO_SAMPLES), lastSamples.getOrDefault(id, NO_SAMPLES))) {
+        pooled[0] += n[0] - n[2];
+        pooled[1] += n[1] - n[2];
+      }
+    }
+    return pooled;
+  }
+
+  /**
+   * The classes of one thread's {@code wall} nanoseconds of an interval {@code length} long, given
+   * its CPU time in the interval; a {@code carrier} of virtual threads is split by {@link
+   * #carrierSamples}.
+   */
+  private long[] split(long wall, long cpuNanos, long threadId, long length, boolean carrier) {
     long[] c = new long[CLASSES];
     long cpu = Math.min(cpuNanos, wall);
     long[] now = samples.getOrDefault(threadId, NO_SAMPLES);
     long[] before = lastSamples.getOrDefault(threadId, NO_SAMPLES);
     long all = now[0] + before[0];
     long inManagement = now[1] + before[1];
+    if (carrier && carrierSamples[0] > 0) {
+      // JFR gives a carrier's samples to the virtual thread mounted on it: its own few fall in its
+      // scheduler, between two virtual threads. Its CPU time is mostly theirs, so it is split by
+      // the carriers' and the virtual threads' samples together, each sample alike (its own
+      // samples alone made nearly all of it thread_mgmt).
+      all = carrierSamples[0] + now[2] + before[2];
+      inManagement = carrierSamples[1] + now[2] + before[2];
+    }
     long measured = Math.min(cpu, managementCpu.getOrDefault(threadId, 0L));
     if (measured > 0) { // samples inside the measured starts are that time: not counted twice
       long inStart = now[2] + before[2];
@@ -799,7 +850,7 @@ public final class ThreadActivity {
     long[] reported = offCpu.get(threadId);
     long[] fresh = reported == null ? new long[CLASSES] : reported.clone();
     long room = wall - cpu;
-    fresh[RUNTIME] += pauseOutsideReports(room, sum(fresh));
+    fresh[RUNTIME] += pauseOutsideReports(room, sum(fresh), wall, length);
     // Time carried from the interval before fills the room first; what of it does not fit is
     // dropped (see the class comment). Then this interval's reports take what room is left.
     long[] old = fit(carriedIn.getOrDefault(threadId, NO_CLASSES), room);
@@ -831,15 +882,20 @@ public final class ThreadActivity {
   /**
    * The part of this interval's pauses to count as a thread's runtime: a pause stops the thread
    * while it is off CPU ({@code room}); where it was then blocked in a reported event, the event's
-   * duration holds the pause already. Not knowing when in the interval the pauses fell, the share
-   * of the off-CPU time no report covers: all of the pauses for a thread with nothing reported,
-   * none for one reported blocked all along.
+   * duration holds the pause already. Not knowing when in the interval the pauses fell: the share
+   * of them that fell in the thread's {@code wall} of the interval's {@code length} (a thread that
+   * lived 30 ms of it gets 30 ms worth, not every pause of the interval), of that the share of the
+   * off-CPU time no report covers (all of it for a thread with nothing reported, none for one
+   * reported blocked all along), and never more than that uncovered time: a pause is not carried to
+   * the next interval as runtime.
    */
-  private long pauseOutsideReports(long room, long reported) {
+  private long pauseOutsideReports(long room, long reported, long wall, long length) {
     if (pauses <= 0 || room <= 0) {
       return 0;
     }
+    long own = wall >= length ? pauses : scaled(pauses, wall, length);
     long unreported = Math.max(0, room - reported);
-    return unreported >= room ? pauses : scaled(pauses, unreported, room);
+    long share = unreported >= room ? own : scaled(own, unreported, room);
+    return Math.min(share, unreported);
   }
 }

@@ -39,8 +39,9 @@ final class ActivityFeed {
           o.threadId(), management, management && EventMapper.inThreadStart(e.frames()));
       return;
     }
-    if (e.durationNanos() <= 0 || EventMapper.waitingForWork(e.frames())) {
-      return;
+    if (e.durationNanos() <= 0
+        || (o.kind() == Kind.WAIT && EventMapper.waitingForWork(e.frames()))) {
+      return; // an idle worker's wait for its next task stays idle
     }
     Kind kind = o.kind();
     if (kind != Kind.THREAD_MGMT && EventMapper.inThreadLifecycle(e.frames())) {

@@ -94,6 +94,7 @@ public final class EventMapper {
           "java.lang.Thread.<init>",
           "java.lang.Thread.exit",
           "java.util.concurrent.ThreadPoolExecutor.",
+          "java.util.concurrent.ThreadPoolExecutor$Worker.",
           "java.util.concurrent.ScheduledThreadPoolExecutor.",
           "java.util.concurrent.ForkJoinPool.",
           "java.util.concurrent.ForkJoinPool$WorkQueue.",
@@ -269,14 +270,34 @@ public final class EventMapper {
   }
 
   /**
-   * True when a wait with this stack (innermost frame first) is a pool thread waiting for work (an
-   * idle worker, not a blocked one): {@code ThreadPoolExecutor.getTask} or {@code
-   * ForkJoinPool.awaitWork} among the frames.
+   * Frames ({@code Class.method}, exact) in which a thread waits for its next piece of work: an
+   * idle worker of a thread pool or of a framework's own executor, a timer between tasks, a cleaner
+   * waiting for references. Any frame ending in {@link #POOL_GET_TASK} counts too: the JDK's pool
+   * and its forks keep the name (Tomcat's {@code org.apache.tomcat.util.threads}).
+   */
+  static final Set<String> IDLE_FRAMES =
+      Set.of(
+          "java.util.concurrent.ForkJoinPool.awaitWork",
+          "java.util.TimerThread.mainLoop",
+          "java.lang.ref.ReferenceQueue.remove",
+          "org.eclipse.jetty.util.thread.QueuedThreadPool$Runner.idleJobPoll",
+          "org.eclipse.jetty.util.thread.ReservedThreadExecutor$ReservedThread.reservedWait",
+          "io.netty.util.concurrent.SingleThreadEventExecutor.takeTask",
+          "io.netty.util.concurrent.GlobalEventExecutor.takeTask",
+          "kotlinx.coroutines.scheduling.CoroutineScheduler$Worker.park");
+
+  /** How a thread pool's worker asks for its next task, in the JDK and in its forks. */
+  static final String POOL_GET_TASK = "ThreadPoolExecutor.getTask";
+
+  /**
+   * True when a wait with this stack (innermost frame first) is a thread waiting for work (an idle
+   * worker, not a blocked one): one of {@link #IDLE_FRAMES}, or a pool's {@code getTask}, among the
+   * frames. Only for a wait (WAIT): a worker that contends for its queue's lock on the way there is
+   * blocked (SYNC), and counts so.
    */
   public static boolean waitingForWork(List<String> frames) {
     for (String f : frames) {
-      if (f.equals("java.util.concurrent.ThreadPoolExecutor.getTask")
-          || f.equals("java.util.concurrent.ForkJoinPool.awaitWork")) {
+      if (IDLE_FRAMES.contains(f) || f.endsWith(POOL_GET_TASK)) {
         return true;
       }
     }

@@ -896,6 +896,65 @@ class ThreadActivityTest {
     assertThat(g.getIdleNanos()).isEqualTo(9 * S);
   }
 
+  @Test
+  void aThreadAliveForPartOfTheIntervalGetsItsShareOfThePausesAndNoneIsCarried() {
+    // A thread that lived 30 ms of an interval with 200 ms of pauses got all 200 as runtime, the
+    // 170 that did not fit carried into the next interval: thread churn read as GC.
+    threads.set(new LiveThread(1, "main", 0));
+    activity.close(0, 0);
+    activity.started(7, 9 * S);
+    activity.ended(7, "short-7", 0, 9 * S + 30_000_000L); // lived 30 ms, off CPU
+    activity.started(8, 9 * S); // alive from 9 s: 1 s of the interval
+    threads.set(new LiveThread(1, "main", 0), new LiveThread(8, "late-8", S / 2));
+    activity.pause(2 * S);
+
+    List<ThreadGroupActivity> closed = activity.close(0, 10 * S);
+
+    assertThat(group(closed, "short-*").getRuntimeNanos())
+        .as("30 ms of 10 s: its share of 2 s")
+        .isEqualTo(6_000_000L);
+    ThreadGroupActivity late = group(closed, "late-*");
+    assertThat(late.getRuntimeNanos()).as("1 s of 10 s: 0.2 s").isEqualTo(200_000_000L);
+    assertThat(group(closed, "main").getRuntimeNanos()).isEqualTo(2 * S);
+
+    threads.set(new LiveThread(1, "main", 0), new LiveThread(8, "late-8", S / 2));
+    ThreadGroupActivity next = group(activity.close(10 * S, 20 * S), "late-*");
+    assertThat(next.getRuntimeNanos()).as("nothing carried").isZero();
+  }
+
+  @Test
+  void aPauseIsNeverMoreThanTheOffCpuTimeNoReportCovers() {
+    threads.set(new LiveThread(1, "busy-1", 0));
+    activity.close(0, 0);
+    threads.set(new LiveThread(1, "busy-1", 9_900_000_000L)); // on CPU for 9.9 s of 10
+    activity.pause(S);
+    ThreadGroupActivity busy = group(activity.close(0, 10 * S), "busy-*");
+    assertThat(busy.getRuntimeNanos()).isEqualTo(100_000_000L);
+    threads.set(new LiveThread(1, "busy-1", 9_900_000_000L));
+    assertThat(group(activity.close(10 * S, 20 * S), "busy-*").getRuntimeNanos())
+        .as("the rest of the pause is not carried")
+        .isZero();
+  }
+
+  @Test
+  void aCarriersCpuIsSplitByTheVirtualThreadsSamplesToo() {
+    // JFR gives the samples taken while a virtual thread is mounted to the virtual thread: the
+    // carrier's own few fall in its scheduler, and its CPU time, mostly the virtual threads' work,
+    // came out as thread_mgmt.
+    long carrier = 21;
+    threads.set(new LiveThread(carrier, "ForkJoinPool-1-worker-1", 0, null, false, true));
+    activity.close(0, 0);
+    threads.set(new LiveThread(carrier, "ForkJoinPool-1-worker-1", S, null, false, true));
+    activity.onCpuSample(carrier, true); // ForkJoinPool.scan, between two virtual threads
+    activity.onCpuSample(carrier, true);
+    for (int i = 0; i < 98; i++) {
+      activity.onCpuSample(dev.profold.client.internal.record.ThreadGroups.VIRTUAL_THREADS, false);
+    }
+    ThreadGroupActivity w = group(activity.close(0, 10 * S), "ForkJoinPool-*-worker-*");
+    assertThat(w.getThreadMgmtNanos()).isEqualTo(S / 50);
+    assertThat(w.getComputeNanos()).isEqualTo(S - S / 50);
+  }
+
   @Property
   void classesAlwaysAddUpToTheWallTimeAndNoneIsNegative(
       @ForAll @LongRange(min = 0, max = 20_000_000_000L) long cpu,

@@ -60,6 +60,33 @@ class ActivityFeedTest {
   }
 
   @Test
+  void aWorkerContendingForItsQueuesLockOnTheWayToItsNextTaskIsBlocked() {
+    // The queue-lock bottleneck of a busy fixed pool: the producers' side showed as sync, the
+    // workers' side was dropped as waiting for work.
+    activity.close(0, 0);
+    feed(
+        EventMapper.THREAD_PARK,
+        300 * MS,
+        "java.util.concurrent.locks.ReentrantLock$NonfairSync",
+        0,
+        "java.util.concurrent.locks.ReentrantLock.lockInterruptibly",
+        "java.util.concurrent.LinkedBlockingQueue.take",
+        "java.util.concurrent.ThreadPoolExecutor.getTask");
+    feed(
+        EventMapper.THREAD_PARK,
+        400 * MS,
+        "java.util.concurrent.locks.AbstractQueuedSynchronizer$ConditionObject",
+        0,
+        "java.util.concurrent.LinkedBlockingQueue.take",
+        "java.util.concurrent.ThreadPoolExecutor.getTask");
+
+    ThreadGroupActivity a = activity.close(0, 1000 * MS).get(0);
+
+    assertThat(a.getSyncNanos()).isEqualTo(300 * MS);
+    assertThat(a.getWaitNanos()).as("the wait for the next task is idle").isZero();
+  }
+
+  @Test
   void managementTakesTheShareOfTheSamplesNotTheirCountTimesThePeriod() {
     long[] cpu = {0};
     ThreadActivity busy =

@@ -270,6 +270,73 @@ class EventMapperTest {
   }
 
   @Test
+  void idleWorkersOfTheCommonServersAndTheJdksOwnWaitersAreWaitingForWork() {
+    // Tomcat's own copy of the pool (what Spring Boot embeds): its idle http-nio-*-exec-* threads
+    // showed as waiting, and a quiet service looked blocked.
+    assertThat(
+            EventMapper.waitingForWork(
+                List.of(
+                    "jdk.internal.misc.Unsafe.park",
+                    "java.util.concurrent.locks.AbstractQueuedSynchronizer$ConditionObject.awaitNanos",
+                    "java.util.concurrent.LinkedBlockingQueue.poll",
+                    "org.apache.tomcat.util.threads.TaskQueue.poll",
+                    "org.apache.tomcat.util.threads.ThreadPoolExecutor.getTask",
+                    "org.apache.tomcat.util.threads.ThreadPoolExecutor.runWorker")))
+        .as("Tomcat")
+        .isTrue();
+    assertThat(
+            EventMapper.waitingForWork(
+                List.of(
+                    "jdk.internal.misc.Unsafe.park",
+                    "org.eclipse.jetty.util.BlockingArrayQueue.poll",
+                    "org.eclipse.jetty.util.thread.QueuedThreadPool$Runner.idleJobPoll",
+                    "org.eclipse.jetty.util.thread.QueuedThreadPool$Runner.run")))
+        .as("Jetty")
+        .isTrue();
+    assertThat(
+            EventMapper.waitingForWork(
+                List.of(
+                    "java.lang.Object.wait",
+                    "java.lang.ref.ReferenceQueue.remove",
+                    "jdk.internal.ref.CleanerImpl.run")))
+        .as("Common-Cleaner, in every JVM")
+        .isTrue();
+    assertThat(
+            EventMapper.waitingForWork(
+                List.of("java.lang.Object.wait", "java.util.TimerThread.mainLoop")))
+        .as("a java.util.Timer between tasks")
+        .isTrue();
+    assertThat(
+            EventMapper.waitingForWork(
+                List.of(
+                    "jdk.internal.misc.Unsafe.park",
+                    "java.util.concurrent.LinkedBlockingQueue.take",
+                    "app.ThreadPoolExecutorLike.take",
+                    "app.Consumer.run")))
+        .as("only a pool's getTask, not any name that contains it")
+        .isFalse();
+  }
+
+  @Test
+  void aPoolsBookkeepingIsManagementWhenRunWorkerWasInlinedIntoWorkerRun() {
+    assertThat(
+            EventMapper.inThreadManagement(
+                List.of(
+                    "java.util.concurrent.LinkedBlockingQueue.poll",
+                    "java.util.concurrent.ThreadPoolExecutor$Worker.run",
+                    "java.lang.Thread.run")))
+        .isTrue();
+    assertThat(
+            EventMapper.inThreadManagement(
+                List.of(
+                    "app.Task.run",
+                    "java.util.concurrent.ThreadPoolExecutor$Worker.run",
+                    "java.lang.Thread.run")))
+        .as("the task it runs")
+        .isFalse();
+  }
+
+  @Test
   void eachEventTypeGetsItsKindAndItsDurationInSeconds() {
     long ms50 = 50_000_000L;
     assertThat(mapper.map(event(EventMapper.MONITOR_ENTER, ms50, null, "A.m")).kind())
