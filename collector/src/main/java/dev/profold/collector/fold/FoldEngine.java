@@ -12,6 +12,7 @@ import dev.profold.sinks.snapshot.SourceSnapshot;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -207,7 +208,15 @@ public final class FoldEngine {
     for (SchemeFold f : r.next) {
       kept.add(f.def.name());
     }
+    java.util.Set<SchemeFold> going = java.util.Collections.newSetFromMap(new IdentityHashMap<>());
+    going.addAll(schemes);
+    r.next.forEach(going::remove);
     for (SchemeFold f : schemes) {
+      if (going.contains(f)) {
+        // Removed or changed (a changed scheme starts again empty): its open windows, up to now,
+        // go to the archive as at a shutdown, not nowhere.
+        f.closeAll(listener);
+      }
       if (!kept.contains(f.def.name())) {
         metrics.schemeStopped(f.def.name());
       }

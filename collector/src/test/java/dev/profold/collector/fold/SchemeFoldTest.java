@@ -556,6 +556,28 @@ class SchemeFoldTest {
   }
 
   @Test
+  void aReloadThatChangesOrRemovesASchemeHandsItsOpenWindowsToTheArchive() throws Exception {
+    // The changed scheme's fold was dropped with its open windows: the archive, which promises
+    // every interval with data, never got them.
+    start(
+        scheme("paths", "SELECT sum(time) GROUP BY path"),
+        scheme("kinds", "SELECT sum(time) GROUP BY kind"),
+        scheme("gone", "SELECT count() GROUP BY path"));
+    List<String> archived = new java.util.ArrayList<>();
+    engine.onIntervalClosed(
+        (scheme, labels, paths, interval) ->
+            archived.add(scheme + "@" + (interval.startUnixNanos() - T0) / INTERVAL));
+    apply(checkout("i-1").seq(1).entry(1, 1.0)); // window T0, still open
+    engine.reconfigure(
+        List.of(
+            scheme("paths", "SELECT sum(time) GROUP BY path"), // the same: keeps its windows
+            scheme("kinds", "SELECT max(time) GROUP BY kind"))); // changed; gone removed
+    assertThat(archived).containsExactlyInAnyOrder("kinds@0", "gone@0");
+    at(T0 + 2 * INTERVAL);
+    assertThat(archived).containsExactlyInAnyOrder("kinds@0", "gone@0", "paths@0");
+  }
+
+  @Test
   void eachSchemeHasItsOwnCardinalityLimit() throws Exception {
     start(
         scheme("wide", "SELECT sum(time) GROUP BY tenant, shard", INTERVAL, 1000, 10),
