@@ -26,6 +26,10 @@ import org.yaml.snakeyaml.nodes.Tag;
  *   <li>Numbers YAML 1.1 (SnakeYAML's) reads other than as written: a leading zero makes octal
  *       ({@code grpc_port: 07763} is port 4083) and colons make base 60 ({@code retention: 1:00} is
  *       60).
+ *   <li>A key without a value ({@code listen:} with nothing after it, or a section whose lines are
+ *       all commented out), which a reader takes for the key's absence: the default would apply
+ *       without a word where a value was meant ({@code alertmanager:} with its {@code url}
+ *       commented out sent alerts nowhere).
  *   <li>A value that contains itself (an alias inside its own anchor, {@code a: &x [*x]}), which no
  *       setting can be and which would overflow the stack when read.
  * </ul>
@@ -108,6 +112,15 @@ final class DocumentChecks {
                     + "' is given twice (first at line "
                     + (first.getStartMark().getLine() + 1)
                     + "); YAML would keep only the last, so remove one of them");
+          }
+          if (t.getValueNode() instanceof ScalarNode v && Tag.NULL.equals(v.getTag())) {
+            throw new ConfigException(
+                at(name, k)
+                    + ": '"
+                    + child
+                    + "' has no value (a key with nothing after it, or with all it held"
+                    + " commented out; or an unset variable substituted into the file); give it"
+                    + " one, or remove the key to use the default");
           }
         }
         walk(t.getValueNode(), child, name, seen, open);

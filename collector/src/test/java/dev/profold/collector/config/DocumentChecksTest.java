@@ -33,6 +33,29 @@ class DocumentChecksTest {
   }
 
   @Test
+  void aKeyWithoutAValueIsRefusedNotTakenForTheDefault() {
+    // alertmanager: with its url commented out sent alerts nowhere, and listen: ${LISTEN} with the
+    // variable unset bound 127.0.0.1, without a word.
+    assertThatThrownBy(
+            () ->
+                parse(
+                    """
+                    alerts:
+                      alertmanager:
+                      #  url: http://alertmanager:9093
+                    """))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "collector.yaml:2:3: 'alerts.alertmanager' has no value (a key with nothing after it,"
+                + " or with all it held commented out; or an unset variable substituted into the"
+                + " file); give it one, or remove the key to use the default");
+    assertThatThrownBy(() -> parse("listen:\ngrpc_port: 0\n"))
+        .hasMessageStartingWith("collector.yaml:1:1: 'listen' has no value");
+    assertThatThrownBy(() -> parse("schemes:\n  - name: io\n    cardinality_limit: ~\n"))
+        .hasMessageStartingWith("collector.yaml:3:5: 'schemes[0].cardinality_limit' has no value");
+  }
+
+  @Test
   void aTopLevelKeyGivenTwiceIsRefused() {
     assertThatThrownBy(() -> parse("interval: 10s\ngrpc_port: 0\ninterval: 1m\n"))
         .isInstanceOf(ConfigException.class)
