@@ -80,6 +80,9 @@ public final class ConfigReloader {
   private CollectorConfig current;
   private byte[] lastContent;
 
+  /** The changed content the last {@link #reloadIfChanged} saw, not applied yet; or null. */
+  private byte[] settling;
+
   /** Command-line settings that win over the file, re-applied on every reload. */
   public interface CommandLineOverrides {
     CollectorConfig apply(CollectorConfig fromFile) throws ConfigException;
@@ -135,12 +138,23 @@ public final class ConfigReloader {
     return current;
   }
 
-  /** Reloads when the file's content changed since the last load; null when it did not. */
+  /**
+   * Reloads when the file's content changed since the last load and has stayed the same since the
+   * previous call (a file written in place, read while being written, can be cut at a line and
+   * still load: schemes and rules would go and come back empty); null when it did not, or has not
+   * settled yet. Called every few seconds, so a change applies at the second call after it.
+   */
   public synchronized Outcome reloadIfChanged() {
     byte[] now = read();
     if (now == null || Arrays.equals(now, lastContent)) {
+      settling = null;
       return null;
     }
+    if (!Arrays.equals(now, settling)) {
+      settling = now;
+      return null;
+    }
+    settling = null;
     return reload();
   }
 
@@ -174,10 +188,11 @@ public final class ConfigReloader {
       Thread.currentThread().interrupt();
       return refused("interrupted before the new schemes and alert rules were applied");
     } catch (Exception e) {
+      lastContent = null; // not in force: the next checks try it again
       return refused(
           "could not apply the new schemes and alert rules ("
               + e
-              + "); the file is tried again on SIGHUP or when it changes");
+              + "); the file is tried again at the next checks, on SIGHUP or when it changes");
     }
     List<String> before = names(current.schemeDefinitions());
     List<String> after = names(schemes);
