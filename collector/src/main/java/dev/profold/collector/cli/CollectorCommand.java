@@ -13,6 +13,8 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
@@ -160,18 +162,18 @@ final class CollectorCommand implements Callable<Integer> {
       return 1;
     }
     PrintWriter out = spec.commandLine().getOut();
+    // An IPv6 address in brackets: the line is meant to be matched, and its URL opened.
     out.printf(
-        "profold collector listening: grpc=%s:%d http=http://%s:%d/metrics%n",
-        c.listen(), server.grpcPort(), c.listen(), server.httpPort());
+        "profold collector listening: grpc=%s http=%s%n",
+        CollectorServer.hostPort(c.listen(), server.grpcPort()), server.metricsUrl());
     if (demo) {
       DemoWorkload workload = new DemoWorkload(c.listen(), server.grpcPort(), c.interval());
       demoToStop.set(workload);
       workload.start();
       out.printf(
-          "demo workload running: series appear at http://%s:%d/metrics within %ds, the"
+          "demo workload running: series appear at %s within %ds, the"
               + " last-interval gauges once an interval has closed (%ds to %ds in)%n",
-          c.listen(),
-          server.httpPort(),
+          server.metricsUrl(),
           c.interval().toSeconds(),
           2 * c.interval().toSeconds(),
           3 * c.interval().toSeconds());
@@ -247,7 +249,40 @@ final class CollectorCommand implements Callable<Integer> {
       }
     }
     CollectorConfig c = config == null ? CollectorConfig.defaults() : ConfigLoader.load(config);
-    return withCommandLine(c);
+    CollectorConfig withFlags = withCommandLine(c);
+    if (config != null) {
+      sayOverridden(c, withFlags);
+    }
+    return withFlags;
+  }
+
+  /**
+   * Logs each setting of the file that a command-line option replaces, once at start (they win on
+   * every reload too): a port changed in the file with no effect would puzzle whoever changed it.
+   */
+  private void sayOverridden(CollectorConfig file, CollectorConfig used) {
+    List<String> said = new ArrayList<>();
+    if (!file.listen().equals(used.listen())) {
+      said.add("--listen " + used.listen() + " over listen " + file.listen());
+    }
+    if (file.grpcPort() != used.grpcPort()) {
+      said.add("--grpc-port " + used.grpcPort() + " over grpc_port " + file.grpcPort());
+    }
+    if (file.httpPort() != used.httpPort()) {
+      said.add("--http-port " + used.httpPort() + " over http_port " + file.httpPort());
+    }
+    if (!file.interval().equals(used.interval())) {
+      said.add(
+          "--interval " + written(used.interval()) + " over interval " + written(file.interval()));
+    }
+    if (!said.isEmpty()) {
+      log.info("command-line options win over {}: {}", config, String.join(", ", said));
+    }
+  }
+
+  /** {@code d} as a config file writes it: {@code 10s}, {@code 250ms}. */
+  private static String written(Duration d) {
+    return d.toMillis() % 1000 == 0 ? d.toSeconds() + "s" : d.toMillis() + "ms";
   }
 
   /** The config file's content as read just before it was loaded at start, or null. */

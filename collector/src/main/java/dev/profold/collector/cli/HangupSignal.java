@@ -45,7 +45,11 @@ final class HangupSignal {
       }
       return true;
     } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
-      log.warn("SIGHUP cannot be handled on this JVM ({}); the config file is still watched", e);
+      log.warn(
+          "SIGHUP cannot be handled on this JVM ({}); the config file is still watched, so reload"
+              + " by editing it: where the system has SIGHUP (a JVM started with -Xrs), a SIGHUP"
+              + " sent to the collector ends it",
+          e.toString());
       return false;
     }
   }

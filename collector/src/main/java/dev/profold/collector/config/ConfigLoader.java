@@ -141,8 +141,16 @@ public final class ConfigLoader {
             (int) number(top, "histogram_max_scale", d.histogramMaxScale(), name, -10, 20),
             (int) size(limits, "max_message_bytes", d.maxMessageBytes(), name, 1024, 1L << 30),
             size(limits, "max_pending_bytes", d.maxPendingBytes(), name, 1024, 1L << 40),
-            (int) number(limits, "dictionary_entries", d.dictionaryEntries(), name, 1, 500_000_000),
-            (int) number(limits, "max_sources", d.maxSources(), name, 1, 10_000_000),
+            (int)
+                number(
+                    limits,
+                    "limits.",
+                    "dictionary_entries",
+                    d.dictionaryEntries(),
+                    name,
+                    1,
+                    500_000_000),
+            (int) number(limits, "limits.", "max_sources", d.maxSources(), name, 1, 10_000_000),
             duration(top, "retry_delay", d.retryDelay(), name, Duration.ZERO),
             duration(top, "shutdown_timeout", d.shutdownTimeout(), name, Duration.ZERO),
             top.containsKey("schemes") ? schemes(top.get("schemes"), name) : d.schemes(),
@@ -375,18 +383,34 @@ public final class ConfigLoader {
   private static long number(
       Map<String, Object> m, String key, long dflt, String name, long min, long max)
       throws ConfigException {
+    return number(m, "", key, dflt, name, min, max);
+  }
+
+  /** {@code key} of mapping {@code m}, which sits at {@code path} ("limits.") in the file. */
+  private static long number(
+      Map<String, Object> m, String path, String key, long dflt, String name, long min, long max)
+      throws ConfigException {
     Object v = m.get(key);
     if (v == null) {
       return dflt;
     }
     if (!(v instanceof Integer || v instanceof Long)) {
       throw new ConfigException(
-          name + ": '" + key + "' must be a whole number in " + min + ".." + max + ", was " + v);
+          name
+              + ": '"
+              + path
+              + key
+              + "' must be a whole number in "
+              + min
+              + ".."
+              + max
+              + ", was "
+              + v);
     }
     long n = ((Number) v).longValue();
     if (n < min || n > max) {
       throw new ConfigException(
-          name + ": '" + key + "' must be in " + min + ".." + max + ", was " + n);
+          name + ": '" + path + key + "' must be in " + min + ".." + max + ", was " + n);
     }
     return n;
   }

@@ -307,11 +307,9 @@ public final class CollectorServer {
                 alertMetrics));
     ready = worker.failure() == null; // else it failed while the server started
     log.info(
-        "profold collector ready: grpc={}:{} http=http://{}:{}/metrics interval={}s",
-        config.listen(),
-        grpcPort(),
-        config.listen(),
-        httpPort(),
+        "profold collector ready: grpc={} http={} interval={}s",
+        hostPort(config.listen(), grpcPort()),
+        metricsUrl(),
         config.interval().toSeconds());
   }
 
@@ -369,6 +367,18 @@ public final class CollectorServer {
   static String ownUrl(String listen, int port) {
     String host = listen.contains(":") ? "[" + listen.replace("%", "%25") + "]" : listen;
     return "http://" + host + ":" + port;
+  }
+
+  /**
+   * {@code listen:port} as gRPC targets write it: an IPv6 address in brackets ({@code [::1]:7763}).
+   */
+  public static String hostPort(String listen, int port) {
+    return (listen.contains(":") ? "[" + listen + "]" : listen) + ":" + port;
+  }
+
+  /** The URL of this server's metrics, {@code http://listen:port/metrics}; once started. */
+  public String metricsUrl() {
+    return ownUrl(config.listen(), httpPort()) + "/metrics";
   }
 
   private void index(HttpExchange ex) throws IOException {

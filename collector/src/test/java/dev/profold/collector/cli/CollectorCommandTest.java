@@ -47,6 +47,32 @@ class CollectorCommandTest {
   }
 
   @Test
+  void theFilesSettingsThatOptionsReplaceAreSaidAtStart() throws Exception {
+    // A port changed in the file had no effect under --http-port, and nothing said why.
+    try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      Path file = dir.resolve("collector.yaml");
+      java.nio.file.Files.writeString(file, "grpc_port: 0\nhttp_port: 7765\ninterval: 10s\n");
+      Run r =
+          run(
+              "collector",
+              "--config",
+              file.toString(),
+              "--http-port",
+              Integer.toString(taken.getLocalPort()),
+              "--interval",
+              "250ms");
+      assertThat(r.code()).isEqualTo(1); // the port is taken: it ends there
+      assertThat(r.log())
+          .contains(
+              "command-line options win over "
+                  + file
+                  + ": --http-port "
+                  + taken.getLocalPort()
+                  + " over http_port 7765, --interval 250ms over interval 10s");
+    }
+  }
+
+  @Test
   void aGrpcPortInUseIsOneLineNamingThePortItsOptionAndKey() throws Exception {
     try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       int port = taken.getLocalPort();

@@ -192,6 +192,11 @@ class ConfigLoaderTest {
         .hasMessageContaining("'source_ttl_intervals' must be in 3..");
     assertThatThrownBy(() -> parse("limits:\n  max_pending_bytes: lots"))
         .hasMessageContaining("'limits.max_pending_bytes' must be a byte size");
+    // Named by their path, as the size limits are (it said 'max_sources', a key not at the top).
+    assertThatThrownBy(() -> parse("limits:\n  max_sources: 0"))
+        .hasMessageContaining("'limits.max_sources' must be in 1..10000000, was 0");
+    assertThatThrownBy(() -> parse("limits:\n  dictionary_entries: many"))
+        .hasMessageContaining("'limits.dictionary_entries' must be a whole number in 1..");
     assertThatThrownBy(() -> parse("listen: ''"))
         .hasMessageContaining("'listen' must be a non-empty string");
     assertThatThrownBy(() -> parse("- a\n- b")).hasMessageContaining("must be a mapping");

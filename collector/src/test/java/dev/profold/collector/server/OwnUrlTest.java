@@ -23,4 +23,11 @@ class OwnUrlTest {
     assertThat(zoned).isEqualTo("http://[fe80::1%25eth0]:7764");
     assertThat(URI.create(zoned + "/api/v1/alerts").getPort()).isEqualTo(7764);
   }
+
+  @Test
+  void theStartLinesAddressesBracketAnIpv6Address() {
+    // "grpc=::1:7763 http=http://::1:7764/metrics": neither a gRPC target nor a URL.
+    assertThat(CollectorServer.hostPort("::1", 7763)).isEqualTo("[::1]:7763");
+    assertThat(CollectorServer.hostPort("127.0.0.1", 7763)).isEqualTo("127.0.0.1:7763");
+  }
 }
