@@ -51,7 +51,7 @@ public final class FoldWorker implements SnapshotSource {
   private final FoldEngine engine;
   private final CollectorMetrics metrics;
   private final long maxPendingBytes;
-  private final long tickMillis;
+  private volatile long tickMillis;
   private final Duration snapshotTimeout;
   private final BlockingQueue<Runnable> queue;
   private final AtomicLong pending;
@@ -356,6 +356,19 @@ public final class FoldWorker implements SnapshotSource {
       lastSnapshotVersion = engine.version();
     }
     return lastSnapshot;
+  }
+
+  /**
+   * Ticks every {@code tick} from the next wait on (a reload that adds a scheme of a shorter
+   * interval: its windows close that much after their time at most).
+   */
+  public void tickEvery(Duration tick) {
+    tickMillis = Math.max(1, tick.toMillis());
+  }
+
+  /** How often the fold thread ticks when no task comes. */
+  public Duration tickPeriod() {
+    return Duration.ofMillis(tickMillis);
   }
 
   private void run() {

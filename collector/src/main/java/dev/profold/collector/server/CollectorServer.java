@@ -132,16 +132,13 @@ public final class CollectorServer {
             metrics);
     this.engine = engine;
     this.metrics = metrics;
-    Duration shortest = config.interval();
-    for (SchemeDefinition s : config.schemeDefinitions()) {
-      shortest = s.interval().compareTo(shortest) < 0 ? s.interval() : shortest;
-    }
-    Duration tick = shortest.dividedBy(10);
-    if (tick.compareTo(Duration.ofSeconds(1)) > 0) {
-      tick = Duration.ofSeconds(1);
-    }
     this.worker =
-        new FoldWorker(engine, metrics, config.maxPendingBytes(), tick, Duration.ofSeconds(5));
+        new FoldWorker(
+            engine,
+            metrics,
+            config.maxPendingBytes(),
+            tickFor(config.interval(), config.schemeDefinitions()),
+            Duration.ofSeconds(5));
     this.ingest = new IngestService(dictionary, worker, metrics, config.retryDelay());
     worker.onFailure(this::foldFailed);
     metrics.foldUp(() -> worker.failure() == null);
@@ -183,6 +180,24 @@ public final class CollectorServer {
             this::closeDueIntervals,
             alertMetrics);
     registry.register(new AlertExposition(alerts::alerts, () -> alerts.rules().size()));
+  }
+
+  /**
+   * How often the fold thread looks for windows to close: a tenth of the shortest interval, the
+   * collector's or a scheme's, at most a second.
+   */
+  static Duration tickFor(Duration interval, List<SchemeDefinition> schemes) {
+    Duration shortest = interval;
+    for (SchemeDefinition s : schemes) {
+      shortest = s.interval().compareTo(shortest) < 0 ? s.interval() : shortest;
+    }
+    Duration tick = shortest.dividedBy(10);
+    return tick.compareTo(Duration.ofSeconds(1)) > 0 ? Duration.ofSeconds(1) : tick;
+  }
+
+  /** The fold thread's tick now. */
+  Duration foldTick() {
+    return worker.tickPeriod();
   }
 
   /**
@@ -468,6 +483,7 @@ public final class CollectorServer {
             FoldEngine.Reconfiguration next = engine.prepare(schemes);
             List<String> rulesKept = alerts.replaceRules(rules).kept(); // throws: nothing changed
             engine.commit(next);
+            worker.tickEvery(tickFor(config.interval(), schemes));
             return new ConfigReloader.Kept(next.kept(), rulesKept);
           },
           timeout);

@@ -184,6 +184,18 @@ class ReloadOnServerTest {
     assertThat(reloads("ok")).isEqualTo(1);
   }
 
+  @Test
+  void aReloadAddingAShortSchemeTicksTheFoldThreadOftenEnoughForIt() throws Exception {
+    // The tick was fixed at start (1 s here): a 200 ms scheme's windows closed up to 1 s late.
+    ConfigReloader reloader =
+        new ConfigReloader(file, running, c -> c, server::reconfigure, server.metrics());
+    assertThat(server.foldTick()).isEqualTo(Duration.ofSeconds(1));
+    Files.writeString(
+        file, NEXT + "  - name: fast\n    query: SELECT count()\n    interval: 200ms\n");
+    assertThat(settled(reloader).started()).containsExactly("kinds", "fast");
+    assertThat(server.foldTick()).isEqualTo(Duration.ofMillis(20));
+  }
+
   /** The checks a change needs: the first sees it, the second finds it settled and loads it. */
   private static ConfigReloader.Outcome settled(ConfigReloader r) {
     assertThat(r.reloadIfChanged()).as("a change is applied once it has settled").isNull();
