@@ -640,7 +640,8 @@ public final class ThreadActivity {
     carried.clear();
     lastSamples.clear();
     for (Map.Entry<Long, long[]> e : samples.entrySet()) {
-      if (cpuNow.containsKey(e.getKey())) {
+      // The virtual threads' too (no live thread has their id): the carriers' split pools them.
+      if (cpuNow.containsKey(e.getKey()) || e.getKey() == ThreadGroups.VIRTUAL_THREADS) {
         lastSamples.put(e.getKey(), e.getValue());
       }
     }

@@ -35,7 +35,9 @@ final class TimeClasses {
 
   /**
    * The off-CPU classes {@code off}, scaled down in proportion when they add up to over {@code
-   * room}.
+   * room}; then they add up to {@code room} exactly (the nanoseconds that rounding leaves over go
+   * to the classes, never one above its own time), so that no idle time is made of rounding: a
+   * block more could otherwise leave a nanosecond more idle, and more cpu_wait.
    */
   static long[] fit(long[] off, long room) {
     long total = sum(off);
@@ -45,6 +47,12 @@ final class TimeClasses {
     long[] v = new long[CLASSES];
     for (int k = SYNC; k <= THREAD_MGMT; k++) {
       v[k] = scaled(off[k], room, total);
+    }
+    long left = room - sum(v);
+    for (int k = SYNC; k <= THREAD_MGMT && left != 0; k++) {
+      long step = left > 0 ? Math.min(left, off[k] - v[k]) : Math.max(left, -v[k]);
+      v[k] += step;
+      left -= step;
     }
     return v;
   }

@@ -272,15 +272,16 @@ public final class EventMapper {
   /**
    * Frames ({@code Class.method}, exact) in which a thread waits for its next piece of work: an
    * idle worker of a thread pool or of a framework's own executor, a timer between tasks, a cleaner
-   * waiting for references. Any frame ending in {@link #POOL_GET_TASK} counts too: the JDK's pool
-   * and its forks keep the name (Tomcat's {@code org.apache.tomcat.util.threads}).
+   * waiting for references ({@code java.util.Timer}'s loop is checked apart, see {@link
+   * #waitingForWork}). Any frame ending in {@link #POOL_GET_TASK} counts too: the JDK's pool and
+   * its forks keep the name (Tomcat's {@code org.apache.tomcat.util.threads}).
    */
   static final Set<String> IDLE_FRAMES =
       Set.of(
           "java.util.concurrent.ForkJoinPool.awaitWork",
-          "java.util.TimerThread.mainLoop",
           "java.lang.ref.ReferenceQueue.remove",
           "org.eclipse.jetty.util.thread.QueuedThreadPool$Runner.idleJobPoll",
+          "org.eclipse.jetty.util.thread.QueuedThreadPool.idleJobPoll",
           "org.eclipse.jetty.util.thread.ReservedThreadExecutor$ReservedThread.reservedWait",
           "io.netty.util.concurrent.SingleThreadEventExecutor.takeTask",
           "io.netty.util.concurrent.GlobalEventExecutor.takeTask",
@@ -296,13 +297,23 @@ public final class EventMapper {
    * blocked (SYNC), and counts so.
    */
   public static boolean waitingForWork(List<String> frames) {
+    boolean onlyWaitSoFar = true;
     for (String f : frames) {
       if (IDLE_FRAMES.contains(f) || f.endsWith(POOL_GET_TASK)) {
         return true;
       }
+      // A timer between tasks waits in Object.wait right inside mainLoop; a task it runs is
+      // inside mainLoop too, and the task's own waits are waits.
+      if (onlyWaitSoFar && f.equals(TIMER_LOOP)) {
+        return true;
+      }
+      onlyWaitSoFar &= f.startsWith("java.lang.Object.wait");
     }
     return false;
   }
+
+  /** {@code java.util.Timer}'s thread loop: idle when it waits in it directly. */
+  private static final String TIMER_LOOP = "java.util.TimerThread.mainLoop";
 
   /** What {@code e} records, or null when it records nothing. */
   public Observation map(JfrEvent e) {

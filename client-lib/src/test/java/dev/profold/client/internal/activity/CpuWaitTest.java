@@ -209,6 +209,16 @@ class CpuWaitTest {
     return group(activity.close(0, 10 * S), "t-*");
   }
 
+  @Test
+  void reportsScaledIntoTheRoomLeaveNoIdleNanosecondOfRounding() {
+    // Found by the property below: 45 blocks scaled into the room left 1 ns idle, 44 left none,
+    // and that nanosecond went to cpu_wait.
+    ThreadGroupActivity g = oneInterval(5_705_032_704L, 105_030_713L, 45, 1, 0);
+    ThreadGroupActivity fewer = oneInterval(5_705_032_704L, 105_030_713L, 44, 1, 0);
+    assertThat(g.getIdleNanos()).isZero();
+    assertThat(g.getCpuWaitNanos()).isLessThanOrEqualTo(fewer.getCpuWaitNanos());
+  }
+
   @Property(tries = 300)
   void cpuWaitIsPartOfIdleAtMostTheQueuedTimeAndNeverGrowsWithAReportedBlockMore(
       @ForAll @LongRange(min = 0, max = 12 * S) long cpu,

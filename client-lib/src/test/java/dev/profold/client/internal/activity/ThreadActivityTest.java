@@ -953,6 +953,17 @@ class ThreadActivityTest {
     ThreadGroupActivity w = group(activity.close(0, 10 * S), "ForkJoinPool-*-worker-*");
     assertThat(w.getThreadMgmtNanos()).isEqualTo(S / 50);
     assertThat(w.getComputeNanos()).isEqualTo(S - S / 50);
+
+    // The next interval pools this one's samples too, the virtual threads' as well as the
+    // carrier's (only the carrier's were kept: its share of management doubled).
+    threads.set(new LiveThread(carrier, "ForkJoinPool-1-worker-1", 2 * S, null, false, true));
+    activity.onCpuSample(carrier, true);
+    activity.onCpuSample(carrier, true);
+    for (int i = 0; i < 98; i++) {
+      activity.onCpuSample(dev.profold.client.internal.record.ThreadGroups.VIRTUAL_THREADS, false);
+    }
+    ThreadGroupActivity next = group(activity.close(10 * S, 20 * S), "ForkJoinPool-*-worker-*");
+    assertThat(next.getThreadMgmtNanos()).isEqualTo(S / 50);
   }
 
   @Property

@@ -309,6 +309,24 @@ class EventMapperTest {
     assertThat(
             EventMapper.waitingForWork(
                 List.of(
+                    "java.lang.Object.wait0",
+                    "java.lang.Object.wait",
+                    "java.util.TimerThread.mainLoop",
+                    "java.util.TimerThread.run")))
+        .as("the same on Java 21")
+        .isTrue();
+    assertThat(
+            EventMapper.waitingForWork(
+                List.of(
+                    "java.lang.Thread.sleep",
+                    "app.Report.run",
+                    "java.util.TimerThread.mainLoop",
+                    "java.util.TimerThread.run")))
+        .as("a wait inside a task the timer runs")
+        .isFalse();
+    assertThat(
+            EventMapper.waitingForWork(
+                List.of(
                     "jdk.internal.misc.Unsafe.park",
                     "java.util.concurrent.LinkedBlockingQueue.take",
                     "app.ThreadPoolExecutorLike.take",
