@@ -250,6 +250,8 @@ final class CollectorCommand implements Callable<Integer> {
     }
     CollectorConfig c = config == null ? CollectorConfig.defaults() : ConfigLoader.load(config);
     CollectorConfig withFlags = withCommandLine(c);
+    ConfigLoader.checkRuleIntervals(
+        withFlags, config == null ? "the command line" : config.getFileName().toString());
     if (config != null) {
       sayOverridden(c, withFlags);
     }

@@ -327,6 +327,36 @@ public final class ConfigLoader {
    * Refuses the first rule whose derived value {@code needs} says no configured scheme produces: it
    * could never fire. {@code why} follows the value's name in the message.
    */
+  /**
+   * Refuses the alert rules of {@code c} that read the region analysis when the scheme {@code
+   * region} has an interval other than {@code c}'s, at which rules are evaluated: {@code for} would
+   * count one of its intervals several times, or skip some. For a configuration as it runs, after
+   * the command-line options (which may set the interval), at start and at each reload.
+   *
+   * @param name where the configuration comes from, to begin the error
+   */
+  public static void checkRuleIntervals(CollectorConfig c, String name) throws ConfigException {
+    for (SchemeDefinition def : c.schemeDefinitions()) {
+      if (def.name().equals(SchemeDefinition.BUILT_IN)
+          && DerivedValueNames.isRegionScheme(def.labelNames())
+          && !def.interval().equals(c.interval())) {
+        refuseUnfireable(
+            c.alerts().rules(),
+            name,
+            DerivedValueNames::needsRegionScheme,
+            " is read from the scheme '"
+                + SchemeDefinition.BUILT_IN
+                + "', whose interval ("
+                + def.interval().toMillis()
+                + " ms) is not the collector's ("
+                + c.interval().toMillis()
+                + " ms), at which rules are evaluated: 'for' would count one interval's value"
+                + " several times, or skip some; leave the scheme's interval unset, or make the"
+                + " collector's interval (the 'interval' key, or --interval) the same");
+      }
+    }
+  }
+
   private static void refuseUnfireable(
       List<AlertRule> rules, String name, java.util.function.Predicate<String> needs, String why)
       throws ConfigException {

@@ -174,7 +174,10 @@ public final class ConfigReloader {
     try {
       next = overrides.apply(ConfigLoader.load(file));
       // Schemes follow the running interval and limit: those two change at a restart only.
-      schemes = current.withSchemes(next.schemes()).schemeDefinitions();
+      CollectorConfig running = current.withSchemes(next.schemes());
+      schemes = running.schemeDefinitions();
+      ConfigLoader.checkRuleIntervals(
+          running.withAlertRules(next.alerts().rules()), file.getFileName().toString());
     } catch (ConfigException | IllegalStateException e) {
       return refused(e.getMessage());
     } catch (RuntimeException e) { // a bug of the loader: the running configuration stays

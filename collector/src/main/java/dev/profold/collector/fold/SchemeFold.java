@@ -53,6 +53,11 @@ final class SchemeFold {
 
   private boolean warnedShorterThanDeltas;
 
+  /** Unmerged deltas in a row over 1.5 scheme intervals long; {@link #LONG_DELTAS_TO_WARN} warn. */
+  private int longDeltasInARow;
+
+  static final int LONG_DELTAS_TO_WARN = 10;
+
   /** Groups removed so far, and that count when an overflow was last decided. */
   private long removedGroups;
 
@@ -613,15 +618,25 @@ final class SchemeFold {
   }
 
   /**
-   * Says once that delta {@code d}, one interval of its client, is longer than this scheme's
-   * interval: each delta goes whole to one window, so a source's deltas leave some of the scheme's
-   * intervals without data (their interval values come and go), and deltas over twice as long come
-   * after their window has closed (cumulative state only). A merged delta (after an outage) is long
-   * for another reason, and says nothing.
+   * Says once that deltas such as {@code d}, each one interval of its client, are longer than this
+   * scheme's interval (see the body for "longer"): each delta goes whole to one window, so a
+   * source's deltas leave some of the scheme's intervals without data (their interval values come
+   * and go), and deltas over twice as long come after their window has closed (cumulative state
+   * only). A merged delta (after an outage) is long for another reason, and says nothing.
    */
   private void warnIfShorterThanDeltas(DecodedDelta d) {
     long length = d.endUnixNanos - d.startUnixNanos;
-    if (warnedShorterThanDeltas || length <= intervalNanos || d.coveredFrom() != d.sequence) {
+    if (d.coveredFrom() != d.sequence) {
+      return; // merged
+    }
+    // A client's delta is its interval give or take its flush's delay, and one flush late makes
+    // one delta twice as long: only many deltas in a row half as long again as the scheme's
+    // interval say that the interval is too short.
+    if (length <= intervalNanos + intervalNanos / 2) {
+      longDeltasInARow = 0;
+      return;
+    }
+    if (++longDeltasInARow < LONG_DELTAS_TO_WARN) {
       return;
     }
     warnedShorterThanDeltas = true;

@@ -73,6 +73,21 @@ class CollectorCommandTest {
   }
 
   @Test
+  void anIntervalOptionThatLeavesTheRegionSchemesIntervalApartUnderARegionRuleIsRefused()
+      throws Exception {
+    Path file = dir.resolve("collector.yaml");
+    java.nio.file.Files.writeString(
+        file,
+        "interval: 1m\nschemes:\n  - name: region\n    interval: 1m\n"
+            + "alerts: {rules: [{name: Out, expr: 'instance_outlier > 0'}]}\n");
+    Run r = run("collector", "--config", file.toString(), "--interval", "10s");
+    assertThat(r.code()).isEqualTo(2);
+    assertThat(r.err())
+        .startsWith("profold: collector.yaml: alerts.rules[0].expr ('Out'): instance_outlier")
+        .contains("whose interval (60000 ms) is not the collector's (10000 ms)");
+  }
+
+  @Test
   void aGrpcPortInUseIsOneLineNamingThePortItsOptionAndKey() throws Exception {
     try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       int port = taken.getLocalPort();

@@ -170,6 +170,36 @@ class AlertsConfigTest {
   }
 
   @Test
+  void aRuleOnRegionValuesIsRefusedWhenTheRegionSchemeHasAnIntervalOfItsOwn()
+      throws ConfigException {
+    // Rules are evaluated once per collector interval: with the region scheme at 1m and the
+    // collector at 10s, 'for: 3' fired after 20-30 s on one interval's value.
+    String rule = "alerts: {rules: [{name: Out, expr: 'instance_outlier > 0', for: 3}]}\n";
+    String slowRegion = "interval: 10s\nschemes:\n  - name: region\n    interval: 1m\n";
+    CollectorConfig c = parse(slowRegion + rule);
+    assertThatThrownBy(() -> ConfigLoader.checkRuleIntervals(c, "collector.yaml"))
+        .hasMessage(
+            "collector.yaml: alerts.rules[0].expr ('Out'): instance_outlier is read from the"
+                + " scheme 'region', whose interval (60000 ms) is not the collector's (10000 ms),"
+                + " at which rules are evaluated: 'for' would count one interval's value several"
+                + " times, or skip some; leave the scheme's interval unset, or make the"
+                + " collector's interval (the 'interval' key, or --interval) the same");
+    ConfigLoader.checkRuleIntervals(parse(slowRegion), "collector.yaml"); // no such rule
+    CollectorConfig same =
+        parse("interval: 1m\nschemes:\n  - name: region\n    interval: 1m\n" + rule);
+    ConfigLoader.checkRuleIntervals(same, "collector.yaml");
+    // As it runs: --interval 10s over the file's 1m makes the mismatch; the reverse mends it.
+    assertThatThrownBy(
+            () ->
+                ConfigLoader.checkRuleIntervals(
+                    same.withOverrides(null, null, null, java.time.Duration.ofSeconds(10)),
+                    "collector.yaml"))
+        .hasMessageContaining("whose interval (60000 ms) is not the collector's (10000 ms)");
+    ConfigLoader.checkRuleIntervals(
+        c.withOverrides(null, null, null, java.time.Duration.ofMinutes(1)), "collector.yaml");
+  }
+
+  @Test
   void aRuleOnPerThreadValuesWithoutASchemeKeepingThemIsRefusedAndWithOneAccepted()
       throws ConfigException {
     String rule =

@@ -218,6 +218,18 @@ class ConfigReloaderTest {
   }
 
   @Test
+  void aReloadGivingTheRegionSchemeItsOwnIntervalUnderARegionRuleIsRefused() throws Exception {
+    write(
+        BASE.replace("  - name: region\n", "  - name: region\n    interval: 1m\n")
+            + "alerts: {rules: [{name: Out, expr: 'instance_outlier > 0'}]}\n");
+    ConfigReloader.Outcome o = reloader.reload();
+    assertThat(o.applied()).isFalse();
+    assertThat(o.error())
+        .startsWith("collector.yaml: alerts.rules[0].expr ('Out'): instance_outlier is read from")
+        .contains("whose interval (60000 ms) is not the collector's (10000 ms)");
+  }
+
+  @Test
   void settingsOtherThanSchemesWaitForARestart() throws Exception {
     write(BASE.replace("interval: 10s", "interval: 30s\nhttp_port: 9999"));
     ConfigReloader.Outcome o = reloader.reload();

@@ -312,6 +312,10 @@ class SchemeFoldTest {
     log.addAppender(lines);
     try {
       at(T0 + INTERVAL + SECOND);
+      for (int i = 0; i < SchemeFold.LONG_DELTAS_TO_WARN - 1; i++) {
+        apply(checkout("i-" + i).seq(1).entry(1, 1.0));
+      }
+      assertThat(lines.list).as("not before %d in a row", SchemeFold.LONG_DELTAS_TO_WARN).isEmpty();
       apply(checkout("a").seq(1).entry(1, 1.0));
       apply(checkout("b").seq(1).entry(1, 2.0));
     } finally {
@@ -324,6 +328,32 @@ class SchemeFoldTest {
         .contains("interval of 2000 ms")
         .contains("set the scheme's interval to at least the clients'");
     assertThat(snapshot("fast").cumulative()).hasSize(1); // the data is there, cumulative only
+  }
+
+  @Test
+  void deltasAFlushsDelayLongerThanTheSchemesIntervalSayNothing() throws Exception {
+    // The default: clients and scheme at 10 s, each delta 10 s and a few milliseconds (the
+    // flush's delay), one now and then twice as long (a flush late by an interval).
+    start(scheme("same", "SELECT sum(time) GROUP BY path"));
+    ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> lines =
+        new ch.qos.logback.core.read.ListAppender<>();
+    ch.qos.logback.classic.Logger log =
+        (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(SchemeFold.class);
+    lines.start();
+    log.addAppender(lines);
+    try {
+      for (int i = 0; i < 3 * SchemeFold.LONG_DELTAS_TO_WARN; i++) {
+        long start = T0 + i * INTERVAL;
+        long end = start + (i % 7 == 3 ? 2 * INTERVAL : INTERVAL + 4_000_000L);
+        at(end + SECOND / 10);
+        apply(checkout("a").seq(i + 1).interval(start, end).entry(1, 1.0));
+      }
+    } finally {
+      log.detachAppender(lines);
+    }
+    assertThat(lines.list)
+        .extracting(e -> e.getFormattedMessage())
+        .noneMatch(m -> m.contains("longer than"));
   }
 
   @Test
