@@ -96,6 +96,7 @@ public final class CollectorServer {
   private HttpServer http;
   private ExecutorService httpExecutor;
   private ThreadPoolExecutor callExecutor;
+  private ThreadPoolExecutor controlExecutor;
   private final ScrapeSnapshots scrapes;
   private final ThreadPoolExecutor queryExecutor;
   private volatile boolean ready;
@@ -262,13 +263,15 @@ public final class CollectorServer {
     OversizedMessageLogFilter.install(); // OversizedMessages logs a line instead of a stack trace
     TransportLogFilter.install(); // an HTTP/1 request on the gRPC port: a line, not a stack trace
     callExecutor = GrpcTransport.callExecutor();
+    controlExecutor = GrpcTransport.controlExecutor();
     ThreadPoolExecutor calls = callExecutor;
     metrics.callEventsQueued(() -> calls.getQueue().size());
     Server built =
         GrpcTransport.configure(
                 NettyServerBuilder.forAddress(
                     new InetSocketAddress(config.listen(), config.grpcPort())))
-            .executor(callExecutor)
+            .executor(controlExecutor)
+            .callExecutor(GrpcTransport.ingestOn(callExecutor))
             .maxInboundMessageSize(config.maxMessageBytes())
             .addStreamTracerFactory(new OversizedMessages(metrics, config.maxMessageBytes()))
             .addService(LenientDeltas.wrap(ingest.bindService()))
@@ -567,8 +570,9 @@ public final class CollectorServer {
         grpc.shutdownNow();
       }
     }
-    if (callExecutor != null) { // after the server: gRPC runs its calls' last events on it
+    if (callExecutor != null) { // after the server: gRPC runs its calls' last events on them
       callExecutor.shutdownNow();
+      controlExecutor.shutdownNow();
     }
     if (http != null) {
       http.stop(0);

@@ -99,8 +99,14 @@ class GrpcTransportTest {
 
   /** The call threads alive now that were not alive at {@code before}. */
   private static List<Thread> newCallThreads(Set<Long> before) {
+    return newThreads(before, GrpcTransport::isCallThread);
+  }
+
+  /** The threads {@code kind} accepts alive now that were not alive at {@code before}. */
+  private static List<Thread> newThreads(
+      Set<Long> before, java.util.function.Predicate<Thread> kind) {
     return Thread.getAllStackTraces().keySet().stream()
-        .filter(GrpcTransport::isCallThread)
+        .filter(kind)
         .filter(t -> !before.contains(t.getId()))
         .collect(Collectors.toList());
   }
@@ -142,11 +148,28 @@ class GrpcTransportTest {
       } finally {
         senders.shutdownNow();
       }
-      threads = newCallThreads(before);
+      threads = new ArrayList<>(newCallThreads(before));
       assertThat(threads)
           .as("threads of this collector named profold-grpc-call-N")
           .isNotEmpty()
           .hasSizeLessThanOrEqualTo(GrpcTransport.callThreads());
+      // A health check (a supervisor's probe) runs on threads of its own, not behind deltas (gRPC
+      // also looks up every call's method there, before handing an Ingest call to its threads).
+      ManagedChannel channel =
+          NettyChannelBuilder.forAddress("127.0.0.1", server.grpcPort()).usePlaintext().build();
+      try {
+        assertThat(
+                HealthGrpc.newBlockingStub(channel)
+                    .withDeadlineAfter(10, TimeUnit.SECONDS)
+                    .check(HealthCheckRequest.getDefaultInstance())
+                    .getStatus())
+            .isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
+      } finally {
+        channel.shutdownNow();
+      }
+      List<Thread> control = newThreads(before, GrpcTransport::isControlThread);
+      assertThat(control).isNotEmpty().hasSizeLessThanOrEqualTo(GrpcTransport.CONTROL_THREADS);
+      threads.addAll(control);
       HttpResponse<String> scrape =
           HttpClient.newHttpClient()
               .send(
