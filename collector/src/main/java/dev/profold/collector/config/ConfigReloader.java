@@ -83,6 +83,29 @@ public final class ConfigReloader {
   /** The changed content the last {@link #reloadIfChanged} saw, not applied yet; or null. */
   private byte[] settling;
 
+  /**
+   * Attempts in a row whose schemes and rules could not be applied; at {@link #MAX_APPLY_ATTEMPTS}
+   * the checks stop trying the same file (a fold thread that has failed for good).
+   */
+  private int applyFailures;
+
+  static final int MAX_APPLY_ATTEMPTS = 5;
+
+  /** The configuration in {@code content}, or the file's if null (its error, say). */
+  private CollectorConfig load(byte[] content) throws ConfigException {
+    if (content == null) {
+      return ConfigLoader.load(file);
+    }
+    java.nio.charset.CharsetDecoder strict =
+        StandardCharsets.UTF_8
+            .newDecoder()
+            .onMalformedInput(java.nio.charset.CodingErrorAction.REPORT)
+            .onUnmappableCharacter(java.nio.charset.CodingErrorAction.REPORT);
+    return ConfigLoader.parse(
+        new java.io.InputStreamReader(new java.io.ByteArrayInputStream(content), strict),
+        file.toString());
+  }
+
   /** Command-line settings that win over the file, re-applied on every reload. */
   public interface CommandLineOverrides {
     CollectorConfig apply(CollectorConfig fromFile) throws ConfigException;
@@ -155,12 +178,17 @@ public final class ConfigReloader {
       return null;
     }
     settling = null;
-    return reload();
+    return reload(now); // what the two checks read, not a third read that may differ again
   }
 
   /** Loads the file and applies its schemes and alert rules (see the class comment). */
   public synchronized Outcome reload() {
-    lastContent = read();
+    return reload(read());
+  }
+
+  /** {@link #reload()} of {@code content}, the file as read (null: it could not be read). */
+  private Outcome reload(byte[] content) {
+    lastContent = content;
     if (lastContent != null && noSettings(lastContent)) {
       // An editor or a shell redirection empties the file before writing it: read in between,
       // an empty file would remove every scheme and rule, and their state with them.
@@ -172,7 +200,7 @@ public final class ConfigReloader {
     CollectorConfig next;
     List<SchemeDefinition> schemes;
     try {
-      next = overrides.apply(ConfigLoader.load(file));
+      next = overrides.apply(load(content));
       // Schemes follow the running interval and limit: those two change at a restart only.
       CollectorConfig running = current.withSchemes(next.schemes());
       schemes = running.schemeDefinitions();
@@ -191,12 +219,20 @@ public final class ConfigReloader {
       Thread.currentThread().interrupt();
       return refused("interrupted before the new schemes and alert rules were applied");
     } catch (Exception e) {
-      lastContent = null; // not in force: the next checks try it again
+      boolean again = ++applyFailures < MAX_APPLY_ATTEMPTS;
+      if (again) {
+        lastContent = null; // not in force: the next checks try it again
+      }
       return refused(
           "could not apply the new schemes and alert rules ("
               + e
-              + "); the file is tried again at the next checks, on SIGHUP or when it changes");
+              + (again
+                  ? "); the file is tried again at the next checks, on SIGHUP or when it changes"
+                  : "); tried "
+                      + MAX_APPLY_ATTEMPTS
+                      + " times in a row, it is tried again on SIGHUP or when it changes"));
     }
+    applyFailures = 0;
     List<String> before = names(current.schemeDefinitions());
     List<String> after = names(schemes);
     List<String> started = new ArrayList<>(after);

@@ -230,6 +230,21 @@ class ConfigReloaderTest {
   }
 
   @Test
+  void aReloadThatKeepsFailingToApplyIsNotTriedForEver() throws Exception {
+    // A fold thread that failed for good: an ERROR and an error count every 4 s, for ever.
+    write(BASE + "  - name: tenants\n    query: SELECT sum(time) GROUP BY tenant\n");
+    failure = new TimeoutException("the fold thread has stopped");
+    for (int i = 1; i < ConfigReloader.MAX_APPLY_ATTEMPTS; i++) {
+      assertThat(settled(reloader).error()).contains("tried again at the next checks");
+    }
+    assertThat(settled(reloader).error())
+        .contains("tried " + ConfigReloader.MAX_APPLY_ATTEMPTS + " times in a row");
+    assertThat(reloader.reloadIfChanged()).isNull();
+    assertThat(reloader.reloadIfChanged()).as("until SIGHUP or a change").isNull();
+    assertThat(reloads("error")).isEqualTo(ConfigReloader.MAX_APPLY_ATTEMPTS);
+  }
+
+  @Test
   void settingsOtherThanSchemesWaitForARestart() throws Exception {
     write(BASE.replace("interval: 10s", "interval: 30s\nhttp_port: 9999"));
     ConfigReloader.Outcome o = reloader.reload();
