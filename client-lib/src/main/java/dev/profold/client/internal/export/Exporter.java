@@ -123,8 +123,13 @@ public final class Exporter implements AutoCloseable {
   /** Set by {@link #expectLateSubmit}: a delta submitted after close is lost without a warning. */
   private volatile boolean lateSubmitExpected;
 
-  /** Whether the reconnect scheduled now waits out a delay the collector asked for (RetryInfo). */
+  /**
+   * Whether the reconnect scheduled now follows a delay the collector asked for (RetryInfo) that
+   * has not passed yet; {@code askedTimer} clears it when it has.
+   */
   private boolean reconnectAsked;
+
+  private Scheduler.Cancellable askedTimer;
 
   /**
    * The {@link #flushLast} waiting now (its number, from {@link #lastChances}), or 0: the wait
@@ -753,8 +758,9 @@ public final class Exporter implements AutoCloseable {
         lose(droppedMeanwhile); // no longer buffered, so it cannot be retried
       }
       Optional<Duration> asked = Statuses.retryDelay(status);
-      restart(s, asked.map(backoff::after).orElseGet(backoff::next), name);
-      reconnectAsked = asked.isPresent();
+      Duration delay = asked.map(backoff::after).orElseGet(backoff::next);
+      restart(s, delay, name);
+      asked.ifPresent(a -> honour(a, delay));
       return;
     }
     once.log(
@@ -782,7 +788,7 @@ public final class Exporter implements AutoCloseable {
       return;
     }
     Duration delay;
-    boolean asked = false;
+    Optional<Duration> asked = Optional.empty();
     if (error == null) {
       counters.lastError("the collector ended the stream");
       delay = backoff.next();
@@ -791,7 +797,7 @@ public final class Exporter implements AutoCloseable {
       com.google.rpc.Status details = Statuses.details(error);
       Optional<Duration> retry = details == null ? Optional.empty() : Statuses.retryDelay(details);
       delay = retry.map(backoff::after).orElseGet(backoff::next);
-      asked = retry.isPresent();
+      asked = retry;
       Status status = Status.fromThrowable(error);
       if (status.getCode() == Status.Code.RESOURCE_EXHAUSTED
           && retry.isEmpty()
@@ -808,7 +814,34 @@ public final class Exporter implements AutoCloseable {
     unreachableAtLastChance(s);
     detach(s);
     scheduleReconnect(delay);
-    reconnectAsked = asked;
+    Duration waited = delay;
+    asked.ifPresent(a -> honour(a, waited));
+  }
+
+  /**
+   * The reconnect just scheduled, in {@code reconnectIn}, follows a delay the collector asked for
+   * ({@code asked}): a {@link #flushLast} does not connect before that delay has passed, and tries
+   * at once when it has (the reconnect itself may wait longer: the backoff, grown over failures in
+   * a row).
+   */
+  private void honour(Duration asked, Duration reconnectIn) {
+    reconnectAsked = true;
+    Duration least = asked.compareTo(Backoff.MAX_ASKED) > 0 ? Backoff.MAX_ASKED : asked;
+    if (least.compareTo(reconnectIn) >= 0) {
+      return; // the reconnect comes no earlier than the asked delay: nothing to watch
+    }
+    askedTimer =
+        scheduler.schedule(
+            () ->
+                runSafely(
+                    () -> {
+                      askedTimer = null;
+                      reconnectAsked = false;
+                      if (lastChance != 0) {
+                        tryOnceMore();
+                      }
+                    }),
+            least);
   }
 
   /** The largest delta sent in one message, under the current message limit. */
@@ -904,6 +937,10 @@ public final class Exporter implements AutoCloseable {
 
   private void scheduleReconnect(Duration delay) {
     reconnectAsked = false; // the callers that honour a collector's delay set it after this
+    if (askedTimer != null) {
+      askedTimer.cancel();
+      askedTimer = null;
+    }
     if (closed) {
       return;
     }

@@ -741,6 +741,45 @@ class ExporterTest extends InProcessExporterTest {
     assertThat(e.flush(Duration.ZERO)).isTrue();
   }
 
+  /**
+   * After failures in a row the backoff outgrows a short delay the collector asks for: the last
+   * flush connects once the asked delay has passed, not only once the backoff has.
+   */
+  @Test
+  void theLastFlushConnectsOnceTheAskedDelayHasPassedThoughTheBackoffIsLonger() throws Exception {
+    Exporter e = exporter(config()); // backoff 500 ms doubling to 2 s, no jitter
+    ingest.silent.add(1L);
+    e.submit(delta(0, 0.25));
+    scheduler.runDue();
+    for (int i = 0; i < 3; i++) { // the backoff grows: 0.5, 1, 2 s
+      ingest.silent.add(1L);
+      ingest.streams.get(i).fail(unavailable(null));
+      scheduler.runDue();
+      scheduler.advance(scheduler.pendingDelays().stream().min(Duration::compareTo).orElseThrow());
+    }
+    assertThat(ingest.streams).hasSize(4);
+    ingest.streams.get(3).fail(unavailable(Duration.ofMillis(100))); // asks for 100 ms
+    scheduler.runDue();
+    assertThat(scheduler.pendingDelays()).contains(Duration.ofSeconds(2));
+
+    CompletableFuture<Boolean> last =
+        CompletableFuture.supplyAsync(() -> e.flushLast(Duration.ofSeconds(30)));
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(300);
+    while (System.nanoTime() < deadline) {
+      scheduler.runDue(); // runs what flushLast posts, with no time passing
+      Thread.onSpinWait();
+    }
+    assertThat(ingest.streams).as("not before the asked 100 ms").hasSize(4);
+    scheduler.advance(Duration.ofMillis(100));
+    assertThat(ingest.streams).as("at once after them, not after the 2 s backoff").hasSize(5);
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!last.isDone() && System.nanoTime() < until) {
+      scheduler.runDue();
+      Thread.onSpinWait();
+    }
+    assertThat(last.get(1, TimeUnit.SECONDS)).isTrue();
+  }
+
   @Test
   void deltasStillBufferedWhenTheExporterClosesAreCountedDroppedAndNotWaitedFor() {
     Exporter e = exporter(config());
