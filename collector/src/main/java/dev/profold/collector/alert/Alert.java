@@ -33,8 +33,16 @@ public record Alert(
     annotations = Collections.unmodifiableMap(new LinkedHashMap<>(annotations));
   }
 
-  /** A key unique per alert instance: the rule name and the sorted labels. */
+  /**
+   * A key unique per alert instance: the rule name and the sorted labels, each written with its
+   * length, so that no two alerts share one ({@code {path="x, kind=sync"}} and {@code {path="x",
+   * kind="sync"}} did, written as the map's text).
+   */
   public String identity() {
-    return rule + labels;
+    StringBuilder key = new StringBuilder().append(rule.length()).append(':').append(rule);
+    labels.forEach(
+        (k, v) ->
+            key.append(k.length()).append(':').append(k).append(v.length()).append(':').append(v));
+    return key.toString();
   }
 }

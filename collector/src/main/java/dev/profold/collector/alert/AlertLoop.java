@@ -114,7 +114,9 @@ public final class AlertLoop implements AutoCloseable {
     // after that evaluation is complete.
     synchronized (tickLock) {
       long n = intervalOf(clock.instant());
-      if (n == lastInterval) {
+      if (n <= lastInterval) {
+        // The same interval, or an earlier one after the clock stepped back: that interval was
+        // evaluated (and 'for' counted) already; the next evaluation is at the next boundary.
         return false;
       }
       lastInterval = n;
@@ -141,9 +143,23 @@ public final class AlertLoop implements AutoCloseable {
     current = e.active();
     metrics.evaluated();
     if (notifier != null) {
-      notifier.send(e.firing(), e.resolved(), at.plus(interval.multipliedBy(VALID_INTERVALS)));
+      notifier.send(e.firing(), e.resolved(), at.plus(validFor(interval)));
     }
   }
+
+  /**
+   * How long a firing alert sent now stays firing at Alertmanager unless sent again: {@link
+   * #VALID_INTERVALS} intervals, of at least {@link #MIN_RESEND} each (as Prometheus does with its
+   * resend delay), so that short intervals, a slow evaluation or a retried request do not let it
+   * lapse between two sends.
+   */
+  static Duration validFor(Duration interval) {
+    Duration each = interval.compareTo(MIN_RESEND) < 0 ? MIN_RESEND : interval;
+    return each.multipliedBy(VALID_INTERVALS);
+  }
+
+  /** The shortest interval {@link #validFor} counts with. */
+  static final Duration MIN_RESEND = Duration.ofMinutes(1);
 
   private long intervalOf(Instant t) {
     long nanos = Math.addExact(Math.multiplyExact(t.getEpochSecond(), 1_000_000_000L), t.getNano());

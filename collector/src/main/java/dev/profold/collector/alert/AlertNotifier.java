@@ -134,7 +134,14 @@ public final class AlertNotifier implements AutoCloseable {
         if (batch.isEmpty()) {
           return; // closed
         }
-        deliver(batch);
+        try {
+          deliver(batch);
+        } catch (RuntimeException e) {
+          // A bug, or an HTTP client failing otherwise than documented: this batch is lost, the
+          // sender goes on (ended by it, every later alert was dropped without a word).
+          metrics.failed(batch.size());
+          log.error("could not send {} alerts to Alertmanager; they are dropped", batch.size(), e);
+        }
         synchronized (this) {
           busy = false;
           notifyAll();

@@ -93,7 +93,9 @@ final class AlertmanagerClient {
       ObjectNode annotations = o.putObject("annotations");
       a.annotations().forEach(annotations::put);
       o.put("startsAt", a.activeAt().toString());
-      o.put("endsAt", n.endsAt().toString());
+      // Never before the start (a clock stepped back): Alertmanager refuses such an alert.
+      Instant ends = n.endsAt().isBefore(a.activeAt()) ? a.activeAt() : n.endsAt();
+      o.put("endsAt", ends.toString());
       if (generatorUrl != null) {
         o.put("generatorURL", generatorUrl.toString());
       }

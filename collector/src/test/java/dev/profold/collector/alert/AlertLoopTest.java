@@ -71,6 +71,38 @@ class AlertLoopTest {
   }
 
   @Test
+  void aClockSteppingBackDoesNotEvaluateAnIntervalAgain() {
+    // 'for' counted the same interval twice, and evaluation time went backwards.
+    AlertLoop loop = loop(Rules.rule("High", "ratio > 0.5", 3));
+    values.set(ratio(0.9));
+    clock.advance(Duration.ofSeconds(8)); // 00:00:11
+    assertThat(loop.tick()).isTrue();
+    clock.advance(Duration.ofMillis(-1300)); // 00:00:09.7: back across the boundary
+    assertThat(loop.tick()).isFalse();
+    clock.advance(Duration.ofMillis(500)); // 00:00:10.2: that boundary again
+    assertThat(loop.tick()).isFalse();
+    assertThat(loop.alerts())
+        .singleElement()
+        .extracting(Alert::state)
+        .isEqualTo(AlertState.PENDING);
+    clock.advance(INTERVAL); // 00:00:20.2
+    assertThat(loop.tick()).isTrue();
+    assertThat(loop.alerts())
+        .singleElement()
+        .extracting(Alert::state)
+        .isEqualTo(AlertState.PENDING);
+    assertThat(registry.find("profold.alert.evaluations").counter().count()).isEqualTo(2);
+  }
+
+  @Test
+  void aFiringAlertStaysValidAtAlertmanagerForFourIntervalsOfAtLeastAMinute() {
+    // At a 500 ms interval endsAt was 2 s ahead: alerts lapsed between two sends.
+    assertThat(AlertLoop.validFor(Duration.ofMillis(500))).isEqualTo(Duration.ofMinutes(4));
+    assertThat(AlertLoop.validFor(Duration.ofSeconds(10))).isEqualTo(Duration.ofMinutes(4));
+    assertThat(AlertLoop.validFor(Duration.ofMinutes(2))).isEqualTo(Duration.ofMinutes(8));
+  }
+
+  @Test
   void skippedBoundariesCountAsOneEvaluation() {
     AlertLoop loop = loop(Rules.rule("High", "ratio > 0.5", 2));
     values.set(ratio(0.9));

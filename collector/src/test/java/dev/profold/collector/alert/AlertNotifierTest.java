@@ -162,6 +162,48 @@ class AlertNotifierTest {
   }
 
   @Test
+  void anAlertResolvedBeforeItStartedIsSentEndingAtItsStart() throws Exception {
+    // A clock stepped back: endsAt before startsAt, which Alertmanager refuses (400, not retried),
+    // and the resolve was lost.
+    am = new FakeAlertmanager();
+    start(0);
+    notifier.send(List.of(), List.of(resolved("checkout", T0.minusSeconds(30))), null);
+    assertThat(notifier.awaitIdle(WAIT)).isTrue();
+    JsonNode r = am.requests().get(0).get(0);
+    assertThat(r.get("endsAt").asText()).isEqualTo(r.get("startsAt").asText());
+  }
+
+  @Test
+  void aSenderThatFailsUnexpectedlyDropsThatBatchAndGoesOn() throws Exception {
+    // Anything but a documented failure ended the sender thread: from then on every alert was
+    // counted dropped, and nothing was said.
+    am = new FakeAlertmanager().answer(503);
+    start(
+        1,
+        d -> {
+          throw new IllegalStateException("planted");
+        },
+        100);
+    notifier.send(List.of(firing("checkout")), List.of(), T0.plusSeconds(60));
+    assertThat(notifier.awaitIdle(WAIT)).isTrue();
+    assertThat(count("profold.alert.notifications", "failed")).isEqualTo(1);
+    am.answer(200);
+    notifier.send(List.of(firing("payments")), List.of(), T0.plusSeconds(60));
+    assertThat(notifier.awaitIdle(WAIT)).isTrue();
+    assertThat(count("profold.alert.notifications", "sent")).isEqualTo(1);
+  }
+
+  @Test
+  void twoAlertsWhoseLabelsReadAlikeAsTextAreTwoNotices() {
+    // Both read {a=1, b=2} as the map's text, the key they had.
+    Alert one = new Alert("R", Map.of("a", "1, b=2"), Map.of(), AlertState.FIRING, 1, T0, T0, null);
+    Alert two =
+        new Alert("R", Map.of("a", "1", "b", "2"), Map.of(), AlertState.FIRING, 1, T0, T0, null);
+    assertThat(one.labels().toString()).isEqualTo(two.labels().toString());
+    assertThat(one.identity()).isNotEqualTo(two.identity());
+  }
+
+  @Test
   void countsConnectionFailures() throws Exception {
     am = new FakeAlertmanager();
     URI down = am.url();
