@@ -185,7 +185,7 @@ public final class ProfoldConfig {
       b.enabled(t.equals("true"));
     }
     if ((v = setting(env, props, "PROFOLD_MAX_BUFFER_BYTES", "profold.max.buffer.bytes")) != null) {
-      long bytes = wholeNumber(v, " of bytes", Long.MAX_VALUE);
+      long bytes = byteSize(v);
       v.apply(x -> b.maxBufferBytes(bytes));
     }
     if ((v = setting(env, props, "PROFOLD_MAX_CONTEXTS", "profold.max.contexts")) != null) {
@@ -198,7 +198,7 @@ public final class ProfoldConfig {
     }
     if ((v = setting(env, props, "PROFOLD_MAX_MESSAGE_BYTES", "profold.max.message.bytes"))
         != null) {
-      long bytes = wholeNumber(v, " of bytes", Long.MAX_VALUE);
+      long bytes = byteSize(v);
       v.apply(x -> b.maxMessageBytes(bytes));
     }
     return b.build();
@@ -239,6 +239,41 @@ public final class ProfoldConfig {
       return ThreadAggregation.valueOf(mode.toUpperCase(Locale.ROOT));
     } catch (IllegalArgumentException e) {
       throw v.refused("'" + mode + "' is not one of NONE, SUM, SET, KEY, CALLTREE", e);
+    }
+  }
+
+  /** A byte size as the collector's config file writes it: {@code 1048576}, {@code 64KiB}. */
+  private static final java.util.regex.Pattern BYTE_SIZE =
+      java.util.regex.Pattern.compile("([0-9]+)(KiB|MiB|GiB)?");
+
+  /**
+   * {@code v} as a number of bytes, written as a whole number or with {@code KiB}, {@code MiB} or
+   * {@code GiB} (as {@code limits.max_message_bytes} is in the collector's file, whose value the
+   * docs say to copy here), or an error naming its setting.
+   */
+  private static long byteSize(Given v) {
+    java.util.regex.Matcher m = BYTE_SIZE.matcher(v.value());
+    if (!m.matches()) {
+      throw v.refused(
+          "'"
+              + v.raw()
+              + "' is not a byte size: a whole number of bytes, or one with KiB, MiB or GiB"
+              + " (16MiB)",
+          null);
+    }
+    if (m.group(2) == null) {
+      return wholeNumber(v, " of bytes", Long.MAX_VALUE);
+    }
+    int shift =
+        switch (m.group(2)) {
+          case "KiB" -> 10;
+          case "MiB" -> 20;
+          default -> 30;
+        };
+    try {
+      return Math.multiplyExact(Long.parseLong(m.group(1)), 1L << shift);
+    } catch (ArithmeticException | NumberFormatException e) {
+      throw v.refused("'" + v.raw() + "' is out of range: at most " + Long.MAX_VALUE + " bytes", e);
     }
   }
 

@@ -174,6 +174,20 @@ class ProfoldConfigTest {
         .hasMessage(
             "PROFOLD_MAX_MESSAGE_BYTES: '1000' is refused: it must be at least 65536 (bytes; set it"
                 + " to the collector's limits.max_message_bytes)");
+    // Written as the collector's file writes it, which the docs say to copy: before, "16MiB"
+    // turned profiling off.
+    assertThat(env(Map.of("PROFOLD_MAX_MESSAGE_BYTES", "16MiB")).maxMessageBytes())
+        .isEqualTo(16L << 20);
+    assertThat(env(Map.of("PROFOLD_MAX_BUFFER_BYTES", " 512KiB ")).maxBufferBytes())
+        .isEqualTo(512L << 10);
+    assertThat(env(Map.of("PROFOLD_MAX_MESSAGE_BYTES", "1GiB")).maxMessageBytes())
+        .isEqualTo(1L << 30);
+    assertThatThrownBy(() -> env(Map.of("PROFOLD_MAX_MESSAGE_BYTES", "16MB")))
+        .hasMessage(
+            "PROFOLD_MAX_MESSAGE_BYTES: '16MB' is not a byte size: a whole number of bytes, or"
+                + " one with KiB, MiB or GiB (16MiB)");
+    assertThatThrownBy(() -> env(Map.of("PROFOLD_MAX_BUFFER_BYTES", "99999999999GiB")))
+        .hasMessageContaining("is out of range");
     assertThatThrownBy(() -> env(Map.of("PROFOLD_INTERVAL", "99999999999999999999ms")))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("is out of range");
