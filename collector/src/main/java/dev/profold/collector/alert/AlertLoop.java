@@ -10,6 +10,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -41,7 +42,7 @@ public final class AlertLoop implements AutoCloseable {
   private final Duration interval;
   private final InstantSource clock;
   private final DerivedValues source;
-  private final Runnable closeInterval;
+  private final BooleanSupplier closeInterval;
   private final AlertMetrics metrics;
   private final AlertEvaluator evaluator;
   private ScheduledExecutorService thread;
@@ -49,20 +50,23 @@ public final class AlertLoop implements AutoCloseable {
   private final Object tickLock = new Object();
   private long lastInterval; // guarded by tickLock
   private boolean sourceFailing; // guarded by tickLock
+  private boolean closeFailing; // guarded by tickLock
   private volatile List<Alert> current = List.of();
 
   /**
    * A loop over {@code rules}, not yet ticking.
    *
-   * @param closeInterval run before each evaluation, outside the loop's lock; it should return once
-   *     the interval that just ended is closed (bounded)
+   * @param closeInterval run before each evaluation, outside the loop's lock; it returns once the
+   *     interval that just ended is closed (bounded), true, or false when it could not be (the fold
+   *     thread stopped, or did not get to it in time): then the values are not the interval's, and
+   *     the evaluation is skipped, the alerts keeping their state
    */
   public AlertLoop(
       List<AlertRule> rules,
       Duration interval,
       InstantSource clock,
       DerivedValues source,
-      Runnable closeInterval,
+      BooleanSupplier closeInterval,
       AlertMetrics metrics) {
     this.interval = interval;
     this.intervalNanos = interval.toNanos();
@@ -120,7 +124,18 @@ public final class AlertLoop implements AutoCloseable {
         return false;
       }
       lastInterval = n;
-      closeInterval.run();
+      if (!closeInterval.getAsBoolean()) {
+        // The values would be those of an earlier interval: evaluated again, 'for' would count
+        // them once more (pending alerts firing on stale data) and nothing could resolve.
+        if (!closeFailing) {
+          log.warn(
+              "the interval could not be closed; alert rules are not evaluated until it can (the"
+                  + " alerts keep their state)");
+          closeFailing = true;
+        }
+        return false;
+      }
+      closeFailing = false;
       List<DerivedValue> values;
       try {
         values = source.current();

@@ -204,22 +204,28 @@ public final class CollectorServer {
   /**
    * Makes the fold thread close the windows that are due and waits for it (at most 5 s), so that an
    * alert evaluation right after an interval boundary sees that interval's derived values.
+   *
+   * @return false when they could not be closed: the fold thread stopped (shutdown, or a failure
+   *     /healthz reports) or did not get to it in 5 s (the alert loop then skips the evaluation)
    */
-  private void closeDueIntervals() {
+  private boolean closeDueIntervals() {
     CompletableFuture<Void> done = new CompletableFuture<>();
     if (!worker.execute(
         () -> {
           engine.advance();
           done.complete(null);
         })) {
-      return; // the fold thread stopped (shutdown, or a failure /healthz reports)
+      return false;
     }
     try {
       done.get(5, TimeUnit.SECONDS);
+      return true;
     } catch (TimeoutException e) {
-      log.warn("fold thread did not close the interval within 5s; evaluating alerts anyway");
+      log.warn("fold thread did not close the interval within 5s; alert rules wait for it");
+      return false;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+      return false;
     } catch (ExecutionException e) {
       throw new IllegalStateException(e.getCause());
     }

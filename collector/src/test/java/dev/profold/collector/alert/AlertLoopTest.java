@@ -21,6 +21,8 @@ class AlertLoopTest {
   private final MutableClock clock = MutableClock.at(T0);
   private final AtomicReference<List<DerivedValue>> values = new AtomicReference<>(List.of());
   private final AtomicInteger closes = new AtomicInteger();
+  private final java.util.concurrent.atomic.AtomicBoolean closing =
+      new java.util.concurrent.atomic.AtomicBoolean(true);
   private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
 
   private AlertLoop loop(AlertRule... rules) {
@@ -29,7 +31,10 @@ class AlertLoopTest {
         INTERVAL,
         clock,
         values::get,
-        closes::incrementAndGet,
+        () -> {
+          closes.incrementAndGet();
+          return closing.get();
+        },
         new AlertMetrics(registry));
   }
 
@@ -103,6 +108,27 @@ class AlertLoopTest {
   }
 
   @Test
+  void anIntervalThatCouldNotBeClosedIsNotEvaluatedOnTheLastValues() {
+    // A fold thread that stopped, or was too slow: the last interval's values were evaluated again,
+    // and 'for' counted them once more (a pending alert fired on stale data).
+    AlertLoop loop = loop(Rules.rule("High", "ratio > 0.5", 2));
+    values.set(ratio(0.9));
+    clock.advance(INTERVAL);
+    assertThat(loop.tick()).isTrue();
+    closing.set(false);
+    clock.advance(INTERVAL);
+    assertThat(loop.tick()).isFalse();
+    assertThat(loop.alerts())
+        .singleElement()
+        .extracting(Alert::state)
+        .isEqualTo(AlertState.PENDING);
+    closing.set(true);
+    clock.advance(INTERVAL);
+    assertThat(loop.tick()).isTrue();
+    assertThat(loop.alerts()).singleElement().extracting(Alert::state).isEqualTo(AlertState.FIRING);
+  }
+
+  @Test
   void skippedBoundariesCountAsOneEvaluation() {
     AlertLoop loop = loop(Rules.rule("High", "ratio > 0.5", 2));
     values.set(ratio(0.9));
@@ -128,7 +154,7 @@ class AlertLoopTest {
               }
               return ratio(0.9);
             },
-            () -> {},
+            () -> true,
             new AlertMetrics(registry));
     clock.advance(INTERVAL);
     assertThat(loop.tick()).isTrue();

@@ -316,7 +316,7 @@ class AlertsConfigTest {
                 List.of(
                     DerivedValue.of(
                         "thread_cpu_imbalance_ratio", Map.of("service", "checkout"), 0.5)),
-            () -> {},
+            () -> true,
             new AlertMetrics(new SimpleMeterRegistry()));
     clock.advance(Duration.ofSeconds(10));
     loop.tick();
