@@ -329,7 +329,8 @@ public final class ConfigLoader {
    */
   /**
    * Refuses the alert rules of {@code c} that read the region analysis when the scheme {@code
-   * region} has an interval other than {@code c}'s, at which rules are evaluated: {@code for} would
+   * region} has an interval other than {@code c}'s, and those that read per-thread detail when a
+   * scheme keeping it does, since rules are evaluated at {@code c}'s interval: {@code for} would
    * count one of its intervals several times, or skip some. For a configuration as it runs, after
    * the command-line options (which may set the interval), at start and at each reload.
    *
@@ -349,6 +350,23 @@ public final class ConfigLoader {
                 + "', whose interval ("
                 + def.interval().toMillis()
                 + " ms) is not the collector's ("
+                + c.interval().toMillis()
+                + " ms), at which rules are evaluated: 'for' would count one interval's value"
+                + " several times, or skip some; leave the scheme's interval unset, or make the"
+                + " collector's interval (the 'interval' key, or --interval) the same");
+      }
+      if (DerivedValueNames.keepsThreadDetail(
+              def.labelNames(), def.evaluator().query().attributesRead())
+          && !def.interval().equals(c.interval())) {
+        refuseUnfireable(
+            c.alerts().rules(),
+            name,
+            DerivedValueNames::needsThreadDetail,
+            " is read from the schemes that keep per-thread detail, and the scheme '"
+                + def.name()
+                + "' has an interval ("
+                + def.interval().toMillis()
+                + " ms) other than the collector's ("
                 + c.interval().toMillis()
                 + " ms), at which rules are evaluated: 'for' would count one interval's value"
                 + " several times, or skip some; leave the scheme's interval unset, or make the"

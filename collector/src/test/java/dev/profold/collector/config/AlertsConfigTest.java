@@ -220,6 +220,14 @@ class AlertsConfigTest {
             + "    query: SELECT service, instance, thread.group, thread, path, kind, sum(time)"
             + " GROUP BY service, instance, thread.group, thread, path, kind\n";
     assertThat(parse(byThread + rule).alerts().rules()).hasSize(2);
+    CollectorConfig slowThreads = parse(byThread + "    interval: 1m\n" + rule);
+    assertThatThrownBy(() -> ConfigLoader.checkRuleIntervals(slowThreads, "collector.yaml"))
+        .as("a scheme keeping thread detail at its own interval: 'for' would miscount")
+        .hasMessageStartingWith(
+            "collector.yaml: alerts.rules[1].expr ('Hot'): thread_region_imbalance_seconds is read"
+                + " from the schemes that keep per-thread detail, and the scheme 'threads' has an"
+                + " interval (60000 ms) other than the collector's (10000 ms)");
+    ConfigLoader.checkRuleIntervals(parse(byThread + rule), "collector.yaml");
     String perThreadTime =
         "schemes:\n"
             + "  - name: sets\n"
