@@ -39,7 +39,13 @@ public final class Profold {
   private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(5);
 
   private static volatile ProfoldRuntime runtime;
-  private static boolean hookRegistered; // one shutdown hook per JVM, whatever the restarts
+
+  /**
+   * The shutdown hook while started, or null. Removed by an explicit {@link #shutdown}: a hook left
+   * behind would keep this class, its class loader and everything it loaded (a web application's,
+   * redeployed) until the JVM exits.
+   */
+  private static Thread hook;
 
   private Profold() {}
 
@@ -83,24 +89,39 @@ public final class Profold {
   }
 
   /**
-   * Registers the shutdown hook, once per JVM; on later starts only checks that the JVM is not
-   * shutting down (Profold's hook may have run already, and nothing would stop a runtime started
-   * now).
+   * Registers the shutdown hook of this start (with no context class loader, so that it pins none
+   * but its own class's).
    *
    * @throws IllegalStateException when the JVM is shutting down
    * @throws SecurityException when a security manager refuses shutdown hooks
    */
   private static void ensureShutdownHook() {
-    Runtime jvm = Runtime.getRuntime();
-    if (!hookRegistered) {
-      jvm.addShutdownHook(new Thread(() -> shutdown(DEFAULT_TIMEOUT), "profold-shutdown"));
-      hookRegistered = true;
+    if (hook != null) {
       return;
     }
-    // Adding a hook is refused once the JVM shuts down, whether or not the hooks ran yet.
-    Thread probe = new Thread(() -> {}, "profold-shutdown-probe");
-    jvm.addShutdownHook(probe);
-    jvm.removeShutdownHook(probe);
+    Thread t = new Thread(() -> shutdown(DEFAULT_TIMEOUT), "profold-shutdown");
+    t.setContextClassLoader(null);
+    Runtime.getRuntime().addShutdownHook(t);
+    hook = t;
+  }
+
+  /** Removes the shutdown hook, unless it is what runs now (or the JVM is exiting anyway). */
+  private static void removeShutdownHook() {
+    Thread t = hook;
+    hook = null;
+    if (t == null || t == Thread.currentThread()) {
+      return;
+    }
+    try {
+      Runtime.getRuntime().removeShutdownHook(t);
+    } catch (IllegalStateException | SecurityException e) {
+      // shutting down: the hook runs, finds nothing started, and returns
+    }
+  }
+
+  /** The shutdown hook registered now, or null; for tests. */
+  static synchronized Thread shutdownHook() {
+    return hook;
   }
 
   /**
@@ -113,6 +134,14 @@ public final class Profold {
       config = ProfoldConfig.fromEnvironment();
     } catch (IllegalArgumentException e) {
       Log.LOG.log(Level.WARNING, "Profold not started: " + e.getMessage());
+      return false;
+    } catch (RuntimeException e) { // a security manager refusing the environment, say
+      Log.LOG.log(
+          Level.WARNING,
+          "Profold not started: cannot read its settings from the environment and system"
+              + " properties ("
+              + e
+              + ")");
       return false;
     }
     return start(config);
@@ -222,6 +251,7 @@ public final class Profold {
     ProfoldRuntime r = runtime;
     if (r != null) {
       runtime = null;
+      removeShutdownHook();
       try {
         r.shutdown(timeout == null ? DEFAULT_TIMEOUT : timeout);
       } catch (RuntimeException e) {

@@ -99,11 +99,32 @@ public final class ProfoldConfig {
 
   /** The host name (at most 200 characters of it) and the pid: within the 256 of an instance. */
   private static String defaultInstance() {
-    String host = HostName.local();
-    if (host.length() > 200) {
-      host = host.substring(0, 200);
+    return defaultInstance(HostName::local, () -> ProcessHandle.current().pid());
+  }
+
+  /**
+   * {@code host-pid}; where either cannot be read (a security manager refusing the environment or
+   * the process handle), {@code localhost} or a random number in its place, so that building a
+   * configuration never throws into the application.
+   */
+  static String defaultInstance(
+      java.util.function.Supplier<String> host, java.util.function.LongSupplier pid) {
+    String name;
+    try {
+      name = host.get();
+    } catch (RuntimeException e) {
+      name = "localhost";
     }
-    return host + "-" + ProcessHandle.current().pid();
+    if (name.length() > 200) {
+      name = name.substring(0, 200);
+    }
+    String id;
+    try {
+      id = Long.toString(pid.getAsLong());
+    } catch (RuntimeException e) {
+      id = "r" + Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong());
+    }
+    return name + "-" + id;
   }
 
   public static Builder builder() {

@@ -292,4 +292,25 @@ class ProfoldConfigTest {
     assertThat(Profold.start(ProfoldConfig.builder().enabled(false).build())).isFalse();
     assertThat(Profold.isStarted()).isFalse();
   }
+
+  @Test
+  void aDefaultInstanceIsMadeEvenWhereTheHostOrThePidCannotBeRead() {
+    // A security manager refusing the environment or the process handle: build() threw into the
+    // application's own code.
+    assertThat(ProfoldConfig.defaultInstance(() -> "web-1", () -> 42)).isEqualTo("web-1-42");
+    assertThat(
+            ProfoldConfig.defaultInstance(
+                () -> {
+                  throw new SecurityException("getenv.*");
+                },
+                () -> 42))
+        .isEqualTo("localhost-42");
+    assertThat(
+            ProfoldConfig.defaultInstance(
+                () -> "web-1",
+                () -> {
+                  throw new SecurityException("manageProcess");
+                }))
+        .matches("web-1-r[0-9a-f]+");
+  }
 }

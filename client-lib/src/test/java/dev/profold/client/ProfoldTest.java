@@ -50,6 +50,23 @@ class ProfoldTest {
   }
 
   @Test
+  void anExplicitShutdownRemovesTheShutdownHookAndTheNextStartRegistersItsOwn() throws Exception {
+    // The hook stayed registered for good: in a web container every redeploy left one behind,
+    // holding the application's class loader and all it loaded.
+    start();
+    Thread first = Profold.shutdownHook();
+    assertThat(first).isNotNull();
+    assertThat(first.getContextClassLoader()).as("it pins no context class loader").isNull();
+    Profold.shutdown(java.time.Duration.ZERO);
+    assertThat(Profold.shutdownHook()).isNull();
+    assertThat(Runtime.getRuntime().removeShutdownHook(first)).as("already removed").isFalse();
+
+    assertThat(Profold.start(ProfoldConfig.builder().endpoint(collector.endpoint()).build()))
+        .isTrue();
+    assertThat(Profold.shutdownHook()).isNotNull().isNotSameAs(first);
+  }
+
+  @Test
   void startingWhileTheJvmShutsDownReturnsFalseAndThrowsNothing() throws Exception {
     String out =
         runMain(

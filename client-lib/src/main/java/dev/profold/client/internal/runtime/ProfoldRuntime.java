@@ -166,11 +166,27 @@ public final class ProfoldRuntime {
   static ProfoldRuntime start(
       ProfoldConfig config, LongSupplier nanoClock, WaitListener waits, LongSupplier wallClock) {
     ProfoldRuntime r = new ProfoldRuntime(config, nanoClock, waits, wallClock);
-    r.intervalStart = wallClock.getAsLong();
-    r.activityStart = r.intervalStart;
-    // What the threads spent before is not the first interval's.
-    r.activity.baseline();
-    r.scheduleNextFlush(false);
+    try {
+      r.intervalStart = wallClock.getAsLong();
+      r.activityStart = r.intervalStart;
+      // What the threads spent before is not the first interval's.
+      r.activity.baseline();
+      r.scheduleNextFlush(false);
+      FirstConnection.watch(
+          r.channel,
+          state ->
+              LOG.log(
+                  Level.WARNING,
+                  "Profold: the collector at {0} cannot be reached (yet); what is recorded is"
+                      + " buffered and sent once it can be, and the exporter logs the reason at its"
+                      + " first attempt, at the end of the first interval",
+                  config.endpoint()));
+    } catch (RuntimeException | Error e) {
+      // Built but not started: its channel, exporter and flush thread go, or they would run on
+      // with nothing to stop them.
+      r.discard();
+      throw e;
+    }
     LOG.log(
         Level.INFO,
         "Profold started: service={0} instance={1} collector={2} interval={3} aggregation={4}",
@@ -187,15 +203,6 @@ public final class ProfoldRuntime {
               + " service= option)",
           ProfoldConfig.DEFAULT_SERVICE);
     }
-    FirstConnection.watch(
-        r.channel,
-        state ->
-            LOG.log(
-                Level.WARNING,
-                "Profold: the collector at {0} cannot be reached (yet); what is recorded is"
-                    + " buffered and sent once it can be, and the exporter logs the reason at its"
-                    + " first attempt, at the end of the first interval",
-                config.endpoint()));
     current = r;
     return r;
   }
