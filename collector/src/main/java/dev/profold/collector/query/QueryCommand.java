@@ -313,14 +313,19 @@ public final class QueryCommand implements Callable<Integer> {
 
   private void read(String file, PartialResult result, MissingAttributes check) throws Failure {
     String name = file.equals("-") ? "<stdin>" : file;
-    try (Reader in = open(file)) {
-      JsonRecords.read(
-          in,
-          name,
-          r -> {
-            check.see(r);
-            result.add(r);
-          });
+    java.util.function.Consumer<java.util.Map<String, Object>> sink =
+        r -> {
+          check.see(r);
+          result.add(r);
+        };
+    try {
+      if (file.equals("-")) {
+        try (Reader in = open(file)) {
+          JsonRecords.read(in, name, sink);
+        }
+      } else {
+        readFile(Path.of(file), name, sink);
+      }
     } catch (NoSuchFileException e) {
       throw new Failure("cannot read " + name + ": no such file");
     } catch (java.nio.file.AccessDeniedException e) {
@@ -336,6 +341,45 @@ public final class QueryCommand implements Callable<Integer> {
       err.println("profold: note: " + e.getMessage());
       err.flush();
     }
+  }
+
+  /**
+   * Reads {@code file}'s complete lines, then what follows its last line break: a last record
+   * without one is read, a torn one (a file being written, or cut short: it may end anywhere, in a
+   * number or a character) is left out with a note.
+   */
+  private void readFile(
+      Path file, String name, java.util.function.Consumer<java.util.Map<String, Object>> sink)
+      throws IOException, RecordFormatException {
+    if (Files.isDirectory(file)) {
+      throw new IOException("is a directory");
+    }
+    long end = CompleteLines.endOfLastLine(file);
+    long lines;
+    try (CompleteLines.Bounded bytes = new CompleteLines.Bounded(Files.newInputStream(file), end);
+        Reader in = new BufferedReader(new InputStreamReader(bytes, strictUtf8()))) {
+      JsonRecords.read(in, name, sink);
+      lines = bytes.lineBreaks();
+    }
+    byte[] tail = CompleteLines.tail(file, end);
+    if (tail.length == 0) {
+      return;
+    }
+    List<java.util.Map<String, Object>> last = new ArrayList<>(1);
+    try {
+      String text = strictUtf8().decode(java.nio.ByteBuffer.wrap(tail)).toString();
+      JsonRecords.read(new java.io.StringReader(text), name, last::add);
+    } catch (java.nio.charset.CharacterCodingException | RecordFormatException e) {
+      throw RecordFormatException.incompleteEnd(name, lines + 1);
+    }
+    last.forEach(sink);
+  }
+
+  private static java.nio.charset.CharsetDecoder strictUtf8() {
+    return StandardCharsets.UTF_8
+        .newDecoder()
+        .onMalformedInput(java.nio.charset.CodingErrorAction.REPORT)
+        .onUnmappableCharacter(java.nio.charset.CodingErrorAction.REPORT);
   }
 
   private Reader open(String file) throws IOException {

@@ -164,6 +164,42 @@ class QueryCommandTest {
   }
 
   @Test
+  void aLastLineTornInANumberOrACharacterIsLeftOutWithANoteToo() throws Exception {
+    // Archive lines are full of decimals: a line cut after "2." or inside a UTF-8 character
+    // failed with an ordinary parse or decoding error, and the whole file was refused.
+    Path number = dir.resolve("number.jsonl");
+    Files.writeString(number, "{\"a\":1}\n{\"a\":2}\n{\"a\":2.", StandardCharsets.UTF_8);
+    assertThat(profold("query", "-q", "select count(), sum(a) format csv", number.toString()))
+        .isZero();
+    assertThat(out.toString()).isEqualToNormalizingNewlines("count,sum#a\n2,3\n");
+    assertThat(err.toString())
+        .startsWith("profold: note: " + number + ":3: the last record is incomplete");
+
+    out.getBuffer().setLength(0);
+    err.getBuffer().setLength(0);
+    Path character = dir.resolve("character.jsonl");
+    byte[] e = "é".getBytes(StandardCharsets.UTF_8);
+    try (var o = Files.newOutputStream(character)) {
+      o.write("{\"a\":1}\n{\"s\":\"".getBytes(StandardCharsets.UTF_8));
+      o.write(e[0]); // half of it
+    }
+    assertThat(profold("query", "-q", "select count() format csv", character.toString())).isZero();
+    assertThat(out.toString()).isEqualToNormalizingNewlines("count\n1\n");
+    assertThat(err.toString())
+        .startsWith("profold: note: " + character + ":2: the last record is incomplete");
+  }
+
+  @Test
+  void aCompleteLastRecordWithoutALineBreakIsRead() throws Exception {
+    Path file = dir.resolve("written-by-hand.jsonl");
+    Files.writeString(file, "{\"a\":1}\n{\"a\":2}", StandardCharsets.UTF_8);
+    assertThat(profold("query", "-q", "select count(), sum(a) format csv", file.toString()))
+        .isZero();
+    assertThat(out.toString()).isEqualToNormalizingNewlines("count,sum#a\n2,3\n");
+    assertThat(err.toString()).isEmpty();
+  }
+
+  @Test
   void statesWithSumsBeyondADoubleReadBack() throws Exception {
     // The writer puts such a sum as the string "Infinity": before, the reader refused the file.
     Path states = dir.resolve("states.jsonl");
