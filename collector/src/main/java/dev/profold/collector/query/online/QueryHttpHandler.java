@@ -101,8 +101,8 @@ public final class QueryHttpHandler implements HttpHandler {
             ex,
             503,
             MAX_RUNNING
-                + " queries are running already; retry in a second (queries over gRPC,"
-                + " profold query, wait for their turn instead)");
+                + " queries are running already; retry in a second (over gRPC, with profold"
+                + " query, up to 16 queries wait for their turn)");
         return;
       }
       OnlineQuery.Answer answer;

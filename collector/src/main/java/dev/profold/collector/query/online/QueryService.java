@@ -45,8 +45,18 @@ public final class QueryService extends QueryGrpc.QueryImplBase {
 
   @Override
   public void run(QueryRequest request, StreamObserver<QueryResponse> response) {
+    // The call's context goes along: a query whose client gave up (its deadline passed, or it
+    // cancelled) while it waited for a thread is not run.
+    io.grpc.Context call = io.grpc.Context.current();
     try {
-      executor.execute(() -> answer(request, response));
+      executor.execute(
+          call.wrap(
+              () -> {
+                if (call.isCancelled()) {
+                  return; // nobody waits for the answer
+                }
+                answer(request, response);
+              }));
     } catch (RejectedExecutionException e) {
       response.onError(
           Status.RESOURCE_EXHAUSTED

@@ -92,6 +92,42 @@ class QueryServiceTest {
   }
 
   @Test
+  void aQueryWhoseClientGaveUpWhileItWaitedForAThreadIsNotRun() {
+    // Queued queries ran after their clients had gone (a deadline passed), and retries kept the
+    // two query threads busy with answers nobody read.
+    java.util.List<Runnable> held = new java.util.ArrayList<>();
+    executor.set(held::add);
+    java.util.concurrent.atomic.AtomicInteger reads =
+        new java.util.concurrent.atomic.AtomicInteger();
+    CollectorSnapshot fixed = fixture();
+    source.set(
+        () -> {
+          reads.incrementAndGet();
+          return fixed;
+        });
+    io.grpc.Context.CancellableContext client = io.grpc.Context.current().withCancellation();
+    client.run(
+        () ->
+            QueryGrpc.newStub(channel)
+                .run(
+                    query("SELECT count()").build(),
+                    new io.grpc.stub.StreamObserver<>() {
+                      @Override
+                      public void onNext(dev.profold.proto.v1.QueryResponse r) {}
+
+                      @Override
+                      public void onError(Throwable t) {}
+
+                      @Override
+                      public void onCompleted() {}
+                    }));
+    assertThat(held).hasSize(1);
+    client.cancel(null);
+    held.get(0).run();
+    assertThat(reads).as("the snapshot was not even read").hasValue(0);
+  }
+
+  @Test
   void theCumulativeStateGivesTypedCellsAndTheRenderedTable() {
     QueryResponse r =
         stub.run(
