@@ -230,10 +230,32 @@ public final class QueryCommand implements Callable<Integer> {
     out.print(response.getRendered());
     out.flush();
     checkWritten(out);
+    String read = intervalsRead(response);
+    if (read != null) {
+      err.println(read);
+      err.flush();
+    }
     if (!response.getNote().isEmpty()) {
       err.println("profold: note: " + response.getNote());
       err.flush();
     }
+  }
+
+  /**
+   * What a range query covered, for stderr: whole retained intervals only, which rarely meet the
+   * range's ends exactly; null for the cumulative state or when no interval lay in the range.
+   */
+  static String intervalsRead(QueryResponse r) {
+    int n = r.getIntervalsCount();
+    if (n == 0) {
+      return null;
+    }
+    return "profold: read "
+        + n
+        + (n == 1 ? " interval, " : " intervals, ")
+        + java.time.Instant.ofEpochSecond(0, r.getIntervals(0).getStartUnixNanos())
+        + " to "
+        + java.time.Instant.ofEpochSecond(0, r.getIntervals(n - 1).getEndUnixNanos());
   }
 
   private static long time(String option, String value, InstantSource now) throws Failure {

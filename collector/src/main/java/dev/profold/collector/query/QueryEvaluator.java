@@ -446,6 +446,24 @@ public final class QueryEvaluator {
           };
       cmp = cmp == null ? one : cmp.thenComparing(one);
     }
+    if (cmp == null) {
+      return null;
+    }
+    // Ties are broken by the key attributes, ascending, so that LIMIT cuts among equal rows the
+    // same way every time: the order rows arrive in follows the collector's group ids, which are
+    // reused as groups come and go.
+    for (String key : keyAttributes) {
+      cmp =
+          cmp.thenComparing(
+              (a, b) -> {
+                Object x = sortable(a.get(key));
+                Object y = sortable(b.get(key));
+                if (x == null || y == null) {
+                  return x == null ? (y == null ? 0 : 1) : -1;
+                }
+                return Values.compare(x, y);
+              });
+    }
     return cmp;
   }
 

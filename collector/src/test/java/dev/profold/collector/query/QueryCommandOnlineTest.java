@@ -109,6 +109,28 @@ class QueryCommandOnlineTest {
   }
 
   @Test
+  void aRangeSaysWhichIntervalsItRead() {
+    // calql.md says every answer says what it read; the command dropped the intervals, and a
+    // rate over "the last 15 minutes" was a few percent off without a word.
+    long s = 1_000_000_000L;
+    dev.profold.proto.v1.QueryResponse r =
+        dev.profold.proto.v1.QueryResponse.newBuilder()
+            .addIntervals(
+                dev.profold.proto.v1.TimeInterval.newBuilder()
+                    .setStartUnixNanos(1_714_564_800L * s)
+                    .setEndUnixNanos(1_714_564_810L * s))
+            .addIntervals(
+                dev.profold.proto.v1.TimeInterval.newBuilder()
+                    .setStartUnixNanos(1_714_564_810L * s)
+                    .setEndUnixNanos(1_714_564_820L * s))
+            .build();
+    assertThat(QueryCommand.intervalsRead(r))
+        .isEqualTo("profold: read 2 intervals, 2024-05-01T12:00:00Z to 2024-05-01T12:00:20Z");
+    assertThat(QueryCommand.intervalsRead(dev.profold.proto.v1.QueryResponse.getDefaultInstance()))
+        .isNull();
+  }
+
+  @Test
   void aBadQueryExitsWith2AndPointsAtTheColumn() {
     int code = profold("query", "--collector", collector.grpcTarget(), "-q", "select count( by f");
     assertThat(code).isEqualTo(2);

@@ -157,6 +157,9 @@ public final class QueryHttpHandler implements HttpHandler {
     }
   }
 
+  /** The parameters that hold a time. */
+  private static final java.util.Set<String> TIMES = java.util.Set.of("from", "to");
+
   /** The query string's parameters; each known one at most once, no unknown ones. */
   static Map<String, String> parameters(String rawQuery) {
     Map<String, String> out = new HashMap<>();
@@ -174,7 +177,10 @@ public final class QueryHttpHandler implements HttpHandler {
       }
       int eq = pair.indexOf('=');
       String name = decode(eq < 0 ? pair : pair.substring(0, eq));
-      String value = eq < 0 ? "" : decode(pair.substring(eq + 1));
+      String raw = eq < 0 ? "" : pair.substring(eq + 1);
+      // A time's offset typed into a URL (from=...T14:00:00+02:00) keeps its '+': a space is
+      // never part of a time, while in the query itself '+' stands for a space, as usual.
+      String value = decode(TIMES.contains(name) ? raw.replace("+", "%2B") : raw);
       if (!PARAMETERS.contains(name)) {
         throw new IllegalArgumentException(
             "unknown parameter '" + name + "'; known: " + String.join(", ", PARAMETERS));

@@ -92,4 +92,14 @@ class NoteHeaderTest {
         .isEqualTo("plain text: 1, 2; 'x'");
     assertThat(QueryHttpHandler.headerValue("a\\b\tc\u00e9")).isEqualTo("a\\\\b\\u0009c\\u00e9");
   }
+
+  @Test
+  void aTimesOffsetTypedIntoAUrlKeepsItsPlus() {
+    // URL decoding made "+02:00" " 02:00", and the time was refused with a 400.
+    assertThat(
+            QueryHttpHandler.parameters("q=select+count()&from=2024-05-01T14:00:00+02:00&to=now"))
+        .containsEntry("from", "2024-05-01T14:00:00+02:00")
+        .containsEntry("q", "select count()")
+        .containsEntry("to", "now");
+  }
 }
