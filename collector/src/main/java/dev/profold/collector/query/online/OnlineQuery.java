@@ -194,14 +194,14 @@ public final class OnlineQuery {
       }
       names.add(s.scheme());
     }
+    if (names.isEmpty()) { // every collector runs one scheme at least: this is its start
+      throw new OnlineQueryException(
+          OnlineQueryException.Reason.NOT_READY,
+          "the collector is starting and has no snapshot of its schemes yet; retry in a second");
+    }
     throw new OnlineQueryException(
         OnlineQueryException.Reason.NOT_FOUND,
-        "unknown scheme '"
-            + name
-            + "'; "
-            + (names.isEmpty()
-                ? "the collector has no schemes yet"
-                : "schemes: " + String.join(", ", names)));
+        "unknown scheme '" + name + "'; schemes: " + String.join(", ", names));
   }
 
   /** Why a range query may miss data: nothing retained in it, or it reaches back further. */

@@ -12,7 +12,12 @@ public final class OnlineQueryException extends Exception {
     /** A bad query, range or parameter: gRPC INVALID_ARGUMENT, HTTP 400. */
     INVALID,
     /** No scheme of that name: gRPC NOT_FOUND, HTTP 404. */
-    NOT_FOUND
+    NOT_FOUND,
+    /**
+     * The collector has no snapshot of its schemes yet (it is starting): gRPC UNAVAILABLE, HTTP 503
+     * with Retry-After; retry.
+     */
+    NOT_READY
   }
 
   private final Reason reason;

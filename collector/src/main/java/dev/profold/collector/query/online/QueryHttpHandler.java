@@ -109,7 +109,17 @@ public final class QueryHttpHandler implements HttpHandler {
       try {
         answer = queries.run(request, OutputFormat.JSON);
       } catch (OnlineQueryException e) {
-        error(ex, e.reason() == OnlineQueryException.Reason.NOT_FOUND ? 404 : 400, e.getMessage());
+        if (e.reason() == OnlineQueryException.Reason.NOT_READY) {
+          ex.getResponseHeaders().set("Retry-After", "1");
+        }
+        error(
+            ex,
+            switch (e.reason()) {
+              case NOT_FOUND -> 404;
+              case NOT_READY -> 503;
+              case INVALID -> 400;
+            },
+            e.getMessage());
         return;
       } finally {
         running.release();

@@ -86,9 +86,11 @@ public final class QueryService extends QueryGrpc.QueryImplBase {
               OutputFormat.TABLE);
     } catch (OnlineQueryException e) {
       Status status =
-          e.reason() == OnlineQueryException.Reason.NOT_FOUND
-              ? Status.NOT_FOUND
-              : Status.INVALID_ARGUMENT;
+          switch (e.reason()) {
+            case NOT_FOUND -> Status.NOT_FOUND;
+            case NOT_READY -> Status.UNAVAILABLE;
+            case INVALID -> Status.INVALID_ARGUMENT;
+          };
       response.onError(status.withDescription(e.getMessage()).asRuntimeException());
       return;
     } catch (RuntimeException e) {

@@ -285,6 +285,17 @@ class QueryServiceTest {
   }
 
   @Test
+  void aCollectorWithNoSnapshotYetIsUnavailableNotAnUnknownScheme() {
+    // Right after start: "unknown scheme 'region'" (NOT_FOUND, HTTP 404) for the built-in one.
+    source.set(CollectorSnapshot::empty);
+    StatusRuntimeException e = failure(query("SELECT count()"));
+    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+    assertThat(e.getStatus().getDescription())
+        .isEqualTo(
+            "the collector is starting and has no snapshot of its schemes yet; retry in a second");
+  }
+
+  @Test
   void anUnknownSchemeIsNotFoundAndListsTheSchemes() {
     StatusRuntimeException e = failure(query("SELECT count()").setScheme("nope"));
     assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.NOT_FOUND);
