@@ -29,6 +29,12 @@ public final class TimeArgument {
       "an RFC 3339 time (2024-05-01T12:00:00Z), now, a time relative to now (-15m, -1h30m)"
           + " or unix nanoseconds";
 
+  /**
+   * Unix nanoseconds below this (1e15: 12 days into 1970) are taken for seconds or milliseconds
+   * written by mistake, and refused.
+   */
+  static final long MIN_PLAIN_NANOS = 1_000_000_000_000_000L;
+
   private TimeArgument() {}
 
   /**
@@ -54,11 +60,23 @@ public final class TimeArgument {
       }
     }
     if (INTEGER.matcher(t).matches()) {
+      long n;
       try {
-        return Long.parseLong(t);
+        n = Long.parseLong(t);
       } catch (NumberFormatException e) {
         throw new IllegalArgumentException("'" + text + "' is too large for unix nanoseconds", e);
       }
+      if (n > 0 && n < MIN_PLAIN_NANOS) {
+        // Unix seconds or milliseconds (1714564800), read as nanoseconds, mean January 1970.
+        throw new IllegalArgumentException(
+            "'"
+                + text
+                + "' would be unix nanoseconds in January 1970; for seconds or milliseconds write"
+                + " the nanoseconds ("
+                + t
+                + "000000000 for seconds) or an RFC 3339 time (2024-05-01T12:00:00Z)");
+      }
+      return n;
     }
     try {
       String iso = t.toUpperCase(Locale.ROOT);

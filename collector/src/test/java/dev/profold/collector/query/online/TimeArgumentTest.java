@@ -43,6 +43,19 @@ class TimeArgumentTest {
   @Test
   void anIntegerIsUnixNanoseconds() {
     assertThat(time("1714564800000000000")).isEqualTo(1_714_564_800_000_000_000L);
+    assertThat(time("0")).isZero();
+  }
+
+  @Test
+  void unixSecondsOrMillisecondsAreRefusedWithTheFix() {
+    // 1714564800 (seconds) read as nanoseconds meant 1970: the whole retention, with only a
+    // note that the range reaches back.
+    assertThatThrownBy(() -> time("1714564800"))
+        .hasMessage(
+            "'1714564800' would be unix nanoseconds in January 1970; for seconds or milliseconds"
+                + " write the nanoseconds (1714564800000000000 for seconds) or an RFC 3339 time"
+                + " (2024-05-01T12:00:00Z)");
+    assertThatThrownBy(() -> time("1714564800000")).hasMessageContaining("January 1970");
   }
 
   @Test
