@@ -123,7 +123,6 @@ public final class AlertLoop implements AutoCloseable {
         // evaluated (and 'for' counted) already; the next evaluation is at the next boundary.
         return false;
       }
-      lastInterval = n;
       if (!closeInterval.getAsBoolean()) {
         // The values would be those of an earlier interval: evaluated again, 'for' would count
         // them once more (pending alerts firing on stale data) and nothing could resolve.
@@ -133,8 +132,9 @@ public final class AlertLoop implements AutoCloseable {
                   + " alerts keep their state)");
           closeFailing = true;
         }
-        return false;
+        return false; // lastInterval stays: the next tick tries this interval again
       }
+      lastInterval = n;
       closeFailing = false;
       List<DerivedValue> values;
       try {

@@ -18,10 +18,13 @@ final class CompleteLines {
 
   private CompleteLines() {}
 
-  /** The position just after the last line break of {@code file}; 0 when it has none. */
-  static long endOfLastLine(Path file) throws IOException {
+  /**
+   * The position just after the last line break among the first {@code size} bytes of {@code file};
+   * 0 when they have none.
+   */
+  static long endOfLastLine(Path file, long size) throws IOException {
     try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
-      long end = ch.size();
+      long end = Math.min(size, ch.size());
       ByteBuffer block = ByteBuffer.allocate(BLOCK);
       while (end > 0) {
         long from = Math.max(0, end - BLOCK);
@@ -45,18 +48,21 @@ final class CompleteLines {
     }
   }
 
-  /** The bytes of {@code file} from {@code from} to its end. */
-  static byte[] tail(Path file, long from) throws IOException {
+  /** The last byte of the first {@code size} bytes of {@code file} that is not white space; -1. */
+  static int lastNonBlank(Path file, long size) throws IOException {
     try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
-      long size = ch.size();
-      ByteBuffer b = ByteBuffer.allocate((int) Math.min(Integer.MAX_VALUE - 8, size - from));
-      long at = from;
-      while (b.hasRemaining() && ch.read(b, at) > 0) {
-        at = from + b.position();
+      ByteBuffer one = ByteBuffer.allocate(1);
+      for (long at = Math.min(size, ch.size()) - 1; at >= 0; at--) {
+        one.clear();
+        if (ch.read(one, at) != 1) {
+          return -1;
+        }
+        int b = one.get(0) & 0xff;
+        if (b != ' ' && b != '\t' && b != '\r' && b != '\n') {
+          return b;
+        }
       }
-      byte[] out = new byte[b.position()];
-      b.flip().get(out);
-      return out;
+      return -1;
     }
   }
 

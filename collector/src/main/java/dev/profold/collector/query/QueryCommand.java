@@ -368,7 +368,9 @@ public final class QueryCommand implements Callable<Integer> {
   /**
    * Reads {@code file}'s complete lines, then what follows its last line break: a last record
    * without one is read, a torn one (a file being written, or cut short: it may end anywhere, in a
-   * number or a character) is left out with a note.
+   * number or a character) is left out with a note. What is not a regular file (a pipe) is read as
+   * a stream, as standard input is; so is a file whose last record spans its last line break (JSON
+   * written over several lines).
    */
   private void readFile(
       Path file, String name, java.util.function.Consumer<java.util.Map<String, Object>> sink)
@@ -376,25 +378,84 @@ public final class QueryCommand implements Callable<Integer> {
     if (Files.isDirectory(file)) {
       throw new IOException("is a directory");
     }
-    long end = CompleteLines.endOfLastLine(file);
+    if (!Files.isRegularFile(file)) {
+      try (Reader in =
+          new BufferedReader(new InputStreamReader(Files.newInputStream(file), strictUtf8()))) {
+        JsonRecords.read(in, name, sink);
+      }
+      return;
+    }
+    long size = Files.size(file); // what is there now: a writer may append meanwhile
+    long end = CompleteLines.endOfLastLine(file, size);
+    long[] taken = {0};
     long lines;
     try (CompleteLines.Bounded bytes = new CompleteLines.Bounded(Files.newInputStream(file), end);
         Reader in = new BufferedReader(new InputStreamReader(bytes, strictUtf8()))) {
-      JsonRecords.read(in, name, sink);
+      JsonRecords.read(
+          in,
+          name,
+          r -> {
+            taken[0]++;
+            sink.accept(r);
+          });
       lines = bytes.lineBreaks();
-    }
-    byte[] tail = CompleteLines.tail(file, end);
-    if (tail.length == 0) {
+    } catch (RecordFormatException e) {
+      if (!e.incompleteEnd() || end >= size) {
+        throw e;
+      }
+      // A record spans the last line break: read the whole file, past the records taken.
+      long[] skipped = {0};
+      try (Reader in =
+          new BufferedReader(
+              new InputStreamReader(
+                  new CompleteLines.Bounded(Files.newInputStream(file), size), strictUtf8()))) {
+        JsonRecords.read(
+            in,
+            name,
+            r -> {
+              if (skipped[0] < taken[0]) {
+                skipped[0]++;
+              } else {
+                sink.accept(r);
+              }
+            });
+      }
       return;
     }
-    List<java.util.Map<String, Object>> last = new ArrayList<>(1);
-    try {
-      String text = strictUtf8().decode(java.nio.ByteBuffer.wrap(tail)).toString();
-      JsonRecords.read(new java.io.StringReader(text), name, last::add);
+    if (end >= size) {
+      return;
+    }
+    // A last line ending in '}' was written whole: what is wrong with it is an error, not a tear.
+    boolean whole = CompleteLines.lastNonBlank(file, size) == '}';
+    java.io.InputStream tail = Files.newInputStream(file);
+    try (tail;
+        Reader in =
+            new BufferedReader(
+                new InputStreamReader(
+                    new CompleteLines.Bounded(skipTo(tail, end), size - end), strictUtf8()))) {
+      JsonRecords.read(in, name, sink);
     } catch (java.nio.charset.CharacterCodingException | RecordFormatException e) {
+      if (whole) {
+        throw e;
+      }
       throw RecordFormatException.incompleteEnd(name, lines + 1);
     }
-    last.forEach(sink);
+  }
+
+  /** {@code in} past its first {@code n} bytes. */
+  private static java.io.InputStream skipTo(java.io.InputStream in, long n) throws IOException {
+    long left = n;
+    while (left > 0) {
+      long s = in.skip(left);
+      if (s <= 0) {
+        if (in.read() < 0) {
+          break;
+        }
+        s = 1;
+      }
+      left -= s;
+    }
+    return in;
   }
 
   private static java.nio.charset.CharsetDecoder strictUtf8() {

@@ -190,6 +190,54 @@ class QueryCommandTest {
   }
 
   @Test
+  void jsonOverSeveralLinesWithoutALineBreakAtTheEndIsReadWhole() throws Exception {
+    Path file = dir.resolve("pretty.json");
+    Files.writeString(file, "{\"a\": 1}\n{\n  \"a\": 2\n}", StandardCharsets.UTF_8);
+    assertThat(profold("query", "-q", "select count(), sum(a) format csv", file.toString()))
+        .isZero();
+    assertThat(out.toString()).isEqualToNormalizingNewlines("count,sum#a\n2,3\n");
+    assertThat(err.toString()).isEmpty();
+  }
+
+  @Test
+  void aWholeButInvalidLastLineIsAnErrorNotATear() throws Exception {
+    Path file = dir.resolve("bad-end.jsonl");
+    Files.writeString(file, "{\"a\":1}\n{\"a\":1e400}", StandardCharsets.UTF_8);
+    assertThat(profold("query", "-q", "select count()", file.toString())).isEqualTo(2);
+    assertThat(err.toString()).startsWith("profold: " + file + ":").doesNotContain("note");
+  }
+
+  @Test
+  void aPipeIsReadAsAStream() throws Exception {
+    // A pipe's size reads 0: read by its complete lines, it gave an empty result and exit 0.
+    Path fifo = dir.resolve("records.fifo");
+    Process mk;
+    try {
+      mk = new ProcessBuilder("mkfifo", fifo.toString()).start();
+    } catch (java.io.IOException e) {
+      org.junit.jupiter.api.Assumptions.abort("no mkfifo here: " + e.getMessage());
+      return;
+    }
+    assertThat(mk.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+    org.junit.jupiter.api.Assumptions.assumeTrue(mk.exitValue() == 0, "mkfifo failed");
+    Thread writer =
+        new Thread(
+            () -> {
+              try {
+                Files.writeString(fifo, "{\"a\":1}\n{\"a\":2}\n", StandardCharsets.UTF_8);
+              } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+              }
+            });
+    writer.setDaemon(true);
+    writer.start();
+    assertThat(profold("query", "-q", "select count(), sum(a) format csv", fifo.toString()))
+        .isZero();
+    assertThat(out.toString()).isEqualToNormalizingNewlines("count,sum#a\n2,3\n");
+    writer.join(10_000);
+  }
+
+  @Test
   void aCompleteLastRecordWithoutALineBreakIsRead() throws Exception {
     Path file = dir.resolve("written-by-hand.jsonl");
     Files.writeString(file, "{\"a\":1}\n{\"a\":2}", StandardCharsets.UTF_8);

@@ -188,9 +188,13 @@ public final class QueryHttpHandler implements HttpHandler {
       int eq = pair.indexOf('=');
       String name = decode(eq < 0 ? pair : pair.substring(0, eq));
       String raw = eq < 0 ? "" : pair.substring(eq + 1);
-      // A time's offset typed into a URL (from=...T14:00:00+02:00) keeps its '+': a space is
-      // never part of a time, while in the query itself '+' stands for a space, as usual.
+      // A time's offset typed into a URL (from=...T14:00:00+02:00) keeps its '+' (in the query
+      // itself '+' stands for a space, as usual); only the date's separator may be a space.
       String value = decode(TIMES.contains(name) ? raw.replace("+", "%2B") : raw);
+      if (TIMES.contains(name) && value.length() > 10 && value.charAt(10) == '+') {
+        // "2024-05-01 12:00:00Z" from a form encoder: its space, not an offset
+        value = value.substring(0, 10) + ' ' + value.substring(11);
+      }
       if (!PARAMETERS.contains(name)) {
         throw new IllegalArgumentException(
             "unknown parameter '" + name + "'; known: " + String.join(", ", PARAMETERS));

@@ -101,5 +101,8 @@ class NoteHeaderTest {
         .containsEntry("from", "2024-05-01T14:00:00+02:00")
         .containsEntry("q", "select count()")
         .containsEntry("to", "now");
+    // A form encoder writes the date's space separator as '+': still a space.
+    assertThat(QueryHttpHandler.parameters("from=2024-05-01+12:00:00%2B02:00"))
+        .containsEntry("from", "2024-05-01 12:00:00+02:00");
   }
 }
