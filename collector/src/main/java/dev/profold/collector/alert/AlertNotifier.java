@@ -48,6 +48,7 @@ public final class AlertNotifier implements AutoCloseable {
   private boolean busy; // guarded by this: a batch is being delivered
   private boolean closed; // guarded by this
   private boolean failing; // sender thread only: in an outage
+  private boolean broken; // sender thread only: batches fail unexpectedly
 
   /** A notifier for {@code spec}; alerts link back to {@code generatorUrl} (may be null). */
   public AlertNotifier(AlertmanagerSpec spec, URI generatorUrl, AlertMetrics metrics) {
@@ -140,7 +141,15 @@ public final class AlertNotifier implements AutoCloseable {
           // A bug, or an HTTP client failing otherwise than documented: this batch is lost, the
           // sender goes on (ended by it, every later alert was dropped without a word).
           metrics.failed(batch.size());
-          log.error("could not send {} alerts to Alertmanager; they are dropped", batch.size(), e);
+          if (!broken) { // once until a batch goes through again, not every 10 seconds
+            broken = true;
+            log.error(
+                "could not send {} alerts to Alertmanager; they are dropped, and so are further"
+                    + " batches that fail this way (counted in"
+                    + " profold_alert_notifications_total{result=\"failed\"})",
+                batch.size(),
+                e);
+          }
         }
         synchronized (this) {
           busy = false;
@@ -157,6 +166,7 @@ public final class AlertNotifier implements AutoCloseable {
       try {
         client.post(batch.values());
         metrics.sent(batch.size());
+        broken = false;
         if (failing) {
           failing = false;
           log.info("Alertmanager {} accepts alerts again", spec.url());

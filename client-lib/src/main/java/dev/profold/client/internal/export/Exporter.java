@@ -826,7 +826,12 @@ public final class Exporter implements AutoCloseable {
    */
   private void honour(Duration asked, Duration reconnectIn) {
     reconnectAsked = true;
-    Duration least = asked.compareTo(Backoff.MAX_ASKED) > 0 ? Backoff.MAX_ASKED : asked;
+    // The same cap as the backoff's (Backoff.after): the longer of MAX_ASKED and maxBackoff.
+    Duration cap =
+        config.maxBackoff().compareTo(Backoff.MAX_ASKED) > 0
+            ? config.maxBackoff()
+            : Backoff.MAX_ASKED;
+    Duration least = asked.compareTo(cap) > 0 ? cap : asked;
     if (least.compareTo(reconnectIn) >= 0) {
       return; // the reconnect comes no earlier than the asked delay: nothing to watch
     }

@@ -554,6 +554,20 @@ class ExporterTest extends InProcessExporterTest {
   }
 
   @Test
+  void anAskedDelayUpToALongMaxBackoffIsNotCutShortForTheLastFlush() {
+    // The flush's early try was allowed after 10 minutes while the reconnect honoured 20.
+    Exporter e = exporter(config().withBackoff(INITIAL, Duration.ofHours(1)));
+    ingest.silent.add(1L);
+    e.submit(delta(0, 0.25));
+    scheduler.runDue();
+    ingest.streams.get(0).fail(unavailable(Duration.ofMinutes(20)));
+    scheduler.runDue();
+    assertThat(scheduler.pendingDelays())
+        .contains(Duration.ofMinutes(20))
+        .doesNotContain(Backoff.MAX_ASKED);
+  }
+
+  @Test
   void aStatusWhoseDetailsDoNotMatchItsCodeStillEndsTheStreamAndReconnects() {
     // StatusProto.fromThrowable throws when the details' code differs from the call's (a proxy
     // rewriting statuses): the exporter then kept the dead stream as its current one and never

@@ -29,6 +29,10 @@ import java.util.Map;
  * snapshot's data.
  */
 public final class OnlineQuery {
+  /** How a query's refusal begins while the collector starts (after "the collector "). */
+  static final String STARTING =
+      "is starting and has no snapshot of its schemes yet; retry in a second";
+
   /** The scheme queried when a request names none: the collector's built-in scheme. */
   public static final String DEFAULT_SCHEME = "region";
 
@@ -196,8 +200,7 @@ public final class OnlineQuery {
     }
     if (names.isEmpty()) { // every collector runs one scheme at least: this is its start
       throw new OnlineQueryException(
-          OnlineQueryException.Reason.NOT_READY,
-          "the collector is starting and has no snapshot of its schemes yet; retry in a second");
+          OnlineQueryException.Reason.NOT_READY, "the collector " + STARTING);
     }
     throw new OnlineQueryException(
         OnlineQueryException.Reason.NOT_FOUND,

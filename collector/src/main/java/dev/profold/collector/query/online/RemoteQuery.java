@@ -90,9 +90,12 @@ public final class RemoteQuery {
     return switch (status.getCode()) {
       case INVALID_ARGUMENT, NOT_FOUND -> new Failure(Failure.USAGE, description);
       case UNAVAILABLE ->
-          new Failure(
-              Failure.OTHER,
-              "cannot reach the collector at " + target + ": " + reason(description, status));
+          description.equals("the collector " + OnlineQuery.STARTING)
+              ? new Failure(
+                  Failure.OTHER, "the collector at " + target + " " + OnlineQuery.STARTING)
+              : new Failure(
+                  Failure.OTHER,
+                  "cannot reach the collector at " + target + ": " + reason(description, status));
       case DEADLINE_EXCEEDED ->
           new Failure(
               Failure.OTHER,

@@ -71,10 +71,12 @@ public final class TimeArgument {
         throw new IllegalArgumentException(
             "'"
                 + text
-                + "' would be unix nanoseconds in January 1970; for seconds or milliseconds write"
-                + " the nanoseconds ("
+                + "' would be unix nanoseconds in January 1970; for "
+                + (n >= 100_000_000_000L ? "milliseconds" : "seconds")
+                + " write the nanoseconds ("
                 + t
-                + "000000000 for seconds) or an RFC 3339 time (2024-05-01T12:00:00Z)");
+                + (n >= 100_000_000_000L ? "000000" : "000000000")
+                + ") or an RFC 3339 time (2024-05-01T12:00:00Z)");
       }
       return n;
     }

@@ -27,6 +27,17 @@ class RemoteQueryTest {
   }
 
   @Test
+  void aCollectorStillStartingIsSaidSoNotUnreachable() {
+    RemoteQuery.Failure starting =
+        failure(Status.UNAVAILABLE.withDescription("the collector " + OnlineQuery.STARTING));
+    assertThat(starting.exitCode()).isEqualTo(1);
+    assertThat(starting)
+        .hasMessage(
+            "the collector at db-1:7763 is starting and has no snapshot of its schemes yet; retry"
+                + " in a second");
+  }
+
+  @Test
   void transportAndServerProblemsExitWith1() {
     RemoteQuery.Failure down =
         failure(
