@@ -338,9 +338,17 @@ public final class ConfigLoader {
    */
   public static void checkRuleIntervals(CollectorConfig c, String name) throws ConfigException {
     for (SchemeDefinition def : c.schemeDefinitions()) {
+      if (def.interval().equals(c.interval())) {
+        continue;
+      }
+      String ms = def.interval().toMillis() + " ms";
+      String collectors = "the collector's (" + c.interval().toMillis() + " ms)";
+      String why =
+          ", at which rules are evaluated: 'for' would count one interval's value several times,"
+              + " or skip some; leave the scheme's interval unset, or make the collector's interval"
+              + " (the 'interval' key, or --interval) the same";
       if (def.name().equals(SchemeDefinition.BUILT_IN)
-          && DerivedValueNames.isRegionScheme(def.labelNames())
-          && !def.interval().equals(c.interval())) {
+          && DerivedValueNames.isRegionScheme(def.labelNames())) {
         refuseUnfireable(
             c.alerts().rules(),
             name,
@@ -348,16 +356,13 @@ public final class ConfigLoader {
             " is read from the scheme '"
                 + SchemeDefinition.BUILT_IN
                 + "', whose interval ("
-                + def.interval().toMillis()
-                + " ms) is not the collector's ("
-                + c.interval().toMillis()
-                + " ms), at which rules are evaluated: 'for' would count one interval's value"
-                + " several times, or skip some; leave the scheme's interval unset, or make the"
-                + " collector's interval (the 'interval' key, or --interval) the same");
+                + ms
+                + ") is not "
+                + collectors
+                + why);
       }
       if (DerivedValueNames.keepsThreadDetail(
-              def.labelNames(), def.evaluator().query().attributesRead())
-          && !def.interval().equals(c.interval())) {
+          def.labelNames(), def.evaluator().query().attributesRead())) {
         refuseUnfireable(
             c.alerts().rules(),
             name,
@@ -365,12 +370,10 @@ public final class ConfigLoader {
             " is read from the schemes that keep per-thread detail, and the scheme '"
                 + def.name()
                 + "' has an interval ("
-                + def.interval().toMillis()
-                + " ms) other than the collector's ("
-                + c.interval().toMillis()
-                + " ms), at which rules are evaluated: 'for' would count one interval's value"
-                + " several times, or skip some; leave the scheme's interval unset, or make the"
-                + " collector's interval (the 'interval' key, or --interval) the same");
+                + ms
+                + ") other than "
+                + collectors
+                + why);
       }
     }
   }

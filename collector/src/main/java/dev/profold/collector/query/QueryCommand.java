@@ -342,7 +342,7 @@ public final class QueryCommand implements Callable<Integer> {
         };
     try {
       if (file.equals("-")) {
-        try (Reader in = open(file)) {
+        try (Reader in = stdinReader()) {
           JsonRecords.read(in, name, sink);
         }
       } else {
@@ -465,20 +465,14 @@ public final class QueryCommand implements Callable<Integer> {
         .onUnmappableCharacter(java.nio.charset.CodingErrorAction.REPORT);
   }
 
-  private Reader open(String file) throws IOException {
-    if (file.equals("-")) {
-      return new BufferedReader(new InputStreamReader(stdin, StandardCharsets.UTF_8)) {
-        @Override
-        public void close() {
-          // standard input stays open
-        }
-      };
-    }
-    Path p = Path.of(file);
-    if (Files.isDirectory(p)) {
-      throw new IOException("is a directory");
-    }
-    return Files.newBufferedReader(p, StandardCharsets.UTF_8);
+  /** Standard input, which stays open when the reader is closed. */
+  private Reader stdinReader() {
+    return new BufferedReader(new InputStreamReader(stdin, StandardCharsets.UTF_8)) {
+      @Override
+      public void close() {
+        // standard input stays open
+      }
+    };
   }
 
   /** The query on one line with a caret under column {@code column}. */

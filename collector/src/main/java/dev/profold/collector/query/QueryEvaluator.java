@@ -434,16 +434,7 @@ public final class QueryEvaluator {
       }
       String s = source;
       boolean desc = k.descending();
-      Comparator<Map<String, Object>> one =
-          (a, b) -> {
-            Object x = sortable(a.get(s));
-            Object y = sortable(b.get(s));
-            if (x == null || y == null) {
-              return x == null ? (y == null ? 0 : 1) : -1;
-            }
-            int c = Values.compare(x, y);
-            return desc ? -c : c;
-          };
+      Comparator<Map<String, Object>> one = (a, b) -> compareCells(a.get(s), b.get(s), desc);
       cmp = cmp == null ? one : cmp.thenComparing(one);
     }
     if (cmp == null) {
@@ -453,18 +444,20 @@ public final class QueryEvaluator {
     // same way every time: the order rows arrive in follows the collector's group ids, which are
     // reused as groups come and go.
     for (String key : keyAttributes) {
-      cmp =
-          cmp.thenComparing(
-              (a, b) -> {
-                Object x = sortable(a.get(key));
-                Object y = sortable(b.get(key));
-                if (x == null || y == null) {
-                  return x == null ? (y == null ? 0 : 1) : -1;
-                }
-                return Values.compare(x, y);
-              });
+      cmp = cmp.thenComparing((a, b) -> compareCells(a.get(key), b.get(key), false));
     }
     return cmp;
+  }
+
+  /** Two cells in {@code desc}ending or ascending order; empty cells and NaN last either way. */
+  private static int compareCells(Object a, Object b, boolean desc) {
+    Object x = sortable(a);
+    Object y = sortable(b);
+    if (x == null || y == null) {
+      return x == null ? (y == null ? 0 : 1) : -1;
+    }
+    int c = Values.compare(x, y);
+    return desc ? -c : c;
   }
 
   /**

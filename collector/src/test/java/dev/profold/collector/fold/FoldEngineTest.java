@@ -17,6 +17,7 @@ import dev.profold.collector.ingest.DecodedDelta;
 import dev.profold.collector.scheme.SchemeDefinition;
 import dev.profold.collector.telemetry.CollectorMetrics;
 import dev.profold.collector.testing.Deltas;
+import dev.profold.collector.testing.LogLines;
 import dev.profold.collector.testing.MutableClock;
 import dev.profold.proto.v1.AttributeValue;
 import dev.profold.proto.v1.Entry;
@@ -829,13 +830,8 @@ class FoldEngineTest {
       // A clock that ran fast, corrected: the expiry check waited for the clock to be back where
       // it was, and a source seen before the step counted as seen in the future.
       apply(checkout("gone").seq(1).entry(1, 1.0));
-      ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> lines =
-          new ch.qos.logback.core.read.ListAppender<>();
-      ch.qos.logback.classic.Logger log =
-          (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(FoldEngine.class);
-      lines.start();
-      log.addAppender(lines);
-      try {
+      List<String> said;
+      try (LogLines lines = LogLines.capture(FoldEngine.class)) {
         long back = T0 - 100 * INTERVAL;
         at(back);
         at(back + SECOND);
@@ -843,11 +839,9 @@ class FoldEngineTest {
         assertThat(engine.activeSources()).isEqualTo(1);
         at(back + 7 * INTERVAL); // silent for over the TTL on the clock as it is now
         assertThat(engine.activeSources()).isZero();
-      } finally {
-        log.detachAppender(lines);
+        said = lines.messages();
       }
-      assertThat(lines.list)
-          .extracting(e -> e.getFormattedMessage())
+      assertThat(said)
           .filteredOn(m -> m.contains("stepped back"))
           .singleElement()
           .satisfies(

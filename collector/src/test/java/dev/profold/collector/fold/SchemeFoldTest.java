@@ -21,6 +21,7 @@ import dev.profold.collector.scheme.SchemeDefinition;
 import dev.profold.collector.scheme.SchemeException;
 import dev.profold.collector.telemetry.CollectorMetrics;
 import dev.profold.collector.testing.Deltas;
+import dev.profold.collector.testing.LogLines;
 import dev.profold.collector.testing.MutableClock;
 import dev.profold.proto.v1.AttributeValue;
 import dev.profold.proto.v1.Entry;
@@ -304,25 +305,21 @@ class SchemeFoldTest {
     // A 2 s scheme fed 10 s deltas: each came after its window had closed, and the scheme's
     // interval values never existed, without a word.
     start(scheme("fast", "SELECT sum(time) GROUP BY path", INTERVAL / 5, 100, 360));
-    ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> lines =
-        new ch.qos.logback.core.read.ListAppender<>();
-    ch.qos.logback.classic.Logger log =
-        (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(SchemeFold.class);
-    lines.start();
-    log.addAppender(lines);
-    try {
+    List<String> said;
+    try (LogLines lines = LogLines.capture(SchemeFold.class)) {
       at(T0 + INTERVAL + SECOND);
       for (int i = 0; i < SchemeFold.LONG_DELTAS_TO_WARN - 1; i++) {
         apply(checkout("i-" + i).seq(1).entry(1, 1.0));
       }
-      assertThat(lines.list).as("not before %d in a row", SchemeFold.LONG_DELTAS_TO_WARN).isEmpty();
+      assertThat(lines.messages())
+          .as("not before %d in a row", SchemeFold.LONG_DELTAS_TO_WARN)
+          .isEmpty();
       apply(checkout("a").seq(1).entry(1, 1.0));
       apply(checkout("b").seq(1).entry(1, 2.0));
-    } finally {
-      log.detachAppender(lines);
+      said = lines.messages();
     }
-    assertThat(lines.list).hasSize(1);
-    assertThat(lines.list.get(0).getFormattedMessage())
+    assertThat(said).hasSize(1);
+    assertThat(said.get(0))
         .contains("scheme 'fast'")
         .contains("deltas of 10000 ms")
         .contains("interval of 2000 ms")
@@ -335,25 +332,15 @@ class SchemeFoldTest {
     // The default: clients and scheme at 10 s, each delta 10 s and a few milliseconds (the
     // flush's delay), one now and then twice as long (a flush late by an interval).
     start(scheme("same", "SELECT sum(time) GROUP BY path"));
-    ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> lines =
-        new ch.qos.logback.core.read.ListAppender<>();
-    ch.qos.logback.classic.Logger log =
-        (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(SchemeFold.class);
-    lines.start();
-    log.addAppender(lines);
-    try {
+    try (LogLines lines = LogLines.capture(SchemeFold.class)) {
       for (int i = 0; i < 3 * SchemeFold.LONG_DELTAS_TO_WARN; i++) {
         long start = T0 + i * INTERVAL;
         long end = start + (i % 7 == 3 ? 2 * INTERVAL : INTERVAL + 4_000_000L);
         at(end + SECOND / 10);
         apply(checkout("a").seq(i + 1).interval(start, end).entry(1, 1.0));
       }
-    } finally {
-      log.detachAppender(lines);
+      assertThat(lines.messages()).noneMatch(m -> m.contains("longer than"));
     }
-    assertThat(lines.list)
-        .extracting(e -> e.getFormattedMessage())
-        .noneMatch(m -> m.contains("longer than"));
   }
 
   @Test
