@@ -12,6 +12,8 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -44,6 +46,11 @@ import org.slf4j.LoggerFactory;
  * is counted in {@code profold_archive_intervals_dropped_total{reason}} and logged once per reason;
  * the collector never stops for it.
  *
+ * <p>The directory is held by one collector at a time: the constructor takes an exclusive lock on
+ * {@value #LOCK_FILE} in it (the operating system's advisory file lock, released by {@link #close}
+ * or when the process ends, however it ends), so a second collector given the same directory is
+ * refused at start rather than interleaving its lines with the first one's.
+ *
  * <p>Thread-safe.
  */
 public final class IntervalArchive implements IntervalListener {
@@ -54,6 +61,10 @@ public final class IntervalArchive implements IntervalListener {
   public static final String END = "interval.end";
 
   static final int QUEUE = 1024;
+
+  /** The file in the archive directory that the running collector locks; it holds its pid. */
+  public static final String LOCK_FILE = "collector.lock";
+
   private static final Logger log = LoggerFactory.getLogger(IntervalArchive.class);
   private static final DateTimeFormatter INSTANT =
       DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSS'Z'").withZone(ZoneOffset.UTC);
@@ -72,10 +83,12 @@ public final class IntervalArchive implements IntervalListener {
   private final Counter written;
   private final Set<String> loggedReasons = java.util.concurrent.ConcurrentHashMap.newKeySet();
   private final Thread writer;
+  private final FileChannel lockChannel;
 
   /**
    * An archive in {@code directory} (created if missing) of {@code schemes} (empty: all).
    *
+   * @throws InUse when another collector (or another archive of this process) holds the directory
    * @throws IOException when the directory cannot be created or written
    */
   public IntervalArchive(Path directory, Set<String> schemes, MeterRegistry registry)
@@ -87,6 +100,7 @@ public final class IntervalArchive implements IntervalListener {
     if (!Files.isWritable(directory)) {
       throw new IOException("archive directory " + directory + " is not writable");
     }
+    this.lockChannel = lock(directory.resolve(LOCK_FILE));
     this.written =
         OwnMeter.ARCHIVE_INTERVALS_WRITTEN
             .counter()
@@ -98,6 +112,70 @@ public final class IntervalArchive implements IntervalListener {
     this.writer = new Thread(this::run, "profold-archive");
     this.writer.setDaemon(true);
     this.writer.start();
+  }
+
+  /**
+   * Opens and locks {@code file}, then writes this process's pid into it.
+   *
+   * @throws InUse when the lock is held, naming the holder's pid as its file says
+   */
+  private static FileChannel lock(Path file) throws IOException {
+    FileChannel ch =
+        FileChannel.open(
+            file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+    try {
+      FileLock held;
+      try {
+        held = ch.tryLock();
+      } catch (OverlappingFileLockException e) { // this JVM holds it already
+        held = null;
+      }
+      if (held == null) {
+        throw new InUse(file.getParent(), holder(ch));
+      }
+      ch.truncate(0);
+      ch.write(
+          ByteBuffer.wrap(
+              (ProcessHandle.current().pid() + "\n").getBytes(StandardCharsets.US_ASCII)),
+          0);
+      return ch;
+    } catch (IOException | RuntimeException e) {
+      ch.close();
+      throw e;
+    }
+  }
+
+  /** The pid the lock file names, or "" when it names none. */
+  private static String holder(FileChannel ch) throws IOException {
+    ByteBuffer b = ByteBuffer.allocate(32);
+    ch.read(b, 0);
+    String text = new String(b.array(), 0, b.position(), StandardCharsets.US_ASCII).trim();
+    return text.chars().allMatch(Character::isDigit) ? text : "";
+  }
+
+  /** The archive directory is held by another collector. */
+  public static final class InUse extends IOException {
+    private static final long serialVersionUID = 1L;
+
+    /** The holder's pid as its lock file gives it, or "" when unknown. */
+    private final String pid;
+
+    InUse(Path directory, String pid) {
+      super(
+          "another collector"
+              + (pid.isEmpty() ? "" : " (pid " + pid + ")")
+              + " writes to "
+              + directory
+              + " (it holds the lock on "
+              + directory.resolve(LOCK_FILE)
+              + ")");
+      this.pid = pid;
+    }
+
+    /** The holder's pid as its lock file gives it, or "" when unknown. */
+    public String pid() {
+      return pid;
+    }
   }
 
   @Override
@@ -246,6 +324,18 @@ public final class IntervalArchive implements IntervalListener {
    * logged.
    */
   public void close(Duration timeout) throws InterruptedException {
+    try {
+      closeWriter(timeout);
+    } finally {
+      try {
+        lockChannel.close(); // releases the lock
+      } catch (IOException e) {
+        log.warn("archive: cannot release {}: {}", directory.resolve(LOCK_FILE), e.toString());
+      }
+    }
+  }
+
+  private void closeWriter(Duration timeout) throws InterruptedException {
     long deadline = System.nanoTime() + Math.max(0, timeout.toNanos());
     if (queue.offer(STOP, timeout.toMillis(), TimeUnit.MILLISECONDS)) {
       long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());

@@ -246,6 +246,12 @@ public final class CollectorServer {
         archive =
             new IntervalArchive(
                 config.archive().directory(), Set.copyOf(config.archive().schemes()), meters);
+      } catch (IntervalArchive.InUse e) {
+        throw new ArchiveException(
+            "cannot use the archive directory: "
+                + e.getMessage()
+                + "; stop that collector, or give each collector its own archive.directory",
+            e);
       } catch (IOException e) {
         throw new ArchiveException(
             "cannot use archive directory "

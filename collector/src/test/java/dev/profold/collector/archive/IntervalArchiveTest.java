@@ -228,6 +228,20 @@ class IntervalArchiveTest {
   }
 
   @Test
+  void theDirectoryIsHeldByOneArchiveAtATimeAndNamesItsHolder() throws Exception {
+    IntervalArchive first = new IntervalArchive(dir, Set.of(), registry);
+    assertThat(Files.readString(dir.resolve(IntervalArchive.LOCK_FILE)))
+        .isEqualTo(ProcessHandle.current().pid() + "\n");
+    assertThatThrownBy(() -> new IntervalArchive(dir, Set.of(), registry))
+        .isInstanceOfSatisfying(
+            IntervalArchive.InUse.class,
+            e -> assertThat(e.pid()).isEqualTo(Long.toString(ProcessHandle.current().pid())));
+    first.close(Duration.ofSeconds(10));
+    IntervalArchive again = new IntervalArchive(dir, Set.of(), registry);
+    again.close(Duration.ofSeconds(10));
+  }
+
+  @Test
   void anUnusableDirectoryIsRefusedAtStart() throws Exception {
     Path file = dir.resolve("file");
     Files.writeString(file, "x");

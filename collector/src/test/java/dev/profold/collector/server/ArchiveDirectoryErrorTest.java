@@ -45,6 +45,43 @@ class ArchiveDirectoryErrorTest {
   }
 
   @Test
+  void aSecondCollectorOnTheSameDirectoryIsRefusedUntilTheFirstStops() throws Exception {
+    Path archive = dir.resolve("archive");
+    CollectorServer first = server(archive);
+    CollectorServer second = server(archive);
+    CollectorServer third = server(archive);
+    try {
+      first.start();
+      assertThatThrownBy(second::start)
+          .isInstanceOf(ArchiveException.class)
+          .hasMessage(
+              "cannot use the archive directory: another collector (pid "
+                  + ProcessHandle.current().pid()
+                  + ") writes to "
+                  + archive
+                  + " (it holds the lock on "
+                  + archive.resolve("collector.lock")
+                  + "); stop that collector, or give each collector its own archive.directory");
+      second.stop();
+      first.stop();
+      third.start(); // the lock went with the first one's stop
+    } finally {
+      first.stop();
+      second.stop();
+      third.stop();
+    }
+  }
+
+  private static CollectorServer server(Path archive) throws Exception {
+    return new CollectorServer(
+        ConfigLoader.parse(
+            new StringReader(
+                "grpc_port: 0\nhttp_port: 0\narchive:\n  directory: " + archive + "\n"),
+            "collector.yaml"),
+        MutableClock.at(Instant.parse("2026-01-01T00:00:01Z")));
+  }
+
+  @Test
   void fileSystemErrorsSayWhy() {
     assertThat(CollectorServer.ioReason(new AccessDeniedException("/x")))
         .isEqualTo("permission denied: /x");
