@@ -63,7 +63,7 @@ public final class Profold {
       return false;
     }
     if (!config.enabled()) {
-      Log.LOG.log(Level.INFO, "Profold is disabled by configuration");
+      Log.LOG.log(Level.INFO, "Profold is disabled (" + config.disabledBy() + ")");
       return false;
     }
     ProfoldRuntime started;

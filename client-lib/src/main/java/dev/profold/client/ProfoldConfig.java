@@ -75,6 +75,7 @@ public final class ProfoldConfig {
   private final Map<String, ThreadAggregation> threadAggregationByGroup;
   private final Map<String, String> labels;
   private final boolean enabled;
+  private final String disabledBy;
   private final long maxBufferBytes;
   private final int maxCellsPerThread;
   private final int maxContexts;
@@ -89,7 +90,14 @@ public final class ProfoldConfig {
     threadAggregation = b.threadAggregation;
     threadAggregationByGroup = Map.copyOf(b.threadAggregationByGroup);
     labels = Map.copyOf(b.labels);
-    enabled = b.enabled;
+    if (b.enabled != null) {
+      enabled = b.enabled;
+      disabledBy = enabled ? null : "the configuration";
+    } else {
+      String off = switchedOffBy(System::getenv, System::getProperty);
+      enabled = off == null;
+      disabledBy = off;
+    }
     maxBufferBytes = b.maxBufferBytes;
     maxCellsPerThread = b.maxCellsPerThread;
     maxContexts = b.maxContexts;
@@ -204,6 +212,8 @@ public final class ProfoldConfig {
         throw v.refused("'" + v.raw() + "' is not true or false", null);
       }
       b.enabled(t.equals("true"));
+    } else {
+      b.enabled(true); // these settings, not this process's, decide
     }
     if ((v = setting(env, props, "PROFOLD_MAX_BUFFER_BYTES", "profold.max.buffer.bytes")) != null) {
       long bytes = byteSize(v);
@@ -407,6 +417,45 @@ public final class ProfoldConfig {
     return enabled;
   }
 
+  /**
+   * Why {@link #enabled} is false, for the start's log line ({@code "PROFOLD_ENABLED=false"}, say);
+   * null when enabled.
+   */
+  String disabledBy() {
+    return disabledBy;
+  }
+
+  /**
+   * What the operator's switch ({@code profold.enabled}, else {@code PROFOLD_ENABLED}) turns
+   * Profold off by, as a line's worth of text; null when unset, {@code true}, or unreadable (a
+   * security manager refusing it: the configuration given stands).
+   */
+  static String switchedOffBy(
+      java.util.function.UnaryOperator<String> env,
+      java.util.function.UnaryOperator<String> props) {
+    String name = "profold.enabled";
+    String v;
+    try {
+      v = props.apply(name);
+      if (v == null) {
+        name = "PROFOLD_ENABLED";
+        v = env.apply(name);
+      }
+    } catch (RuntimeException e) {
+      return null;
+    }
+    if (v == null) {
+      return null;
+    }
+    String t = v.trim().toLowerCase(Locale.ROOT);
+    if (t.equals("true")) {
+      return null;
+    }
+    return t.equals("false")
+        ? name + "=false"
+        : name + ": '" + v + "' is not true or false, so Profold stays off";
+  }
+
   /** Unacknowledged deltas kept at most (beyond it they are merged, then dropped). */
   public long maxBufferBytes() {
     return maxBufferBytes;
@@ -471,7 +520,7 @@ public final class ProfoldConfig {
     private ThreadAggregation threadAggregation = ThreadAggregation.SUM;
     private final Map<String, ThreadAggregation> threadAggregationByGroup = new LinkedHashMap<>();
     private final Map<String, String> labels = new LinkedHashMap<>();
-    private boolean enabled = true;
+    private Boolean enabled; // null: the environment's switch decides
     private long maxBufferBytes = 8L << 20;
     private int maxCellsPerThread = 4096;
     private int maxContexts = 16_384;
@@ -623,6 +672,12 @@ public final class ProfoldConfig {
       return this;
     }
 
+    /**
+     * Whether {@link Profold#start} starts anything. Unless set here, {@code profold.enabled} /
+     * {@code PROFOLD_ENABLED} decides (true when unset), so that an operator can turn off the
+     * profiling of an application that configures Profold in code; a value that is neither true nor
+     * false turns it off, and the start says why.
+     */
     public Builder enabled(boolean enabled) {
       this.enabled = enabled;
       return this;

@@ -294,6 +294,48 @@ class ProfoldConfigTest {
   }
 
   @Test
+  void theOperatorsSwitchTurnsOffAConfigurationBuiltInCodeUnlessTheCodeSetsEnabled() {
+    String was = System.getProperty("profold.enabled");
+    try {
+      System.setProperty("profold.enabled", " FALSE ");
+      ProfoldConfig coded = ProfoldConfig.builder().service("checkout").build();
+      assertThat(coded.enabled()).isFalse();
+      assertThat(coded.disabledBy()).isEqualTo("profold.enabled=false");
+      assertThat(Profold.start(coded)).isFalse();
+      assertThat(Profold.isStarted()).isFalse();
+      assertThat(ProfoldConfig.builder().enabled(true).build().enabled())
+          .as("the code's own choice")
+          .isTrue();
+      assertThat(ProfoldConfig.fromEnvironment(Map.of(), new Properties()).enabled())
+          .as("the settings given, not this process's")
+          .isTrue();
+
+      System.setProperty("profold.enabled", "ja");
+      assertThat(ProfoldConfig.builder().build().disabledBy())
+          .isEqualTo("profold.enabled: 'ja' is not true or false, so Profold stays off");
+      System.setProperty("profold.enabled", "true");
+      assertThat(ProfoldConfig.builder().build().enabled()).isTrue();
+    } finally {
+      if (was == null) {
+        System.clearProperty("profold.enabled");
+      } else {
+        System.setProperty("profold.enabled", was);
+      }
+    }
+    assertThat(ProfoldConfig.switchedOffBy(Map.of("PROFOLD_ENABLED", "false")::get, k -> null))
+        .isEqualTo("PROFOLD_ENABLED=false");
+    assertThat(ProfoldConfig.switchedOffBy(k -> null, k -> null)).isNull();
+    assertThat(
+            ProfoldConfig.switchedOffBy(
+                k -> {
+                  throw new SecurityException("no");
+                },
+                k -> null))
+        .as("unreadable: the configuration given stands")
+        .isNull();
+  }
+
+  @Test
   void aDefaultInstanceIsMadeEvenWhereTheHostOrThePidCannotBeRead() {
     // A security manager refusing the environment or the process handle: build() threw into the
     // application's own code.
