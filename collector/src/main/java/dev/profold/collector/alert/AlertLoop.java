@@ -49,6 +49,7 @@ public final class AlertLoop implements AutoCloseable {
   private AlertNotifier notifier; // null: metrics only
   private final Object tickLock = new Object();
   private long lastInterval; // guarded by tickLock
+  private long lastSent; // guarded by tickLock: the boundary of the last send to Alertmanager
   private boolean sourceFailing; // guarded by tickLock
   private boolean closeFailing; // guarded by tickLock
   private volatile List<Alert> current = List.of();
@@ -76,14 +77,12 @@ public final class AlertLoop implements AutoCloseable {
     this.metrics = metrics;
     this.evaluator = new AlertEvaluator(rules);
     this.lastInterval = intervalOf(clock.instant());
+    this.lastSent = lastInterval;
   }
 
   /** Starts ticking on a daemon thread; alerts go to {@code notifier} (null: metrics only). */
   public synchronized void start(AlertNotifier notifier) {
-    this.notifier = notifier;
-    if (notifier != null) {
-      notifier.start();
-    }
+    notifyTo(notifier);
     thread =
         Executors.newSingleThreadScheduledExecutor(
             r -> {
@@ -95,6 +94,14 @@ public final class AlertLoop implements AutoCloseable {
     Future<?> unused =
         thread.scheduleWithFixedDelay(
             this::tickSafely, tickMillis, tickMillis, TimeUnit.MILLISECONDS);
+  }
+
+  /** Sends alerts to {@code notifier} (started here) without ticking: for tests that tick. */
+  synchronized void notifyTo(AlertNotifier notifier) {
+    this.notifier = notifier;
+    if (notifier != null) {
+      notifier.start();
+    }
   }
 
   private void tickSafely() {
@@ -132,6 +139,7 @@ public final class AlertLoop implements AutoCloseable {
                   + " alerts keep their state)");
           closeFailing = true;
         }
+        skipped(n, "interval_not_closed");
         return false; // lastInterval stays: the next tick tries this interval again
       }
       lastInterval = n;
@@ -146,10 +154,33 @@ public final class AlertLoop implements AutoCloseable {
           log.error("derived values unavailable; alert rules are not evaluated until they are", e);
           sourceFailing = true;
         }
+        skipped(n, "values_unavailable");
         return false;
       }
-      evaluate(Instant.EPOCH.plusNanos(Math.multiplyExact(n, intervalNanos)), values);
+      lastSent = n;
+      evaluate(boundary(n), values);
       return true;
+    }
+  }
+
+  private Instant boundary(long n) {
+    return Instant.EPOCH.plusNanos(Math.multiplyExact(n, intervalNanos));
+  }
+
+  /**
+   * The evaluation at boundary {@code n} is skipped: counted once per boundary, and the firing
+   * alerts are sent again as they stand (with a new {@code endsAt}), so that Alertmanager does not
+   * resolve them on its own while the collector has them firing. Called with tickLock held.
+   */
+  private void skipped(long n, String reason) {
+    if (n <= lastSent) {
+      return; // the boundary is counted and its alerts sent already
+    }
+    lastSent = n;
+    metrics.skipped(reason);
+    List<Alert> firing = current.stream().filter(a -> a.state() == AlertState.FIRING).toList();
+    if (notifier != null && !firing.isEmpty()) {
+      notifier.send(firing, List.of(), boundary(n).plus(validFor(interval)));
     }
   }
 

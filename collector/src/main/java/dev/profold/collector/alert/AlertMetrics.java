@@ -15,6 +15,8 @@ public final class AlertMetrics {
   private final Counter failed;
   private final Counter dropped;
   private final Counter errors;
+  private final Counter notClosed;
+  private final Counter unavailable;
 
   public AlertMetrics(MeterRegistry registry) {
     evaluations =
@@ -30,6 +32,19 @@ public final class AlertMetrics {
             .counter()
             .description("Requests to Alertmanager that failed (each attempt, retries included).")
             .register(registry);
+    notClosed = skipped(registry, "interval_not_closed");
+    unavailable = skipped(registry, "values_unavailable");
+  }
+
+  private static Counter skipped(MeterRegistry registry, String reason) {
+    return OwnMeter.ALERT_EVALUATIONS_SKIPPED
+        .counter()
+        .tag("reason", reason)
+        .description(
+            "Interval closes whose alert evaluation was skipped, by reason: interval_not_closed"
+                + " (the fold thread did not close it in time) or values_unavailable; the alerts"
+                + " keep their state and firing ones are sent again.")
+        .register(registry);
   }
 
   private static Counter notifications(MeterRegistry registry, String result) {
@@ -44,6 +59,14 @@ public final class AlertMetrics {
 
   void evaluated() {
     evaluations.increment();
+  }
+
+  /**
+   * An evaluation skipped for {@code reason} ({@code interval_not_closed} or {@code
+   * values_unavailable}).
+   */
+  void skipped(String reason) {
+    (reason.equals("interval_not_closed") ? notClosed : unavailable).increment();
   }
 
   void sent(int alerts) {

@@ -47,6 +47,7 @@ public enum OwnMeter {
   ARCHIVE_INTERVALS_WRITTEN("profold.archive.intervals.written", Meter.Type.COUNTER, null),
   ARCHIVE_INTERVALS_DROPPED("profold.archive.intervals.dropped", Meter.Type.COUNTER, null),
   ALERT_EVALUATIONS("profold.alert.evaluations", Meter.Type.COUNTER, null),
+  ALERT_EVALUATIONS_SKIPPED("profold.alert.evaluations.skipped", Meter.Type.COUNTER, null),
   ALERT_NOTIFICATIONS("profold.alert.notifications", Meter.Type.COUNTER, null),
   ALERT_NOTIFICATION_ERRORS("profold.alert.notification.errors", Meter.Type.COUNTER, null);
 

@@ -131,6 +131,64 @@ class AlertLoopTest {
   }
 
   @Test
+  void firingAlertsAreSentAgainOnceForABoundaryWhoseEvaluationIsSkipped() throws Exception {
+    // A fold thread that could not close intervals for four minutes: the firing alerts were not
+    // sent again, their endsAt passed, and Alertmanager resolved them while the collector still
+    // had them firing.
+    try (FakeAlertmanager am = new FakeAlertmanager()) {
+      AlertNotifier notifier =
+          new AlertNotifier(
+              new AlertmanagerSpec(am.url(), Duration.ofSeconds(5), 0),
+              null,
+              new AlertMetrics(new SimpleMeterRegistry()),
+              Duration.ofMillis(1),
+              d -> {},
+              100);
+      AlertLoop loop = loop(Rules.rule("High", "ratio > 0.5", 1));
+      loop.notifyTo(notifier);
+      try {
+        values.set(ratio(0.9));
+        clock.advance(INTERVAL); // 00:00:13: evaluated at 00:00:10, firing
+        assertThat(loop.tick()).isTrue();
+        assertThat(notifier.awaitIdle(Duration.ofSeconds(20))).isTrue();
+
+        closing.set(false);
+        clock.advance(INTERVAL); // 00:00:23: the 00:00:20 boundary cannot be closed
+        assertThat(loop.tick()).isFalse();
+        assertThat(loop.tick()).isFalse(); // tried again: neither sent nor counted again
+        assertThat(notifier.awaitIdle(Duration.ofSeconds(20))).isTrue();
+        clock.advance(INTERVAL); // 00:00:33
+        assertThat(loop.tick()).isFalse();
+        assertThat(notifier.awaitIdle(Duration.ofSeconds(20))).isTrue();
+
+        assertThat(am.requests()).hasSize(3);
+        assertThat(am.requests().stream().map(r -> r.get(0).get("endsAt").asText()))
+            .containsExactly(
+                "2026-01-01T00:04:10Z", "2026-01-01T00:04:20Z", "2026-01-01T00:04:30Z");
+        assertThat(am.requests().get(2).get(0).get("labels").get("alertname").asText())
+            .isEqualTo("High");
+        assertThat(skipped("interval_not_closed")).isEqualTo(2);
+        assertThat(skipped("values_unavailable")).isZero();
+        assertThat(registry.find("profold.alert.evaluations").counter().count()).isEqualTo(1);
+        assertThat(loop.alerts())
+            .singleElement()
+            .extracting(Alert::state)
+            .isEqualTo(AlertState.FIRING);
+      } finally {
+        loop.close();
+      }
+    }
+  }
+
+  private double skipped(String reason) {
+    return registry
+        .find("profold.alert.evaluations.skipped")
+        .tag("reason", reason)
+        .counter()
+        .count();
+  }
+
+  @Test
   void skippedBoundariesCountAsOneEvaluation() {
     AlertLoop loop = loop(Rules.rule("High", "ratio > 0.5", 2));
     values.set(ratio(0.9));
@@ -165,6 +223,7 @@ class AlertLoopTest {
     clock.advance(INTERVAL);
     assertThat(loop.tick()).isFalse();
     assertThat(loop.alerts()).singleElement().extracting(Alert::state).isEqualTo(AlertState.FIRING);
+    assertThat(skipped("values_unavailable")).isEqualTo(1);
   }
 
   @Test
