@@ -5,6 +5,10 @@ package dev.profold.collector.fold;
  * hashed). Open addressing with each tuple stored inline next to its value, so a lookup of a known
  * tuple touches one place in memory and allocates nothing.
  *
+ * <p>Tuples hold values clients choose (an integer dimension's values, say), so a tuple's slot
+ * depends on a random seed of the table's own: a client cannot pick tuples that all land in one run
+ * of slots and turn every look-up of the fold thread into a scan.
+ *
  * <p>Not thread-safe.
  */
 final class TupleTable {
@@ -18,9 +22,16 @@ final class TupleTable {
   private long[] slots; // per slot: width tuple longs, then the value (EMPTY when free)
   private int mask;
   private int size;
+  private final long seed;
 
-  /** A table of tuples of {@code width} longs. */
+  /** A table of tuples of {@code width} longs, with a random seed. */
   TupleTable(int width) {
+    this(width, java.util.concurrent.ThreadLocalRandom.current().nextLong());
+  }
+
+  /** A table of tuples of {@code width} longs whose slots follow {@code seed}. */
+  TupleTable(int width, long seed) {
+    this.seed = seed;
     this.width = width;
     this.stride = width + 1;
     allocate(32);
@@ -36,7 +47,7 @@ final class TupleTable {
 
   /** The value of {@code tuple} (its first {@code width} longs), or {@link #NO_VALUE}. */
   int get(long[] tuple) {
-    int i = hash(tuple) & mask;
+    int i = hash(tuple, width, seed) & mask;
     while (true) {
       int base = i * stride;
       long v = slots[base + width];
@@ -52,7 +63,7 @@ final class TupleTable {
 
   /** Sets the value of {@code tuple} (not {@link #NO_VALUE}), adding the tuple when new. */
   void put(long[] tuple, int value) {
-    int i = hash(tuple) & mask;
+    int i = hash(tuple, width, seed) & mask;
     while (true) {
       int base = i * stride;
       if (slots[base + width] == EMPTY) {
@@ -69,6 +80,11 @@ final class TupleTable {
       }
       i = (i + 1) & mask;
     }
+  }
+
+  /** The seed, for tests. */
+  long seedForTest() {
+    return seed;
   }
 
   /** Tuples held. */
@@ -92,7 +108,7 @@ final class TupleTable {
     for (int base = 0; base < old.length; base += stride) {
       if (old[base + width] != EMPTY) {
         System.arraycopy(old, base, t, 0, width);
-        int i = hash(t) & mask;
+        int i = hash(t, width, seed) & mask;
         while (slots[i * stride + width] != EMPTY) {
           i = (i + 1) & mask;
         }
@@ -101,8 +117,9 @@ final class TupleTable {
     }
   }
 
-  private int hash(long[] tuple) {
-    long h = 0x9E3779B97F4A7C15L;
+  /** The hash of the first {@code width} longs of {@code tuple} under {@code seed}. */
+  static int hash(long[] tuple, int width, long seed) {
+    long h = 0x9E3779B97F4A7C15L ^ seed;
     for (int k = 0; k < width; k++) {
       h = (h ^ tuple[k]) * 0xBF58476D1CE4E5B9L;
       h ^= h >>> 31;
