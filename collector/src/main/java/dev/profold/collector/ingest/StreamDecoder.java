@@ -508,8 +508,9 @@ public final class StreamDecoder {
     int measurements = 0;
     int buckets = 0;
     // The cheap checks first, before the columns are sized from the counts: an entry of more key
-    // values than allowed, or a measurement without a state (two bytes on the wire each), must
-    // not make the decoder allocate for them.
+    // values than allowed, a measurement without a state (two bytes on the wire each), or a run of
+    // more buckets than allowed (12 bytes decoded for each byte of a count), must not make the
+    // decoder allocate for them.
     Cursor at = cursor;
     for (int e = 0; e < entries; e++) {
       Entry entry = delta.getEntries(e);
@@ -526,6 +527,17 @@ public final class StreamDecoder {
           throw at.error(".state", "required");
         }
         ExponentialHistogram h = ms.getState().getHistogram();
+        if (h.getPositive().getCountsCount() > MAX_BUCKETS
+            || h.getNegative().getCountsCount() > MAX_BUCKETS) {
+          at.measurement(j);
+          boolean positive = h.getPositive().getCountsCount() > MAX_BUCKETS;
+          throw at.error(
+              ".state.histogram." + (positive ? "positive" : "negative") + ".counts",
+              "at most "
+                  + MAX_BUCKETS
+                  + " buckets, got "
+                  + (positive ? h.getPositive() : h.getNegative()).getCountsCount());
+        }
         buckets += nonZero(h.getPositive()) + nonZero(h.getNegative());
       }
     }

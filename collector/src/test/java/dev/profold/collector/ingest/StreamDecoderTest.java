@@ -1225,6 +1225,26 @@ class StreamDecoderTest {
           "at most 4096 buckets, got 4097");
     }
 
+    @Test
+    void aRunOfTooManyBucketsIsRefusedBeforeTheColumnsAreSized() {
+      // The columns were sized for 12 bytes per bucket of the run, then the run refused: a 16 MiB
+      // message of one-byte counts made the decoder allocate 192 MiB first.
+      long[] ones = LongStream.generate(() -> 1).limit(2_000_000).toArray();
+      Delta delta =
+          withState(
+              state(2_000_000)
+                  .setHistogram(
+                      ExponentialHistogram.newBuilder().setScale(0).setPositive(buckets(0, ones))));
+      com.sun.management.ThreadMXBean mx =
+          (com.sun.management.ThreadMXBean)
+              java.lang.management.ManagementFactory.getThreadMXBean();
+      long self = Thread.currentThread().getId();
+      long before = mx.getThreadAllocatedBytes(self);
+      assertInvalid(
+          delta, STATE + ".histogram.positive.counts", "at most 4096 buckets, got 2000000");
+      assertThat(mx.getThreadAllocatedBytes(self) - before).isLessThan(4L << 20);
+    }
+
     /** At scale 1, buckets -2048..2047 are all ones doubles have (at scale 0 only -1075..1023). */
     @Test
     void exactly4096BucketsAreAccepted() throws Exception {
