@@ -12,8 +12,10 @@ public interface IntervalListener {
   /**
    * Interval {@code interval} of scheme {@code scheme} closed.
    *
-   * @param labelNames the scheme's label names, in the order of the series' label values
-   * @param pathLabels the labels whose values are nested paths
+   * @param labelNames the scheme's GROUP BY attributes as its query names them ({@code
+   *     thread.group}, not the Prometheus label {@code thread_group}), in the order of the series'
+   *     label values, so that records named by them answer the scheme's own query
+   * @param pathLabels those of them whose values are nested paths
    */
   void closed(
       String scheme, List<String> labelNames, List<String> pathLabels, IntervalSnapshot interval);

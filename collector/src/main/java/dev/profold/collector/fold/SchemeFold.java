@@ -694,7 +694,7 @@ final class SchemeFold {
       if (!series.isEmpty()) {
         listener.closed(
             def.name(),
-            def.labelNames(),
+            def.groupBy(),
             def.pathLabels(),
             new IntervalSnapshot(w * intervalNanos, (w + 1) * intervalNanos, series));
       }
@@ -752,7 +752,7 @@ final class SchemeFold {
         new IntervalSnapshot(w * intervalNanos, (w + 1) * intervalNanos, series);
     retained.addLast(closed);
     if (!series.isEmpty()) {
-      listener.closed(def.name(), def.labelNames(), def.pathLabels(), closed);
+      listener.closed(def.name(), def.groupBy(), def.pathLabels(), closed);
     }
     while (retained.size() > def.retention()) {
       retained.removeFirst();

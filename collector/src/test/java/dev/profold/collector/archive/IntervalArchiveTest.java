@@ -228,6 +228,66 @@ class IntervalArchiveTest {
   }
 
   @Test
+  void archivedRecordsNameTheirAttributesAsTheSchemesQueryDoesSoItAnswersOffline()
+      throws Exception {
+    // The archive named them by their Prometheus labels (thread_group): the scheme's own query,
+    // which answers online, gave one group with an empty thread.group offline.
+    IntervalArchive archive = new IntervalArchive(dir, Set.of(), registry);
+    FoldEngine engine =
+        new FoldEngine(
+            new FoldConfig(
+                INTERVAL,
+                5,
+                1000,
+                20,
+                List.of(
+                    SchemeDefinition.compile(
+                        "threads",
+                        "SELECT sum(time) GROUP BY service, thread.group",
+                        Duration.ofNanos(INTERVAL),
+                        1000,
+                        10))),
+            dictionary,
+            clock,
+            new CollectorMetrics(registry));
+    engine.onIntervalClosed(archive);
+    long w0 = T0 / INTERVAL;
+    Deltas.Builder d =
+        delta("a", 1, w0)
+            .attribute(
+                7,
+                "thread.group",
+                dev.profold.proto.v1.ValueType.VALUE_TYPE_STRING,
+                dev.profold.proto.v1.AttributeKind.ATTRIBUTE_KIND_DIMENSION,
+                "")
+            .string(70, "http-exec-*")
+            .entry(
+                dev.profold.proto.v1.Entry.newBuilder()
+                    .addKey(Deltas.regionKey(1))
+                    .addKey(
+                        dev.profold.proto.v1.AttributeValue.newBuilder()
+                            .setAttributeId(7)
+                            .setStringId(70))
+                    .addMeasurements(Deltas.time(2.0))
+                    .build());
+    apply(engine, d);
+    clock.setNanos(T0 + 2 * INTERVAL);
+    engine.advance();
+    archive.close(Duration.ofSeconds(10));
+
+    Path file = dir.resolve("threads").resolve("threads-2023-11-14.jsonl");
+    assertThat(Files.readString(file)).contains("\"thread.group\":\"http-exec-*\"");
+    Map<String, JsonNode> rows =
+        rows(
+            query(
+                "SELECT thread.group, sum(time) WHERE service=checkout GROUP BY thread.group"
+                    + " FORMAT json",
+                file),
+            "thread.group");
+    assertThat(rows.get("http-exec-*").get("sum#time").asDouble()).isEqualTo(2.0);
+  }
+
+  @Test
   void theDirectoryIsHeldByOneArchiveAtATimeAndNamesItsHolder() throws Exception {
     IntervalArchive first = new IntervalArchive(dir, Set.of(), registry);
     assertThat(Files.readString(dir.resolve(IntervalArchive.LOCK_FILE)))
@@ -254,8 +314,12 @@ class IntervalArchiveTest {
   }
 
   static Map<String, JsonNode> rows(String json) throws Exception {
+    return rows(json, "path");
+  }
+
+  static Map<String, JsonNode> rows(String json, String key) throws Exception {
     Map<String, JsonNode> out = new HashMap<>();
-    new ObjectMapper().readTree(json).forEach(r -> out.put(r.get("path").asText(), r));
+    new ObjectMapper().readTree(json).forEach(r -> out.put(r.get(key).asText(), r));
     return out;
   }
 }
