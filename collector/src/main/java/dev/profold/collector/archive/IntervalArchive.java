@@ -84,6 +84,10 @@ public final class IntervalArchive implements IntervalListener {
   private final Set<String> loggedReasons = java.util.concurrent.ConcurrentHashMap.newKeySet();
   private final Thread writer;
   private final FileChannel lockChannel;
+  private final Path lockFile;
+  private final Object closing = new Object();
+  private boolean closed; // guarded by closing: no interval is queued once set
+  private volatile boolean lockFileGone; // logged once
 
   /**
    * An archive in {@code directory} (created if missing) of {@code schemes} (empty: all).
@@ -100,7 +104,8 @@ public final class IntervalArchive implements IntervalListener {
     if (!Files.isWritable(directory)) {
       throw new IOException("archive directory " + directory + " is not writable");
     }
-    this.lockChannel = lock(directory.resolve(LOCK_FILE));
+    this.lockFile = directory.resolve(LOCK_FILE);
+    this.lockChannel = lock(lockFile);
     this.written =
         OwnMeter.ARCHIVE_INTERVALS_WRITTEN
             .counter()
@@ -184,8 +189,16 @@ public final class IntervalArchive implements IntervalListener {
     if (!schemes.isEmpty() && !schemes.contains(scheme)) {
       return;
     }
-    if (!queue.offer(new Closed(scheme, labelNames, pathLabels, interval))) {
-      dropped("queue_full", "the archive writer is behind by " + QUEUE + " intervals");
+    synchronized (closing) {
+      if (closed) { // the fold thread closed it after the shutdown's time for it ran out
+        dropped(
+            "shutdown",
+            "an interval closed after the archive's share of shutdown_timeout had run out");
+        return;
+      }
+      if (!queue.offer(new Closed(scheme, labelNames, pathLabels, interval))) {
+        dropped("queue_full", "the archive writer is behind by " + QUEUE + " intervals");
+      }
     }
   }
 
@@ -213,16 +226,40 @@ public final class IntervalArchive implements IntervalListener {
       Files.createDirectories(file.getParent());
       append(file, text.toString().getBytes(StandardCharsets.UTF_8));
       written.increment();
-    } catch (IOException | RuntimeException e) {
+    } catch (IOException | RuntimeException | OutOfMemoryError | StackOverflowError e) {
+      // An interval too large to format (out of memory) is lost, but the writer goes on: ended,
+      // it would leave every later interval to pile up in the queue, then count as queue_full.
       dropped("write_failed", "cannot write " + file + ": " + e);
+    }
+    touchLock();
+  }
+
+  /**
+   * Keeps the lock file's modification time recent, so that a clean-up of old files by age ({@code
+   * find ... -mtime +30 -delete}) leaves it; says once if it was removed all the same (another
+   * collector could then lock a new one and write here too).
+   */
+  private void touchLock() {
+    try {
+      Files.setLastModifiedTime(lockFile, java.nio.file.attribute.FileTime.from(Instant.now()));
+    } catch (IOException e) {
+      if (!lockFileGone) {
+        lockFileGone = true;
+        log.error(
+            "archive: {} was removed or cannot be touched ({}); while it is gone another collector"
+                + " could lock a new one and write to the same files: leave it in place (restart"
+                + " this collector to make a new one)",
+            lockFile,
+            e.toString());
+      }
     }
   }
 
   /**
    * Appends whole lines to {@code file} so that it only ever holds whole lines: a tail without a
-   * newline (left by a write cut short: the process killed, the writer interrupted at shutdown) is
-   * cut off first, and a write that fails is undone, since one torn line makes {@code profold
-   * query} refuse the whole file and would glue itself to the next record appended.
+   * newline (left by a write cut short: the process killed or exiting mid-write) is cut off first,
+   * and a write that fails is undone, since one torn line makes {@code profold query} refuse the
+   * whole file and would glue itself to the next record appended.
    */
   private void append(Path file, byte[] lines) throws IOException {
     try (FileChannel ch =
@@ -337,17 +374,26 @@ public final class IntervalArchive implements IntervalListener {
 
   private void closeWriter(Duration timeout) throws InterruptedException {
     long deadline = System.nanoTime() + Math.max(0, timeout.toNanos());
+    synchronized (closing) {
+      closed = true; // from now on an interval is counted, not queued behind the stop marker
+    }
     if (queue.offer(STOP, timeout.toMillis(), TimeUnit.MILLISECONDS)) {
       long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
       writer.join(Math.max(1, left));
     }
-    if (!writer.isAlive()) {
-      return;
-    }
     List<Closed> unwritten = new ArrayList<>();
     queue.drainTo(unwritten); // the writer takes nothing more once these are gone
-    writer.interrupt(); // its write in progress fails, counted (write_failed), and is undone
-    writer.join(1000);
+    if (writer.isAlive()) {
+      boolean unused = queue.offer(STOP); // room now: it ends after its write in progress
+      // Not interrupted: an interrupt closes the file channel under the write, so its undo fails
+      // too and a torn line stays. The write in progress gets a second to end.
+      writer.join(1000);
+      if (writer.isAlive()) {
+        log.warn(
+            "archive: a write was still in progress at exit; if it was cut short, its torn last"
+                + " line is cut off before the next append to that file");
+      }
+    }
     long lost = unwritten.stream().filter(c -> c.interval() != null).count();
     if (lost > 0) {
       droppedCounter("shutdown").increment((double) lost);

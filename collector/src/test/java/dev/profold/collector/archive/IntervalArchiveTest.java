@@ -131,6 +131,62 @@ class IntervalArchiveTest {
     // Before: what was still queued was neither written nor counted.
     assertThat(shutdown).isPositive();
     assertThat(written + shutdown + failed).as("every interval accounted once").isEqualTo(queued);
+    // The write in progress ends whole: the writer was interrupted, which closed the file under
+    // it, so its undo failed too (a torn line, or an interval written but counted as failed).
+    assertThat(failed).isZero();
+    Path file = dir.resolve("by_path").resolve("by_path-2023-11-14.jsonl");
+    String text = Files.exists(file) ? Files.readString(file) : "";
+    assertThat(text.isEmpty() || text.endsWith("\n")).as("whole lines only").isTrue();
+    assertThat(text.lines().map(l -> l.substring(0, l.indexOf(",\"interval.end\""))).distinct())
+        .as("intervals in the file")
+        .hasSize((int) written);
+    // An interval the fold thread closes after the archive's time ran out is counted too.
+    archive.closed(
+        "by_path",
+        List.of("path"),
+        List.of(),
+        new dev.profold.sinks.snapshot.IntervalSnapshot(
+            T0 + queued * INTERVAL, T0 + (queued + 1) * INTERVAL, series));
+    assertThat(
+            registry
+                .get("profold.archive.intervals.dropped")
+                .tag("reason", "shutdown")
+                .counter()
+                .count())
+        .isEqualTo(shutdown + 1);
+  }
+
+  @Test
+  void theLockFileIsKeptRecentAndItsRemovalIsSaid() throws Exception {
+    IntervalArchive archive = new IntervalArchive(dir, Set.of(), registry);
+    Path lock = dir.resolve(IntervalArchive.LOCK_FILE);
+    java.nio.file.attribute.FileTime old =
+        java.nio.file.attribute.FileTime.from(java.time.Instant.parse("2020-01-01T00:00:00Z"));
+    Files.setLastModifiedTime(lock, old);
+    FoldEngine engine = engine(archive);
+    long w0 = T0 / INTERVAL;
+    apply(engine, delta("a", 1, w0).entry(1, 1.0));
+    clock.setNanos(T0 + 2 * INTERVAL);
+    try (dev.profold.collector.testing.LogLines logs =
+        dev.profold.collector.testing.LogLines.capture(IntervalArchive.class)) {
+      engine.advance();
+      long until = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+      while (registry.get("profold.archive.intervals.written").counter().count() < 2
+          && System.nanoTime() < until) {
+        java.util.concurrent.locks.LockSupport.parkNanos(1_000_000); // the writer's thread
+      }
+      assertThat(Files.getLastModifiedTime(lock)).as("touched by the write").isGreaterThan(old);
+      Files.delete(lock); // a clean-up of old files by age, say
+      apply(engine, delta("a", 2, w0 + 2).entry(1, 1.0));
+      clock.setNanos(T0 + 4 * INTERVAL);
+      engine.advance();
+      archive.close(Duration.ofSeconds(10));
+      assertThat(logs.messages())
+          .filteredOn(m -> m.contains("collector.lock was removed"))
+          .hasSize(1);
+    }
+    assertThat(registry.get("profold.archive.intervals.written").counter().count())
+        .isEqualTo(4); // two schemes, two intervals: the files go on
   }
 
   @Test
