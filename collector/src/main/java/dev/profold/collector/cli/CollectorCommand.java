@@ -171,12 +171,9 @@ final class CollectorCommand implements Callable<Integer> {
       demoToStop.set(workload);
       workload.start();
       out.printf(
-          "demo workload running: series appear at %s within %ds, the"
-              + " last-interval gauges once an interval has closed (%ds to %ds in)%n",
-          server.metricsUrl(),
-          c.interval().toSeconds(),
-          2 * c.interval().toSeconds(),
-          3 * c.interval().toSeconds());
+          "demo workload running: series appear at %s within %s, the"
+              + " last-interval gauges once an interval has closed (within %s)%n",
+          server.metricsUrl(), written(c.interval()), written(c.interval().multipliedBy(3)));
     }
     if (config != null) {
       watchConfig(server, c, out, hup);
@@ -283,7 +280,7 @@ final class CollectorCommand implements Callable<Integer> {
   }
 
   /** {@code d} as a config file writes it: {@code 10s}, {@code 250ms}. */
-  private static String written(Duration d) {
+  static String written(Duration d) {
     return d.toMillis() % 1000 == 0 ? d.toSeconds() + "s" : d.toMillis() + "ms";
   }
 

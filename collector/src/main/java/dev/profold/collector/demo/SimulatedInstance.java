@@ -311,6 +311,15 @@ final class SimulatedInstance {
     }
   }
 
+  /** Waits until every delta sent is acknowledged, the stream broke, or {@code nanos} passed. */
+  private synchronized void awaitAcks(long nanos) throws InterruptedException {
+    long deadline = System.nanoTime() + nanos;
+    long left;
+    while (stream != null && !unacked.isEmpty() && (left = deadline - System.nanoTime()) > 0) {
+      TimeUnit.NANOSECONDS.timedWait(this, left);
+    }
+  }
+
   private synchronized void acked(Ack ack) {
     if (ack.getResult() == AckResult.ACK_RESULT_REJECTED) {
       log.warn(
@@ -322,6 +331,7 @@ final class SimulatedInstance {
     while (!unacked.isEmpty() && unacked.peekFirst().getSequence() <= ack.getSequence()) {
       unacked.removeFirst();
     }
+    notifyAll(); // awaitAcks
   }
 
   private synchronized void streamBroken(Throwable t) {
@@ -333,6 +343,7 @@ final class SimulatedInstance {
           unacked.size());
     }
     stream = null;
+    notifyAll(); // awaitAcks
   }
 
   private static long exporterCpu() {
@@ -357,6 +368,8 @@ final class SimulatedInstance {
     exporter.shutdown();
     try {
       exporter.awaitTermination(2, TimeUnit.SECONDS);
+      exportSafely(); // the interval cut short, as the client library's shutdown sends it
+      awaitAcks(TimeUnit.SECONDS.toNanos(1));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }

@@ -337,10 +337,12 @@ public final class CollectorServer {
                 alertMetrics));
     ready = worker.failure() == null; // else it failed while the server started
     log.info(
-        "profold collector ready: grpc={} http={} interval={}s",
+        "profold collector ready: grpc={} http={} interval={}",
         hostPort(config.listen(), grpcPort()),
         metricsUrl(),
-        config.interval().toSeconds());
+        config.interval().toMillis() % 1000 == 0
+            ? config.interval().toSeconds() + "s"
+            : config.interval().toMillis() + "ms");
   }
 
   /** The base URL alerts link back to: {@code alerts.external_url}, or this server's address. */

@@ -54,6 +54,25 @@ class DemoWorkloadTest {
   }
 
   @Test
+  void closingSendsEachInstancesLastIntervalAndWaitsForItsAck() throws Exception {
+    // The demo only half-closed its streams: the interval it was stopped in never arrived, and
+    // the collector's stop, which archives the current interval, had nothing of it.
+    CollectorServer server =
+        new CollectorServer(
+            CollectorConfig.defaults().withOverrides(null, 0, 0, Duration.ofSeconds(60)),
+            InstantSource.system());
+    server.start();
+    try {
+      DemoWorkload demo = new DemoWorkload("127.0.0.1", server.grpcPort(), Duration.ofSeconds(60));
+      demo.start();
+      demo.close(); // long before the first 60 s interval ends
+      assertThat(server.meters().scrape()).contains("profold_deltas_applied_total 4.0");
+    } finally {
+      server.stop();
+    }
+  }
+
+  @Test
   void withTheThreadsSchemeTheSearchWorkersHotShardShowsAsThreadImbalance() throws Exception {
     String yaml =
         """
