@@ -580,7 +580,10 @@ public final class CollectorServer {
     ingest.closeStreams();
     if (grpc != null) { // null when the ports could not be bound
       grpc.shutdown();
-      if (!grpc.awaitTermination(2, TimeUnit.SECONDS)) {
+      // Within what is left of the budget (at most 2 s): the streams were ended above, so this
+      // only waits for calls still finishing their last messages.
+      long left = Math.min(deadline - System.nanoTime(), TimeUnit.SECONDS.toNanos(2));
+      if (left <= 0 || !grpc.awaitTermination(left, TimeUnit.NANOSECONDS)) {
         grpc.shutdownNow();
       }
     }
