@@ -101,6 +101,11 @@ public final class ThreadRegionImbalanceValues implements DerivedValues {
       CollectorSnapshot snapshot, Map<List<String>, Integer> threads) {
     List<DerivedValue> out = new ArrayList<>();
     for (ThreadGroupSpreads.Group g : ThreadGroupSpreads.of(snapshot, threads)) {
+      if (g.threads() < 2) {
+        // One thread has no spread: its imbalance would read 0 and its whole wait as balanced
+        // waiting (a lone consumer's idle wait firing a rule on thread_region_wait_seconds).
+        continue;
+      }
       Guarded.add(
           "thread group " + g.group() + " of " + g.service() + "/" + g.instance(),
           own -> analyse(g, own),

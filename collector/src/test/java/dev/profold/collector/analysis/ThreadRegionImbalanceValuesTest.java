@@ -167,6 +167,19 @@ class ThreadRegionImbalanceValuesTest {
     assertThat(work.context()).containsEntry("min", "0").containsEntry("threads", "5");
   }
 
+  @Test
+  void aGroupOfOneThreadGivesNothing() throws Exception {
+    // A lone consumer: its imbalance read 0 and its whole wait 'balanced waiting'.
+    start();
+    push(
+        delta()
+            .string(NAMES, "worker-0")
+            .entry(member(1, THREAD_ATTR, NAMES, 4.0))
+            .entry(member(2, THREAD_ATTR, NAMES, 2.0)),
+        1);
+    assertThat(values()).isEmpty();
+  }
+
   /** The planted pool as NONE sends it: one entry per thread and node. */
   private static Deltas.Builder none() {
     Deltas.Builder d = delta();
