@@ -302,19 +302,21 @@ public final class StreamDecoder {
               field, "longer than " + MAX_STRING_BYTES + " UTF-8 bytes (" + bytes + ")");
         }
       }
-      int global = dictionary.internString(e.getValue());
       int previous = strings.get(id & 0xFFFFFFFFL);
       if (previous != LongIntMap.MISSING) {
-        dictionary.releaseString(global); // the mapping holds one reference already
-        if (previous != global) {
+        // Compared before any interning: with the dictionary full, interning the new content
+        // would be refused as "dictionary full", a retryable error that no retry can cure.
+        String had = dictionary.string(previous);
+        if (!value.equals(had)) {
           throw new InvalidDeltaException(
               field,
               "already defined in this stream as \""
-                  + dictionary.string(previous)
+                  + had
                   + "\"; ids cannot be redefined with different content");
         }
         continue;
       }
+      int global = dictionary.internString(value);
       try {
         checkRoomForId();
       } catch (DictionaryFullException full) {
@@ -475,12 +477,15 @@ public final class StreamDecoder {
           case REGION_KIND_UNSPECIFIED, UNRECOGNIZED -> "";
           default -> n.getKind().name().substring("REGION_KIND_".length()).toLowerCase(Locale.ROOT);
         };
-    int global = dictionary.internPathNode(parent, attr.id(), name, kind);
     long key = n.getId() & 0xFFFFFFFFL;
     int previous = paths.get(key);
     if (previous != LongIntMap.MISSING) {
-      dictionary.releasePathNode(global); // the mapping holds one reference already
-      if (previous != global) {
+      // Compared before any interning, as for strings.
+      dev.profold.collector.dictionary.PathNode had = dictionary.pathNode(previous);
+      if (had.parent() != parent
+          || had.attribute() != attr.id()
+          || !had.name().equals(dictionary.string(name))
+          || !had.kind().equals(kind)) {
         throw new InvalidDeltaException(
             field + ".id",
             "path node "
@@ -489,6 +494,7 @@ public final class StreamDecoder {
       }
       return;
     }
+    int global = dictionary.internPathNode(parent, attr.id(), name, kind);
     try {
       checkRoomForId();
     } catch (DictionaryFullException full) {

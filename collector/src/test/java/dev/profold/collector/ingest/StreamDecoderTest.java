@@ -417,6 +417,26 @@ class StreamDecoderTest {
     }
 
     @Test
+    void aRedefinitionIsSaidAsSuchWhenTheDictionaryIsFull() throws Exception {
+      // The new content was interned first: with no room, the client was told "dictionary full"
+      // (retry in a minute) for a redefinition no retry can cure.
+      GlobalDictionary full = new GlobalDictionary(6); // what valid() defines, and no more
+      StreamDecoder d = new StreamDecoder(full);
+      decode(d, valid().build());
+      assertInvalid(
+          d,
+          Deltas.next().seq(2).string(1, "other").build(),
+          "dictionary.strings[1]",
+          "already defined in this stream as \"main\"");
+      assertInvalid(
+          d,
+          Deltas.next().seq(3).region(1, "main", REGION_KIND_IO).build(),
+          "dictionary.path_nodes[0].id",
+          "path node 1 is already defined in this stream with different content");
+      decode(d, Deltas.next().seq(4).region(1, "main", REGION_KIND_COMPUTE).entry(1, 1.0).build());
+    }
+
+    @Test
     void redefiningStringWithSameContentIsAllowed() throws Exception {
       decode(decoder, valid().build());
       decode(decoder, Deltas.next().seq(2).string(1, "main").string(2, "db.query").build());
