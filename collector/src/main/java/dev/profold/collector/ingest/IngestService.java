@@ -91,6 +91,13 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
       // Set once the stream is ending; gRPC calls onNext and onCompleted one at a time.
       private boolean ending;
 
+      // The first sequence of a delta refused for now (retryable) on this stream, 0 for none, and
+      // why: a later delta applied ahead of it would make its resend a DUPLICATE (its data lost),
+      // so later deltas are refused too until it comes again.
+      private long refusedFrom;
+      private RejectReason refusedFor;
+      private Status refusedStatus;
+
       @Override
       public void onNext(Delta delta) {
         if (ending) {
@@ -99,6 +106,15 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
         int size = delta.getSerializedSize();
         metrics.deltaReceived(size);
         long seq = delta.getSequence();
+        long from = delta.getFirstSequence() == 0 ? seq : delta.getFirstSequence();
+        if (refusedFrom != 0) {
+          if (Long.compareUnsigned(from, refusedFrom) > 0) {
+            metrics.deltaRejected(refusedFor);
+            answer(rejectedAck(seq, waitingFor(from)));
+            return;
+          }
+          refusedFrom = 0; // the refused delta (or one before it) again: taken as any other
+        }
         DecodedDelta decoded;
         try {
           decoded = decoder.decode(delta, size);
@@ -119,15 +135,43 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
           return;
         } catch (DictionaryFullException e) {
           metrics.deltaRejected(RejectReason.DICTIONARY_FULL);
-          answer(
-              rejectedAck(
-                  seq, status(Code.RESOURCE_EXHAUSTED, e.getMessage(), Duration.ofMinutes(1))));
+          Status refused = status(Code.RESOURCE_EXHAUSTED, e.getMessage(), Duration.ofMinutes(1));
+          refusedForNow(from, RejectReason.DICTIONARY_FULL, refused);
+          answer(rejectedAck(seq, refused));
           return;
         }
         boolean queued = worker.submit(decoded, r -> acks.send(ack(seq, r)));
         if (!queued) {
-          answer(rejectedAck(seq, refusal()));
+          RejectReason[] why = new RejectReason[1];
+          Status refused = refusal(why);
+          refusedForNow(from, why[0], refused);
+          answer(rejectedAck(seq, refused));
         }
+      }
+
+      /** Remembers that the delta from {@code from} was refused for now. */
+      private void refusedForNow(long from, RejectReason reason, Status refused) {
+        if (refusedFrom == 0) {
+          refusedFrom = from;
+          refusedFor = reason;
+          refusedStatus = refused;
+        }
+      }
+
+      /** The refusal of a delta from {@code from}, sent behind the one refused for now. */
+      private Status waitingFor(long from) {
+        Status.Builder b = refusedStatus.toBuilder();
+        return b.setMessage(
+                "sequence "
+                    + Long.toUnsignedString(refusedFrom)
+                    + " was refused for now on this stream and must be applied before "
+                    + Long.toUnsignedString(from)
+                    + "; resend from "
+                    + Long.toUnsignedString(refusedFrom)
+                    + " ("
+                    + refusedStatus.getMessage()
+                    + ")")
+            .build();
       }
 
       /**
@@ -239,15 +283,23 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
 
   /** The status for a delta the worker would not queue: overloaded or shutting down. */
   private Status refusal() {
+    return refusal(new RejectReason[1]);
+  }
+
+  /** As {@link #refusal()}, the reason counted given in {@code why[0]}. */
+  private Status refusal(RejectReason[] why) {
     String failure = worker.failure();
     if (failure != null) {
+      why[0] = RejectReason.FOLD_FAILED;
       metrics.deltaRejected(RejectReason.FOLD_FAILED);
       return foldFailed(failure);
     }
     if (!worker.accepting()) {
+      why[0] = RejectReason.SHUTTING_DOWN;
       metrics.deltaRejected(RejectReason.SHUTTING_DOWN);
       return status(Code.UNAVAILABLE, "the collector is shutting down; retry", retryDelay);
     }
+    why[0] = RejectReason.OVERLOADED;
     metrics.deltaRejected(RejectReason.OVERLOADED);
     return status(
         Code.RESOURCE_EXHAUSTED,

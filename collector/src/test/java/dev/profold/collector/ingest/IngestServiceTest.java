@@ -527,6 +527,48 @@ class IngestServiceTest {
   }
 
   @Test
+  void deltasAfterOneRefusedForNowAreRefusedTooUntilItIsResent() throws Exception {
+    // A client pipelining 2 and 3: 2 was refused (overloaded), 3 applied, and 2's resend then
+    // came back DUPLICATE: done, as far as the client knew, and its data never applied.
+    Delta first = checkout().build();
+    Deltas.Builder big = checkout().withoutSource().seq(2);
+    for (int i = 0; i < 200; i++) {
+      big.entry(2, i);
+    }
+    start(first.getSerializedSize() + 1000, false);
+    PushStream s = new PushStream();
+    s.requests.onNext(first);
+    s.requests.onNext(big.build()); // over the limit; its rejection ack fits
+    s.requests.onNext(checkout().withoutSource().clearEntries().entry(1, 1.0).seq(3).build());
+    worker.start();
+    assertThat(s.ack().getResult()).isEqualTo(AckResult.ACK_RESULT_APPLIED);
+    Ack refused = s.ack();
+    assertThat(refused.getResult()).isEqualTo(AckResult.ACK_RESULT_REJECTED);
+    assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED.value());
+    Ack behind = s.ack();
+    assertThat(behind.getSequence()).isEqualTo(3);
+    assertThat(behind.getResult()).isEqualTo(AckResult.ACK_RESULT_REJECTED);
+    assertThat(behind.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED.value());
+    assertThat(behind.getStatus().getMessage())
+        .startsWith(
+            "sequence 2 was refused for now on this stream and must be applied before 3;"
+                + " resend from 2 (the collector has too many received deltas");
+    assertThat(behind.getStatus().getDetails(0).unpack(RetryInfo.class).getRetryDelay().getNanos())
+        .isEqualTo(500_000_000);
+    assertThat(
+            registry.get("profold.deltas.rejected").tag("reason", "overloaded").counter().count())
+        .isEqualTo(2);
+
+    // Resent in order, as the client does after the delay: both applied.
+    assertThat(s.send(big.build()).getResult()).isEqualTo(AckResult.ACK_RESULT_APPLIED);
+    assertThat(
+            s.send(checkout().withoutSource().clearEntries().entry(1, 1.0).seq(3).build())
+                .getResult())
+        .isEqualTo(AckResult.ACK_RESULT_APPLIED);
+    assertThat(only("main/db.query").state().count()).isEqualTo(2 + 2 + 200);
+  }
+
+  @Test
   void aRefusalBeyondThePendingLimitEndsTheStreamAfterItsEarlierAcks() throws Exception {
     Delta first = checkout().build();
     start(first.getSerializedSize(), false);
