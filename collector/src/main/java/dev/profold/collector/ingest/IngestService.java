@@ -57,6 +57,7 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
   private final CollectorMetrics metrics;
   private final Duration retryDelay;
   private final Set<AckStream> open = ConcurrentHashMap.newKeySet();
+  private final Set<PendingExport> exports = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
 
   public IngestService(
@@ -121,13 +122,15 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
         } catch (InvalidDeltaException e) {
           metrics.deltaRejected(RejectReason.INVALID);
           if (decoder.source() == null) {
-            worker.execute(
-                () ->
-                    acks.fail(
-                        io.grpc.Status.INVALID_ARGUMENT
-                            .withDescription(e.getMessage())
-                            .asRuntimeException()));
-            open.remove(acks);
+            io.grpc.StatusRuntimeException invalid =
+                io.grpc.Status.INVALID_ARGUMENT
+                    .withDescription(e.getMessage())
+                    .asRuntimeException();
+            // Open until the fold thread ends it, so that closeStreams ends it if that thread
+            // fails before it gets there.
+            if (!worker.execute(() -> close(acks, invalid))) {
+              close(acks, invalid);
+            }
             end();
           } else {
             answer(rejectedAck(seq, status(Code.INVALID_ARGUMENT, e.getMessage(), null)));
@@ -226,11 +229,44 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
 
       @Override
       public void onCompleted() {
-        open.remove(acks);
-        worker.execute(acks::complete);
+        // Open until its acks are sent and it is completed, on the fold thread: if that thread
+        // fails first, closeStreams ends it with UNAVAILABLE (its client resends what it has not
+        // seen acknowledged) instead of leaving it without an answer.
+        if (!worker.execute(
+            () -> {
+              acks.complete();
+              open.remove(acks);
+            })) {
+          close(acks, unavailable());
+        }
         end();
       }
     };
+  }
+
+  /** Ends {@code acks} with {@code error} and forgets it. */
+  private void close(AckStream acks, Throwable error) {
+    acks.fail(error);
+    open.remove(acks);
+  }
+
+  /**
+   * An Export call queued for the fold thread: answered once, by the fold thread's result or, if
+   * that thread fails or stops before it, by {@link #closeStreams}.
+   */
+  private static final class PendingExport {
+    final StreamObserver<ExportResponse> responses;
+    private final java.util.concurrent.atomic.AtomicBoolean answered =
+        new java.util.concurrent.atomic.AtomicBoolean();
+
+    PendingExport(StreamObserver<ExportResponse> responses) {
+      this.responses = responses;
+    }
+
+    /** True for the one caller that may answer the call. */
+    boolean claim() {
+      return answered.compareAndSet(false, true);
+    }
   }
 
   @Override
@@ -255,10 +291,16 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
               status(Code.RESOURCE_EXHAUSTED, e.getMessage(), Duration.ofMinutes(1))));
       return;
     }
+    PendingExport call = new PendingExport(responses);
+    exports.add(call);
     boolean queued =
         worker.submit(
             decoded,
             r -> {
+              exports.remove(call);
+              if (!call.claim()) {
+                return; // answered by closeStreams already
+              }
               if (r.outcome() == FoldResult.Outcome.REJECTED) {
                 responses.onError(StatusProto.toStatusRuntimeException(rejection(r)));
               } else {
@@ -275,9 +317,16 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
             });
     if (queued) {
       worker.execute(decoder::release); // after the delta is folded
+      if (closed && exports.remove(call) && call.claim()) {
+        // closeStreams ran meanwhile and may have missed it: nothing will answer it now
+        responses.onError(unavailable());
+      }
     } else {
+      exports.remove(call);
       decoder.release(); // nothing of this call was queued
-      responses.onError(StatusProto.toStatusRuntimeException(refusal()));
+      if (call.claim()) {
+        responses.onError(StatusProto.toStatusRuntimeException(refusal()));
+      }
     }
   }
 
@@ -319,6 +368,13 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
       s.fail(e);
     }
     open.clear();
+    for (java.util.Iterator<PendingExport> it = exports.iterator(); it.hasNext(); ) {
+      PendingExport call = it.next();
+      it.remove();
+      if (call.claim()) {
+        call.responses.onError(e);
+      }
+    }
   }
 
   /** UNAVAILABLE: the fold thread died ({@code failure}); a restarted collector takes the delta. */

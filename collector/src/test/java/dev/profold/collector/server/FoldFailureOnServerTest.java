@@ -178,6 +178,85 @@ class FoldFailureOnServerTest {
   }
 
   @Test
+  void callsWaitingForTheFoldThreadWhenItFailsAreAnsweredUnavailable() throws Exception {
+    // Their answers were tasks the failure cleared: an Export call and a half-closed Push stream
+    // (no longer counted open) waited for ever, or until the client's deadline.
+    try (RunningCollector c = RunningCollector.withData()) {
+      ManagedChannel channel = NettyChannelBuilder.forTarget(c.grpcTarget()).usePlaintext().build();
+      java.util.concurrent.CountDownLatch hold = new java.util.concurrent.CountDownLatch(1);
+      try {
+        c.server
+            .worker()
+            .execute(
+                () -> {
+                  try {
+                    hold.await();
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                  }
+                });
+        c.server
+            .worker()
+            .execute(
+                () -> {
+                  throw new OutOfMemoryError("planted by the test");
+                });
+        Delta exported = delta("i-5", 1);
+        com.google.common.util.concurrent.ListenableFuture<dev.profold.proto.v1.ExportResponse>
+            export = IngestGrpc.newFutureStub(channel).export(exported);
+        CompletableFuture<Throwable> pushEnd = new CompletableFuture<>();
+        StreamObserver<Delta> push =
+            IngestGrpc.newStub(channel)
+                .push(
+                    new StreamObserver<>() {
+                      @Override
+                      public void onNext(Ack ack) {}
+
+                      @Override
+                      public void onError(Throwable t) {
+                        pushEnd.complete(t);
+                      }
+
+                      @Override
+                      public void onCompleted() {
+                        pushEnd.complete(null);
+                      }
+                    });
+        Delta pushed = delta("i-6", 1);
+        push.onNext(pushed);
+        push.onCompleted();
+        long both = exported.getSerializedSize() + pushed.getSerializedSize();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30); // a hang guard
+        while (c.server.metrics().pendingBytes().get() < both) {
+          assertThat(System.nanoTime() - deadline).as("both queued within 30 s").isNegative();
+          Thread.onSpinWait();
+        }
+        hold.countDown(); // the failure, with both deltas queued behind it
+        assertThat(c.server.worker().awaitEnd(Duration.ofSeconds(10))).isTrue();
+
+        Throwable exportEnd = catchCause(() -> export.get(10, TimeUnit.SECONDS));
+        assertThat(Status.fromThrowable(exportEnd).getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+        assertThat(Status.fromThrowable(exportEnd).getDescription()).contains("fold thread failed");
+        Throwable streamEnd = pushEnd.get(10, TimeUnit.SECONDS);
+        assertThat(Status.fromThrowable(streamEnd).getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+      } finally {
+        hold.countDown();
+        channel.shutdownNow();
+      }
+    }
+  }
+
+  /** What {@code call} threw, unwrapped from an ExecutionException. */
+  private static Throwable catchCause(java.util.concurrent.Callable<?> call) throws Exception {
+    try {
+      call.call();
+    } catch (java.util.concurrent.ExecutionException e) {
+      return e.getCause();
+    }
+    throw new AssertionError("no failure");
+  }
+
+  @Test
   void aRunningFoldIsUp() throws Exception {
     try (RunningCollector c = RunningCollector.withData()) {
       assertThat(get(c, "/healthz").body()).isEqualTo("ok\n");
