@@ -49,6 +49,7 @@ public final class AlertsHttpHandler implements HttpHandler {
     }
     byte[] body = JSON.writeValueAsBytes(root);
     ex.getResponseHeaders().set("Content-Type", "application/json");
+    ex.getResponseHeaders().set("Cache-Control", "no-store");
     ex.sendResponseHeaders(200, ex.getRequestMethod().equals("HEAD") ? -1 : body.length);
     try (OutputStream out = ex.getResponseBody()) {
       if (!ex.getRequestMethod().equals("HEAD")) {

@@ -143,7 +143,7 @@ public final class CollectorServer {
     this.ingest = new IngestService(dictionary, worker, metrics, config.retryDelay());
     worker.onFailure(this::foldFailed);
     metrics.foldUp(() -> worker.failure() == null);
-    this.queries = new OnlineQuery(worker);
+    this.queries = new OnlineQuery(worker, worker::failure);
     this.clock = clock;
     // Online queries over gRPC: at most two at a time, a few more waiting, the rest refused.
     this.queryExecutor =

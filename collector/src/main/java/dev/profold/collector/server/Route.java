@@ -63,6 +63,7 @@ final class Route implements HttpHandler {
   static void text(HttpExchange ex, int code, String body) throws IOException {
     byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
     ex.getResponseHeaders().set("Content-Type", "text/plain; charset=utf-8");
+    ex.getResponseHeaders().set("Cache-Control", "no-store"); // health and errors: now, not then
     if (ex.getRequestMethod().equals("HEAD")) {
       ex.sendResponseHeaders(code, -1);
       return;

@@ -65,6 +65,13 @@ class HttpRoutesTest {
     HttpResponse<String> head = send("HEAD", "/healthz");
     assertThat(head.statusCode()).isEqualTo(200);
     assertThat(head.body()).isEmpty();
+    // Answers about now: a cache in front (a default TTL) served old ones.
+    for (String path :
+        List.of("/healthz", "/readyz", "/api/v1/alerts", "/api/v1/query?q=SELECT+count()")) {
+      assertThat(send("GET", path).headers().firstValue("Cache-Control"))
+          .as(path)
+          .hasValue("no-store");
+    }
   }
 
   @Test

@@ -36,10 +36,42 @@ public final class OnlineQuery {
   /** The scheme queried when a request names none: the collector's built-in scheme. */
   public static final String DEFAULT_SCHEME = "region";
 
+  /**
+   * Query text longer than this is refused: a query is a few lines, and a crafted one of megabytes
+   * (thousands of SELECT items) cost the collector seconds of CPU and gigabytes of heap.
+   */
+  public static final int MAX_QUERY_CHARS = 65_536;
+
+  /** SELECT items a query may have. */
+  public static final int MAX_SELECT_ITEMS = 512;
+
+  /**
+   * Cells (rows times columns) an answer may have: the whole of a scheme at the default cardinality
+   * limit with 50 columns; a larger answer is refused before it is rendered.
+   */
+  public static final long MAX_CELLS = 500_000;
+
   private final SnapshotSource source;
+  private final java.util.function.Supplier<String> failure;
+  private final long maxCells;
 
   public OnlineQuery(SnapshotSource source) {
+    this(source, () -> null);
+  }
+
+  /**
+   * @param failure why the fold stopped for good (its thread failed), or null while it runs: the
+   *     snapshot then only grows older, and queries are refused saying so
+   */
+  public OnlineQuery(SnapshotSource source, java.util.function.Supplier<String> failure) {
+    this(source, failure, MAX_CELLS);
+  }
+
+  /** As above, answers of at most {@code maxCells} cells (for tests). */
+  OnlineQuery(SnapshotSource source, java.util.function.Supplier<String> failure, long maxCells) {
     this.source = source;
+    this.failure = failure;
+    this.maxCells = maxCells;
   }
 
   /**
@@ -87,8 +119,36 @@ public final class OnlineQuery {
    *     unknown scheme (the message lists the schemes there are)
    */
   public Answer run(Request request, OutputFormat fallback) throws OnlineQueryException {
+    return run(request, fallback, () -> false);
+  }
+
+  /**
+   * As {@link #run(Request, OutputFormat)}, giving up between its steps once {@code abandoned} says
+   * the caller no longer waits for the answer.
+   *
+   * @throws OnlineQueryException with {@link OnlineQueryException.Reason#ABANDONED} then
+   */
+  public Answer run(
+      Request request, OutputFormat fallback, java.util.function.BooleanSupplier abandoned)
+      throws OnlineQueryException {
     String name =
         request.scheme() == null || request.scheme().isEmpty() ? DEFAULT_SCHEME : request.scheme();
+    String failed = failure.get();
+    if (failed != null) {
+      throw new OnlineQueryException(
+          OnlineQueryException.Reason.NOT_READY,
+          "the collector's fold thread failed ("
+              + failed
+              + ") and its data no longer changes; it must be restarted");
+    }
+    if (request.query() != null && request.query().length() > MAX_QUERY_CHARS) {
+      throw new OnlineQueryException(
+          OnlineQueryException.Reason.INVALID,
+          "the query is "
+              + request.query().length()
+              + " characters long; at most "
+              + MAX_QUERY_CHARS);
+    }
     CollectorSnapshot snapshot = source.snapshot();
     SchemeSnapshot scheme = find(snapshot, name);
     String text = request.query();
@@ -107,8 +167,32 @@ public final class OnlineQuery {
       throw new OnlineQueryException(
           OnlineQueryException.Reason.INVALID, "bad query: " + e.getMessage(), e);
     }
+    if (evaluator.query().select().size() > MAX_SELECT_ITEMS) {
+      throw new OnlineQueryException(
+          OnlineQueryException.Reason.INVALID,
+          "the query has "
+              + evaluator.query().select().size()
+              + " SELECT items; at most "
+              + MAX_SELECT_ITEMS);
+    }
+    given(abandoned);
     SnapshotRecords.Selection selection = SnapshotRecords.select(scheme, request.range());
+    given(abandoned);
     QueryResult result = evaluator.evaluate(selection.records());
+    long cells = (long) result.rows().size() * Math.max(1, result.columns().size());
+    if (cells > maxCells) {
+      throw new OnlineQueryException(
+          OnlineQueryException.Reason.INVALID,
+          "the answer would have "
+              + result.rows().size()
+              + " rows of "
+              + result.columns().size()
+              + " columns, more than "
+              + maxCells
+              + " cells; narrow it with a WHERE, a GROUP BY of fewer attributes, fewer SELECT"
+              + " items or a LIMIT");
+    }
+    given(abandoned);
     OutputFormat format = request.format();
     if (format == null) {
       format = evaluator.query().format().orElse(fallback);
@@ -124,6 +208,15 @@ public final class OnlineQuery {
         notes(
             note(scheme, request.range(), selection.intervals()),
             unknownAttributes(name, evaluator.query(), selection.records())));
+  }
+
+  /** Throws ABANDONED once {@code abandoned} says nobody waits for the answer. */
+  private static void given(java.util.function.BooleanSupplier abandoned)
+      throws OnlineQueryException {
+    if (abandoned.getAsBoolean()) {
+      throw new OnlineQueryException(
+          OnlineQueryException.Reason.ABANDONED, "the caller no longer waits for the answer");
+    }
   }
 
   /** {@code a} and {@code b}, those that are not empty, joined. */

@@ -17,7 +17,12 @@ public final class OnlineQueryException extends Exception {
      * The collector has no snapshot of its schemes yet (it is starting): gRPC UNAVAILABLE, HTTP 503
      * with Retry-After; retry.
      */
-    NOT_READY
+    NOT_READY,
+    /**
+     * The caller gave up (its deadline passed, or it cancelled) while the query ran: nothing is
+     * answered.
+     */
+    ABANDONED
   }
 
   private final Reason reason;

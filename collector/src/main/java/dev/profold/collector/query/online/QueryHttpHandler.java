@@ -116,10 +116,22 @@ public final class QueryHttpHandler implements HttpHandler {
             ex,
             switch (e.reason()) {
               case NOT_FOUND -> 404;
-              case NOT_READY -> 503;
+              case NOT_READY, ABANDONED -> 503;
               case INVALID -> 400;
             },
             e.getMessage());
+        return;
+      } catch (OutOfMemoryError | StackOverflowError e) {
+        log.warn(
+            "query over HTTP ran out of {}: {}",
+            e instanceof OutOfMemoryError ? "memory" : "stack",
+            e.toString());
+        error(
+            ex,
+            503,
+            "the query needed more than the collector could give ("
+                + e
+                + "); narrow it with a WHERE, fewer SELECT items or a LIMIT");
         return;
       } finally {
         running.release();
@@ -267,6 +279,8 @@ public final class QueryHttpHandler implements HttpHandler {
   private static void send(HttpExchange ex, int code, String contentType, byte[] body)
       throws IOException {
     ex.getResponseHeaders().set("Content-Type", contentType);
+    ex.getResponseHeaders()
+        .set("Cache-Control", "no-store"); // 'from=-15m' means another range later
     ex.sendResponseHeaders(code, body.length == 0 ? -1 : body.length);
     try (OutputStream out = ex.getResponseBody()) {
       out.write(body);

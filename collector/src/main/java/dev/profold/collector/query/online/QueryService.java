@@ -68,10 +68,18 @@ public final class QueryService extends QueryGrpc.QueryImplBase {
   private void answer(QueryRequest request, StreamObserver<QueryResponse> response) {
     TimeRange range;
     try {
+      if (request.getFormat() == QueryFormat.UNRECOGNIZED) {
+        throw new IllegalArgumentException(
+            "format: "
+                + request.getFormatValue()
+                + " is not a QueryFormat this collector knows (table, json, csv, tree)");
+      }
       range =
           TimeRange.of(
-              request.hasFromUnixNanos() ? request.getFromUnixNanos() : null,
-              request.hasToUnixNanos() ? request.getToUnixNanos() : null);
+              request.hasFromUnixNanos()
+                  ? nanos("from_unix_nanos", request.getFromUnixNanos())
+                  : null,
+              request.hasToUnixNanos() ? nanos("to_unix_nanos", request.getToUnixNanos()) : null);
     } catch (IllegalArgumentException e) {
       response.onError(
           Status.INVALID_ARGUMENT.withDescription(e.getMessage()).asRuntimeException());
@@ -79,19 +87,36 @@ public final class QueryService extends QueryGrpc.QueryImplBase {
     }
     OnlineQuery.Answer answer;
     try {
+      io.grpc.Context call = io.grpc.Context.current();
       answer =
           queries.run(
               new OnlineQuery.Request(
                   request.getScheme(), request.getQuery(), range, format(request.getFormat())),
-              OutputFormat.TABLE);
+              OutputFormat.TABLE,
+              call::isCancelled);
     } catch (OnlineQueryException e) {
       Status status =
           switch (e.reason()) {
             case NOT_FOUND -> Status.NOT_FOUND;
             case NOT_READY -> Status.UNAVAILABLE;
             case INVALID -> Status.INVALID_ARGUMENT;
+            case ABANDONED -> Status.CANCELLED; // nobody reads it
           };
       response.onError(status.withDescription(e.getMessage()).asRuntimeException());
+      return;
+    } catch (OutOfMemoryError | StackOverflowError e) {
+      // The thread goes on to the next query; without an answer the client waited for ever.
+      log.warn(
+          "query ran out of {}: {}",
+          e instanceof OutOfMemoryError ? "memory" : "stack",
+          e.toString());
+      response.onError(
+          Status.RESOURCE_EXHAUSTED
+              .withDescription(
+                  "the query needed more than the collector could give ("
+                      + e
+                      + "); narrow it with a WHERE, fewer SELECT items or a LIMIT")
+              .asRuntimeException());
       return;
     } catch (RuntimeException e) {
       log.error("query failed: {}", request.getQuery(), e);
@@ -103,6 +128,15 @@ public final class QueryService extends QueryGrpc.QueryImplBase {
     }
     response.onNext(toProto(answer));
     response.onCompleted();
+  }
+
+  /** {@code n} checked as {@link TimeArgument#checkedNanos} checks it, the field named. */
+  private static long nanos(String field, long n) {
+    try {
+      return TimeArgument.checkedNanos(n, Long.toString(n));
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(field + ": " + e.getMessage(), e);
+    }
   }
 
   /** The answer as a response message. */

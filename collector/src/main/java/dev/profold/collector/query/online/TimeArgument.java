@@ -66,19 +66,7 @@ public final class TimeArgument {
       } catch (NumberFormatException e) {
         throw new IllegalArgumentException("'" + text + "' is too large for unix nanoseconds", e);
       }
-      if (n > 0 && n < MIN_PLAIN_NANOS) {
-        // Unix seconds or milliseconds (1714564800), read as nanoseconds, mean January 1970.
-        throw new IllegalArgumentException(
-            "'"
-                + text
-                + "' would be unix nanoseconds in January 1970; for "
-                + (n >= 100_000_000_000L ? "milliseconds" : "seconds")
-                + " write the nanoseconds ("
-                + t
-                + (n >= 100_000_000_000L ? "000000" : "000000000")
-                + ") or an RFC 3339 time (2024-05-01T12:00:00Z)");
-      }
-      return n;
+      return checkedNanos(n, text);
     }
     try {
       String iso = t.toUpperCase(Locale.ROOT);
@@ -89,6 +77,29 @@ public final class TimeArgument {
     } catch (DateTimeParseException e) {
       throw new IllegalArgumentException("'" + text + "' is not a time: use " + TIME_FORMS, e);
     }
+  }
+
+  /**
+   * {@code n} as unix nanoseconds, refused when it is positive and below {@link #MIN_PLAIN_NANOS}:
+   * unix seconds or milliseconds (1714564800) given by mistake would mean January 1970 (the same
+   * check for a time typed as text and one sent as a number over gRPC).
+   *
+   * @param written {@code n} as the caller wrote it, for the message
+   * @throws IllegalArgumentException saying which unit it looks like and how to write it
+   */
+  public static long checkedNanos(long n, String written) {
+    if (n > 0 && n < MIN_PLAIN_NANOS) {
+      throw new IllegalArgumentException(
+          "'"
+              + written
+              + "' would be unix nanoseconds in January 1970; for "
+              + (n >= 100_000_000_000L ? "milliseconds" : "seconds")
+              + " write the nanoseconds ("
+              + n
+              + (n >= 100_000_000_000L ? "000000" : "000000000")
+              + ") or an RFC 3339 time (2024-05-01T12:00:00Z)");
+    }
+    return n;
   }
 
   /**
