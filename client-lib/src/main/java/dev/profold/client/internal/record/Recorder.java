@@ -129,9 +129,9 @@ public final class Recorder {
         new ContextTable(
             encoder,
             maxContexts,
-            () ->
-                misuse(
-                    Misuse.CONTEXTS_FULL,
+            () -> {
+              if (misuseToLog(Misuse.CONTEXTS_FULL, "")) {
+                logMisuse(
                     "more than "
                         + maxContexts
                         + " distinct contexts (region paths with their attribute values); new"
@@ -139,18 +139,21 @@ public final class Recorder {
                         + ContextTable.OVERFLOW
                         + " and new attribute values are left out. Use fewer distinct names and"
                         + " values (no ids in region names or attributes), or raise"
-                        + " PROFOLD_MAX_CONTEXTS"));
+                        + " PROFOLD_MAX_CONTEXTS");
+              }
+            });
     contexts.onKeysFull(
-        key ->
-            misuse(
-                Misuse.KEYS_FULL,
-                "context-keys",
+        key -> {
+          if (misuseToLog(Misuse.KEYS_FULL, "context-keys")) {
+            logMisuse(
                 "more than "
                     + ContextTable.MAX_CONTEXT_KEYS
                     + " distinct attribute keys in force at once (\""
                     + key
                     + "\" here): an entry's key holds at most 64 values, so the scope records"
-                    + " into its enclosing context. Nest fewer scopes of distinct keys"));
+                    + " into its enclosing context. Nest fewer scopes of distinct keys");
+          }
+        });
     this.maxCellsPerThread = maxCellsPerThread;
     this.timeMetric = encoder.measurement(TIME, ValueType.VALUE_TYPE_DOUBLE, "seconds");
     this.sampledCpu = new SampledCpu(timeMetric);
@@ -380,16 +383,16 @@ public final class Recorder {
    * the name to record it under.
    */
   private String badRegion(String name, Kind kind) {
-    misuse(
-        Misuse.BAD_ARGUMENT,
-        "region",
-        "region(name, kind) needs a name of 1.."
-            + MAX_REGION_NAME
-            + " characters and a kind; got "
-            + (name == null ? "null" : name.length() + " characters")
-            + " and "
-            + kind
-            + " (recorded as \"null\", \"empty\" or the name cut, and COMPUTE)");
+    if (misuseToLog(Misuse.BAD_ARGUMENT, "region")) {
+      logMisuse(
+          "region(name, kind) needs a name of 1.."
+              + MAX_REGION_NAME
+              + " characters and a kind; got "
+              + (name == null ? "null" : name.length() + " characters")
+              + " and "
+              + kind
+              + " (recorded as \"null\", \"empty\" or the name cut, and COMPUTE)");
+    }
     return name == null
         ? "null"
         : name.isEmpty() ? "empty" : name.substring(0, Math.min(name.length(), MAX_REGION_NAME));
@@ -426,31 +429,48 @@ public final class Recorder {
    */
   public static final String AGENT_EVENT_ATTRIBUTE = "event";
 
-  private final Set<String> admittedKeys = ConcurrentHashMap.newKeySet();
+  /**
+   * The scoped attribute keys admitted ({@link #admitKey}), each with a bit per type admitted with
+   * it ({@code 1 << type number}): looked up by the key alone, so that neither an admitted key nor
+   * a refused one allocates.
+   */
+  private final ConcurrentHashMap<String, Integer> admittedKeys = new ConcurrentHashMap<>();
+
+  /** Keys with their types admitted; guarded by {@link #admittedKeys}' monitor. */
+  private int admittedKeyTypes;
 
   /**
    * Whether scoped attribute {@code key} of {@code type} may be sent: true for a key admitted
-   * before, or a new one while fewer than {@link #MAX_KEYS} are; else false, counted. Asked when a
-   * thread first uses a key.
+   * before with that type, or a new (key, type) while fewer than {@link #MAX_KEYS} are; else false,
+   * counted. Asked when a thread first uses a key, and when it uses it with another type.
    */
   boolean admitKey(String key, ValueType type) {
-    String k = key + "\u0000" + type.getNumber();
-    if (admittedKeys.contains(k)) {
+    int bit = 1 << type.getNumber();
+    Integer types = admittedKeys.get(key);
+    if (types != null && (types & bit) != 0) {
       return true;
     }
     synchronized (admittedKeys) { // so the limit is exact
-      if (admittedKeys.contains(k) || (admittedKeys.size() < MAX_KEYS && admittedKeys.add(k))) {
+      types = admittedKeys.get(key);
+      int t = types == null ? 0 : types;
+      if ((t & bit) != 0) {
+        return true;
+      }
+      if (admittedKeyTypes < MAX_KEYS) {
+        admittedKeys.put(key, t | bit);
+        admittedKeyTypes++;
         return true;
       }
     }
-    misuse(
-        Misuse.KEYS_FULL,
-        "more than "
-            + MAX_KEYS
-            + " distinct attribute keys; scopes of further ones (\""
-            + key
-            + "\" here) record into their enclosing context. Put what varies in the attribute's"
-            + " value, not in its key");
+    if (misuseToLog(Misuse.KEYS_FULL, "")) {
+      logMisuse(
+          "more than "
+              + MAX_KEYS
+              + " distinct attribute keys; scopes of further ones (\""
+              + key
+              + "\" here) record into their enclosing context. Put what varies in the"
+              + " attribute's value, not in its key");
+    }
     return false;
   }
 
@@ -459,9 +479,8 @@ public final class Recorder {
     if (first == null && attributeTypes.size() < MAX_TYPED_KEYS) {
       first = attributeTypes.putIfAbsent(key, type);
     }
-    if (first != null && first != type) {
-      misuse(
-          Misuse.ATTRIBUTE_TYPE_CHANGE,
+    if (first != null && first != type && misuseToLog(Misuse.ATTRIBUTE_TYPE_CHANGE, "")) {
+      logMisuse(
           "attribute \""
               + key
               + "\" was "
@@ -474,23 +493,20 @@ public final class Recorder {
 
   /** Opens a scoped string attribute on the calling thread. */
   public Scope with(String key, String value) {
-    if (value == null) {
-      misuse(
-          Misuse.BAD_ARGUMENT,
-          "null value",
-          "attribute \"" + key + "\" was given a null value; it was recorded as \"null\"");
+    if (value == null && misuseToLog(Misuse.BAD_ARGUMENT, "null value")) {
+      logMisuse("attribute \"" + key + "\" was given a null value; it was recorded as \"null\"");
     }
     String v = String.valueOf(value);
     if (v.length() > MAX_ATTRIBUTE_VALUE) {
-      misuse(
-          Misuse.BAD_ARGUMENT,
-          "long value",
-          "attribute \""
-              + key
-              + "\" got a value of "
-              + v.length()
-              + " characters; values are cut to "
-              + MAX_ATTRIBUTE_VALUE);
+      if (misuseToLog(Misuse.BAD_ARGUMENT, "long value")) {
+        logMisuse(
+            "attribute \""
+                + key
+                + "\" got a value of "
+                + v.length()
+                + " characters; values are cut to "
+                + MAX_ATTRIBUTE_VALUE);
+      }
       v = v.substring(0, MAX_ATTRIBUTE_VALUE);
     }
     return state.get().enterScope(key(key), ValueType.VALUE_TYPE_STRING, v, 0);
@@ -507,14 +523,14 @@ public final class Recorder {
    */
   public Scope with(String key, double value) {
     if (!Double.isFinite(value)) {
-      misuse(
-          Misuse.BAD_ARGUMENT,
-          "not finite attribute",
-          "attribute \""
-              + key
-              + "\" was given "
-              + value
-              + ", not a finite number; the scope records into the enclosing context");
+      if (misuseToLog(Misuse.BAD_ARGUMENT, "not finite attribute")) {
+        logMisuse(
+            "attribute \""
+                + key
+                + "\" was given "
+                + value
+                + ", not a finite number; the scope records into the enclosing context");
+      }
       return NOTHING;
     }
     return state
@@ -531,10 +547,9 @@ public final class Recorder {
   public int metric(String measurementName, String measurementUnit) {
     String name = measurementName == null ? "null" : measurementName;
     String unit = measurementUnit == null ? "" : measurementUnit;
-    if (measurementName == null || measurementUnit == null) {
-      misuse(
-          Misuse.BAD_ARGUMENT,
-          "measurement",
+    if ((measurementName == null || measurementUnit == null)
+        && misuseToLog(Misuse.BAD_ARGUMENT, "measurement")) {
+      logMisuse(
           "a measurement needs a name and a unit (\"\" for none); got name "
               + (measurementName == null ? "null" : "\"" + name + "\"")
               + " and unit "
@@ -548,15 +563,15 @@ public final class Recorder {
     }
     if (!UNIT.matcher(unit).matches()) {
       // The collector refuses a delta defining such a unit, with all else it carries.
-      misuse(
-          Misuse.BAD_ARGUMENT,
-          "unit",
-          "measurement \""
-              + name
-              + "\" has the unit \""
-              + unit
-              + "\"; a unit is a base-unit word in lower case such as seconds or bytes ([a-z_],"
-              + " at most 32 characters); its values are recorded without a unit");
+      if (misuseToLog(Misuse.BAD_ARGUMENT, "unit")) {
+        logMisuse(
+            "measurement \""
+                + name
+                + "\" has the unit \""
+                + unit
+                + "\"; a unit is a base-unit word in lower case such as seconds or bytes"
+                + " ([a-z_], at most 32 characters); its values are recorded without a unit");
+      }
       unit = "";
       key = metricKey(name, unit);
       id = metrics.get(key);
@@ -567,15 +582,15 @@ public final class Recorder {
         if (id == null) {
           if (metrics.size() >= MAX_MEASUREMENTS) {
             // Logged here, counted by record() for each value dropped.
-            logOnce(
-                Misuse.MEASUREMENTS_FULL,
-                "",
-                "more than "
-                    + MAX_MEASUREMENTS
-                    + " distinct measurements; values of further ones (\""
-                    + name
-                    + "\" here) are dropped, counted as events dropped. Put what varies in an"
-                    + " attribute, not in the measurement name");
+            if (firstTime(Misuse.MEASUREMENTS_FULL, "")) {
+              logMisuse(
+                  "more than "
+                      + MAX_MEASUREMENTS
+                      + " distinct measurements; values of further ones (\""
+                      + name
+                      + "\" here) are dropped, counted as events dropped. Put what varies in an"
+                      + " attribute, not in the measurement name");
+            }
             return NO_METRIC;
           }
           id = encoder.measurement(measurementName(name), ValueType.VALUE_TYPE_DOUBLE, unit);
@@ -674,10 +689,9 @@ public final class Recorder {
       return;
     }
     if (!Double.isFinite(value)) {
-      misuse(
-          Misuse.BAD_ARGUMENT,
-          "not finite",
-          "recorded a value that is not a finite number: " + value);
+      if (misuseToLog(Misuse.BAD_ARGUMENT, "not finite")) {
+        logMisuse("recorded a value that is not a finite number: " + value);
+      }
       return;
     }
     ThreadState s = state.get();
@@ -757,13 +771,13 @@ public final class Recorder {
     if (isValidName(name)) {
       return name;
     }
-    misuse(
-        Misuse.BAD_ARGUMENT,
-        "invalid name",
-        "\""
-            + name
-            + "\" is not a valid attribute name ([a-zA-Z_][a-zA-Z0-9_.]*, at most 128"
-            + " characters); invalid characters were replaced by _");
+    if (misuseToLog(Misuse.BAD_ARGUMENT, "invalid name")) {
+      logMisuse(
+          "\""
+              + name
+              + "\" is not a valid attribute name ([a-zA-Z_][a-zA-Z0-9_.]*, at most 128"
+              + " characters); invalid characters were replaced by _");
+    }
     StringBuilder sb = new StringBuilder();
     for (int i = 0; i < Math.min(name.length(), 128); i++) {
       char c = name.charAt(i);
@@ -831,14 +845,19 @@ public final class Recorder {
       // The tables drained so far are lost with this collection: the next delta says so.
       eventsLost(taken.values);
       threadsLostInFailedCollect.addAll(taken.threads);
+      threadsLostInFailedCollect.addAll(taken.failed);
       throw e;
     }
   }
 
-  /** What a collection took from the tables so far: lost with it, should it fail. */
+  /**
+   * What a collection took from the tables so far: lost with it, should it fail; and the threads
+   * whose tables it could not take (their values counted as lost already).
+   */
   private static final class Taken {
     long values;
     final Set<Long> threads = new HashSet<>();
+    final Set<Long> failed = new HashSet<>();
 
     void add(long threadId, List<Cell> cells) {
       for (Cell c : cells) {
@@ -877,15 +896,15 @@ public final class Recorder {
     while (it.hasNext()) {
       ThreadState s = it.next();
       boolean alive = s.alive();
-      List<Cell> cells = s.swapAndDrain();
+      List<Cell> cells = drain(s, false, taken);
       taken.add(s.threadId, cells);
       afterEachDrain.run();
       if (s.pool != null) {
         s.idleCollections = cells.isEmpty() && !s.lent() ? s.idleCollections + 1 : 0;
       }
       if (!alive) {
-        s.finishAfterThreadEnded(); // into the table swapped in, drained next
-        List<Cell> last = s.swapAndDrain(); // the other table, in case it got the last writes
+        // The table swapped in, which gets the regions others closed, and maybe the last writes.
+        List<Cell> last = drain(s, true, taken);
         taken.add(s.threadId, last);
         cells = new ArrayList<>(cells);
         cells.addAll(last);
@@ -929,7 +948,66 @@ public final class Recorder {
                 t.group(),
                 t.initial(),
                 mergedByKey(contexts.canonical(t.cells()))));
-    return sampledCpu.apply(out, cpu);
+    return sampledCpu.apply(out, without(cpu, taken.failed));
+  }
+
+  /**
+   * {@code s}'s cells since its last drain ({@link ThreadState#swapAndDrain}), after {@link
+   * ThreadState#finishAfterThreadEnded} when {@code ended}. A failure there is one table's: it is
+   * counted ({@link #failedDrains()}), logged once, and the table's values counted as lost (by the
+   * state), and the collection goes on with the other threads' tables, returning none of this one.
+   */
+  private List<Cell> drain(ThreadState s, boolean ended, Taken taken) {
+    if (ended) {
+      try {
+        s.finishAfterThreadEnded();
+      } catch (RuntimeException | Error e) {
+        drainFailed(s, e, taken);
+      }
+    }
+    try {
+      return s.swapAndDrain();
+    } catch (RuntimeException | Error e) {
+      drainFailed(s, e, taken);
+      return List.of();
+    }
+  }
+
+  private void drainFailed(ThreadState s, Throwable e, Taken taken) {
+    failedDrains++;
+    taken.failed.add(s.threadId); // its CPU time must not value its later samples
+    if (!loggedFailedDrain) {
+      loggedFailedDrain = true;
+      LOG.log(
+          Level.WARNING,
+          "Profold: a thread's recorded values could not be collected; they were dropped (counted"
+              + " as events dropped) and the other threads' were collected (logged once)",
+          e);
+    }
+  }
+
+  /** {@code cpu} without the threads in {@code lost}, whose samples of the interval were lost. */
+  private static ThreadCpu without(ThreadCpu cpu, Set<Long> lost) {
+    if (lost.isEmpty()) {
+      return cpu;
+    }
+    Map<Long, Long> nanos = new HashMap<>(cpu.nanos());
+    nanos.keySet().removeAll(lost);
+    Set<Long> carriers = new HashSet<>(cpu.carriers());
+    carriers.removeAll(lost);
+    Set<Long> ended = new HashSet<>(cpu.ended());
+    ended.removeAll(lost);
+    return new ThreadCpu(nanos, carriers, ended, cpu.lengthNanos());
+  }
+
+  /** Tables whose drain failed ({@link #drain}); written by the collection only. */
+  private long failedDrains;
+
+  private boolean loggedFailedDrain;
+
+  /** Tables whose values a collection could not take (they were counted as lost), so far. */
+  synchronized long failedDrains() {
+    return failedDrains;
   }
 
   /** How many times {@link #collect()} ran: intervals closed so far. Any thread may read it. */
@@ -997,25 +1075,41 @@ public final class Recorder {
     return cells * 1_500 + (long) contexts.size() * 64 + contexts.asyncPins.bytesHeld();
   }
 
+  /** {@link #misuse(Misuse, String, String)} for kinds that cover one problem. */
   void misuse(Misuse kind, String message) {
     misuse(kind, "", message);
   }
 
   /**
    * Counts a misuse of {@code kind} and logs {@code message} the first time this {@code topic} (a
-   * constant naming the problem, for kinds that cover several: {@code bad_argument}) is met.
+   * constant naming the problem, for kinds that cover several: {@code bad_argument}) is met. For a
+   * constant message; one built from values is built only when logged: see {@link #misuseToLog}.
    */
   void misuse(Misuse kind, String topic, String message) {
-    misuse.get(kind).increment();
-    logOnce(kind, topic, message);
+    if (misuseToLog(kind, topic)) {
+      logMisuse(message);
+    }
   }
 
-  /** Logs {@code message} the first time {@code topic} of {@code kind} is met; counts nothing. */
-  private void logOnce(Misuse kind, String topic, String message) {
+  /**
+   * Counts a misuse of {@code kind}; true the first time this {@code topic} of it is met, when the
+   * caller logs it ({@link #logMisuse}). So a message is built once, not at every occurrence of a
+   * misuse that may repeat on a hot path. Allocates nothing after the first time.
+   */
+  boolean misuseToLog(Misuse kind, String topic) {
+    misuse.get(kind).increment();
+    return firstTime(kind, topic);
+  }
+
+  /** True the first time {@code topic} of {@code kind} is met; counts nothing. */
+  private boolean firstTime(Misuse kind, String topic) {
     Set<String> topics = logged.get(kind);
-    if (!topics.contains(topic) && topics.add(topic)) {
-      LOG.log(Level.WARNING, "Profold: " + message + " (logged once; counted)");
-    }
+    return !topics.contains(topic) && topics.add(topic);
+  }
+
+  /** Logs the message of a misuse {@link #misuseToLog} said to log. */
+  void logMisuse(String message) {
+    LOG.log(Level.WARNING, "Profold: " + message + " (logged once; counted)");
   }
 
   /**
@@ -1046,12 +1140,13 @@ public final class Recorder {
   void dropped(long n) {
     if (n > 0) {
       dropped.addAndGet(n);
-      misuse(
-          Misuse.TABLE_FULL,
-          "a thread recorded more than "
-              + maxCellsPerThread
-              + " distinct (region, attribute, metric) cells within two intervals; further values"
-              + " were dropped (counted as events dropped)");
+      if (misuseToLog(Misuse.TABLE_FULL, "")) {
+        logMisuse(
+            "a thread recorded more than "
+                + maxCellsPerThread
+                + " distinct (region, attribute, metric) cells within two intervals; further"
+                + " values were dropped (counted as events dropped)");
+      }
     }
   }
 

@@ -85,7 +85,9 @@ final class ThreadState {
 
   /**
    * Loans of this pooled state so far (0 for other states); frames are made afresh for each loan
-   * and carry its number, so a handle of an earlier loan is told apart. Owner only.
+   * and carry its number, so a handle of an earlier loan is told apart. Written by the owner before
+   * it publishes itself in {@link #owner}; read by the owner, and by a close on another thread
+   * after a volatile read of {@link #owner}.
    */
   private int loan;
 
@@ -343,9 +345,13 @@ final class ThreadState {
         attributeEvents.put(key, cache);
       }
     } else if (cache.type != type) {
-      recorder.misuse(
-          Misuse.ATTRIBUTE_TYPE_CHANGE,
-          "attribute \"" + key + "\" was " + cache.type + " and is now " + type);
+      // The key with its new type is a new attribute definition: within the budget or left out.
+      if (!recorder.admitKey(key, type)) {
+        return pushChild(childOf(ContextTable.LEFT_OUT), false); // the cache keeps the old type
+      }
+      if (recorder.misuseToLog(Misuse.ATTRIBUTE_TYPE_CHANGE, "")) {
+        recorder.logMisuse("attribute \"" + key + "\" was " + cache.type + " and is now " + type);
+      }
       cache = new AttributeCache(type, cache.name);
       attributeEvents.put(key, cache);
     }
@@ -451,9 +457,17 @@ final class ThreadState {
 
   private void closeElsewhere(Frame frame) {
     if (pool != null) {
-      // Not counted: the frame may be one of an earlier loan (a handle closed again), which no
-      // thread looks at any more, so a count for it would never be taken back. The owner looks
-      // at its innermost frame's flag at every open and close instead (POOLED).
+      // A frame of an earlier loan: its loan ended with every frame closed, so this is a second
+      // close. The owner's write of loan precedes its write of owner, read here first; a loan
+      // that begins after this read is at worst missed, and the close then counted as below.
+      if (OWNER.getVolatile(this) == null || frame.loan != loan) {
+        recorder.misuse(Misuse.CLOSED_TWICE, "a region or scope was closed twice");
+        return;
+      }
+      // Not counted in attention: the frame may still be one of an earlier loan (a loan begun
+      // since the check above), which no thread looks at any more, so a count for it would never
+      // be taken back. The owner looks at its innermost frame's flag at every open and close
+      // instead (POOLED).
       frame.flagClosedElsewhere(System.nanoTime());
       recorder.misuse(
           Misuse.CLOSED_ON_OTHER_THREAD,
@@ -472,13 +486,14 @@ final class ThreadState {
     if (!frame.flagClosedElsewhere(System.nanoTime())) {
       ATTENTION.getAndAdd(this, -1); // a close before this one flagged the frame and counted it
     }
-    recorder.misuse(
-        Misuse.CLOSED_ON_OTHER_THREAD,
-        "a region or scope opened on thread \""
-            + name
-            + "\" was closed on \""
-            + Thread.currentThread().getName()
-            + "\"; it is closed with that time when its own thread next opens or closes one");
+    if (recorder.misuseToLog(Misuse.CLOSED_ON_OTHER_THREAD, "")) {
+      recorder.logMisuse(
+          "a region or scope opened on thread \""
+              + name
+              + "\" was closed on \""
+              + Thread.currentThread().getName()
+              + "\"; it is closed with that time when its own thread next opens or closes one");
+    }
   }
 
   /** Handles what {@link #attention} says, on the owner thread. */
@@ -545,18 +560,24 @@ final class ThreadState {
     }
   }
 
+  /**
+   * Closes the innermost frame {@code f}, recording its region's time as of {@code now}. The stack
+   * and the context are restored before the write, so that an Error inside it (an {@link
+   * OutOfMemoryError} making a new cell) cannot leave the thread in the closed region's context.
+   */
   private void pop(Frame f, long now) {
+    int context = current;
     depth = f.depth;
+    current = f.parent;
     if (f.region) {
       long e = (long) START.getOpaque(this) + 1;
       START.setVolatile(this, e);
       try {
-        active.recordTime(current, now - f.start);
+        active.recordTime(context, now - f.start);
       } finally { // even an Error inside the write must not leave the flush waiting
         END.setRelease(this, e);
       }
     }
-    current = f.parent;
   }
 
   /** Records {@code value} of {@code metric} in the current context. */
@@ -628,13 +649,14 @@ final class ThreadState {
       }
     }
     for (int i = 0; i < open; i++) {
-      recorder.misuse(
-          Misuse.LEFT_OPEN,
-          "thread \""
-              + name
-              + "\" ended with a region open that no thread closed; its time is not recorded (a"
-              + " region opened outside try-with-resources, or handed to code that never closed"
-              + " it?)");
+      if (recorder.misuseToLog(Misuse.LEFT_OPEN, "")) {
+        recorder.logMisuse(
+            "thread \""
+                + name
+                + "\" ended with a region open that no thread closed; its time is not recorded"
+                + " (a region opened outside try-with-resources, or handed to code that never"
+                + " closed it?)");
+      }
     }
   }
 
@@ -688,7 +710,15 @@ final class ThreadState {
     }
     standby = full;
     recorder.dropped(full.takeDropped());
-    return full.drain();
+    try {
+      return full.drain();
+    } catch (RuntimeException | Error e) {
+      // The drain copies before it empties: the values are all still in the table. Kept there,
+      // they could outlive their contexts' ids (aged out once a collection went by without
+      // them), so they are counted as lost and the table emptied, ready for the next interval.
+      recorder.eventsLost(full.discard());
+      throw e;
+    }
   }
 
   /** Entries of this thread's look-up caches (for tests of their bounds). */

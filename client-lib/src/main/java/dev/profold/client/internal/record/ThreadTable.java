@@ -54,6 +54,15 @@ final class ThreadTable {
    */
   private long lastKey = NO_KEY;
 
+  /**
+   * Test seams, null otherwise: run where a new cell is allocated, and after each cell a drain
+   * copied, so that tests can fail those allocations. Read only on those paths, never when a value
+   * goes to an existing cell.
+   */
+  static volatile Runnable onNewCell;
+
+  static volatile Runnable afterCellCopied;
+
   private int lastSlot;
   private int size;
   private long dropped;
@@ -112,24 +121,38 @@ final class ThreadTable {
     cells[slot].record(value);
   }
 
+  /**
+   * Adds a cell for {@code key} and returns its slot. Everything that may fail (the allocations: an
+   * {@link OutOfMemoryError}, or a {@link StackOverflowError} on a nearly full stack) comes before
+   * the table changes, so a failure leaves it as it was: a slot counted before its cell was made
+   * would make every later {@link #drain()} fail on it.
+   */
   private int addCell(long key) {
-    if (size == cells.length) {
-      keys = Arrays.copyOf(keys, size * 2);
-      cells = Arrays.copyOf(cells, size * 2);
+    Runnable hook = onNewCell;
+    if (hook != null) {
+      hook.run();
     }
-    int slot = size++;
-    keys[slot] = key;
     Aggregate cell =
         new Aggregate(new ExpHistogram(ExpHistogram.DEFAULT_MAX_BUCKETS, ExpHistogram.TABLE_SCALE));
+    int slot = size;
+    if (slot == cells.length) {
+      long[] grownKeys = Arrays.copyOf(keys, slot * 2);
+      Aggregate[] grownCells = Arrays.copyOf(cells, slot * 2);
+      keys = grownKeys;
+      cells = grownCells;
+    }
+    int context = (int) (key >>> 32);
+    boolean direct = (int) key == timeMetric && context < DIRECT_CONTEXTS;
+    if (direct && context >= timeCells.length) {
+      timeCells =
+          Arrays.copyOf(
+              timeCells, Math.min(DIRECT_CONTEXTS, Math.max(context + 1, timeCells.length * 2)));
+    }
+    keys[slot] = key; // beyond size: not part of the table until size counts it
     cells[slot] = cell;
     slots.put(key, slot);
-    int context = (int) (key >>> 32);
-    if ((int) key == timeMetric && context < DIRECT_CONTEXTS) {
-      if (context >= timeCells.length) {
-        timeCells =
-            Arrays.copyOf(
-                timeCells, Math.min(DIRECT_CONTEXTS, Math.max(context + 1, timeCells.length * 2)));
-      }
+    size = slot + 1;
+    if (direct) {
       timeCells[context] = cell;
     }
     return slot;
@@ -142,27 +165,63 @@ final class ThreadTable {
    * nothing (idle for this table's whole interval) are freed, so {@code maxCells} bounds the cells
    * in recent use rather than every cell the thread ever touched; below that they are kept, so a
    * thread's few cells are allocated once.
+   *
+   * <p>Everything is copied before anything is emptied: should a copy fail (an {@link
+   * OutOfMemoryError}), the table is left as it was, and the caller {@linkplain #discard()
+   * discards} it, counting its values.
    */
   List<Cell> drain() {
     lastKey = NO_KEY;
     List<Cell> out = new ArrayList<>();
+    Runnable hook = afterCellCopied;
+    for (int slot = 0; slot < size; slot++) {
+      Aggregate cell = cells[slot];
+      if (cell.count() > 0) {
+        Aggregate copy = new Aggregate();
+        copy.copyFrom(cell);
+        long key = keys[slot];
+        out.add(new Cell((int) (key >>> 32), (int) key, copy));
+        if (hook != null) {
+          hook.run();
+        }
+      }
+    }
+    empty();
+    return out;
+  }
+
+  /**
+   * Empties the table as {@link #drain()} does, without copying the values out, and returns how
+   * many values it held: for a table whose drain failed, its values counted as lost. Allocates
+   * nothing.
+   */
+  long discard() {
+    lastKey = NO_KEY;
+    return empty();
+  }
+
+  /**
+   * Resets the cells that recorded anything, frees the idle ones as {@link #drain()} says, and
+   * returns the values the cells held. Allocates nothing, so it cannot fail part-way.
+   */
+  private long empty() {
+    long values = 0;
     boolean free = size > Math.min(IDLE_KEPT, maxCells / 2);
     int kept = 0;
     for (int slot = 0; slot < size; slot++) {
       Aggregate cell = cells[slot];
       long key = keys[slot];
-      boolean used = cell.count() > 0;
+      long count = cell.count();
+      boolean used = count > 0;
       if (used) {
-        Aggregate copy = new Aggregate();
-        copy.copyFrom(cell);
-        out.add(new Cell((int) (key >>> 32), (int) key, copy));
+        values += count;
         cell.reset();
       }
       if (used || !free) {
         if (kept != slot) {
           keys[kept] = key;
           cells[kept] = cell;
-          slots.put(key, kept);
+          slots.put(key, kept); // a key it holds: replaced in place, nothing allocated
         }
         kept++;
       } else {
@@ -175,7 +234,7 @@ final class ThreadTable {
     }
     Arrays.fill(cells, kept, size, null);
     size = kept;
-    return out;
+    return values;
   }
 
   /** Values not recorded because the table was full; reset by {@link #takeDropped()}. */

@@ -14,13 +14,13 @@ import java.util.TreeSet;
  * <p>After Score-P's CALLTREE strategy: two threads share a cluster exactly when, for every call
  * path, both visited it or neither did. Here a region path counts as visited when the thread has a
  * cell in a context on it (any metric but the durations of asynchronous regions, which the thread
- * that ended them records wherever they ran). Scoped attributes do not count: a call tree is made
- * of paths, and with a per-request attribute (a tenant, say) no two threads would share a context
- * set (before, clusters were then as many as threads). The entries keep their attributes. Clusters
- * are numbered from 0 in order of their smallest thread id, in each interval anew: a number is a
- * position, not an identity across intervals. The number of clusters ({@link
- * ThreadAggregators#clusters}) is itself a result: it says how many distinct behaviours the group's
- * threads show.
+ * that ended them records wherever they ran). What a thread records outside any region (path node
+ * 0, the root) visits no path. Scoped attributes do not count: a call tree is made of paths, and
+ * with a per-request attribute (a tenant, say) no two threads would share a context set (before,
+ * clusters were then as many as threads). The entries keep their attributes. Clusters are numbered
+ * from 0 in order of their smallest thread id, in each interval anew: a number is a position, not
+ * an identity across intervals. The number of clusters ({@link ThreadAggregators#clusters}) is
+ * itself a result: it says how many distinct behaviours the group's threads show.
  */
 final class CalltreeAggregator implements ThreadAggregator {
   @Override
@@ -57,7 +57,10 @@ final class CalltreeAggregator implements ThreadAggregator {
       Set<Integer> visited = new TreeSet<>();
       for (Cell c : t.cells()) {
         if (visits.test(c.metric())) {
-          visited.add(pathNode.applyAsInt(c.context()));
+          int node = pathNode.applyAsInt(c.context());
+          if (node != 0) { // the root: outside any region, no path visited
+            visited.add(node);
+          }
         }
       }
       byVisited.computeIfAbsent(visited, v -> new ArrayList<>()).add(t);

@@ -245,6 +245,82 @@ class RecorderLimitsTest {
   }
 
   @Test
+  void aKeyGivenAnotherTypeOnTheSameThreadIsWithinTheKeyBudget() {
+    // Before: the thread's cache of the key took the new type without asking the budget, and
+    // (user_0, string) became a definition beyond it.
+    Recorder r = new Recorder(encoder, 1 << 16);
+    int m = r.metric("m", "");
+    try (Region outer = r.region("work", Kind.COMPUTE)) {
+      for (int i = 0; i < Recorder.MAX_KEYS; i++) {
+        try (Scope s = r.with("user_" + i, 1L)) {
+          r.record(m, 1.0);
+        }
+      }
+      assertThat(r.misuseCounts().get("keys_full")).isZero();
+      try (Scope s = r.with("user_0", "s")) {
+        r.record(m, 1.0);
+      }
+      try (Scope s = r.with("user_0", 2L)) { // the type admitted: still recorded
+        r.record(m, 1.0);
+      }
+    }
+    assertThat(r.misuseCounts().get("keys_full")).isEqualTo(1);
+    List<ThreadSnapshot> out = r.collect();
+    for (ThreadSnapshot t : out) {
+      for (Cell c : t.cells()) {
+        r.contexts().addKey(c.context(), dev.profold.proto.v1.Entry.newBuilder()); // defines
+      }
+    }
+    assertThat(encoder.definitions().getAttributesList())
+        .filteredOn(a -> a.getName().startsWith("user_"))
+        .hasSize(Recorder.MAX_KEYS)
+        .noneMatch(a -> a.getType() == dev.profold.proto.v1.ValueType.VALUE_TYPE_STRING);
+    assertThat(countsByPath(r, out, m))
+        .as("every value recorded, the refused scope's in the enclosing context")
+        .containsOnly(Map.entry("work", Recorder.MAX_KEYS + 2L));
+  }
+
+  /**
+   * Bytes the calling thread allocates running {@code misuse} 2,000 times, after 100 runs (the
+   * first one logs). Before, every run built its log message.
+   */
+  private static long bytesAllocatedByRepeated(Runnable misuse) {
+    com.sun.management.ThreadMXBean mx =
+        (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+    org.junit.jupiter.api.Assumptions.assumeTrue(mx.isThreadAllocatedMemorySupported());
+    mx.setThreadAllocatedMemoryEnabled(true);
+    for (int i = 0; i < 100; i++) {
+      misuse.run();
+    }
+    long self = Thread.currentThread().getId();
+    long before = mx.getThreadAllocatedBytes(self);
+    for (int i = 0; i < 2_000; i++) {
+      misuse.run();
+    }
+    return mx.getThreadAllocatedBytes(self) - before;
+  }
+
+  @Test
+  void aRegionClosedOnAnotherThreadAgainAndAgainBuildsItsMessageOnce() throws Exception {
+    Recorder r = new Recorder(encoder, 1024);
+    Region open = threads.newThread().submit(() -> r.region("handed", Kind.WAIT)).get();
+    long bytes = bytesAllocatedByRepeated(open::close);
+    assertThat(r.misuseCounts().get("closed_on_other_thread")).isEqualTo(2_100);
+    assertThat(bytes).as("bytes allocated by 2,000 closes on another thread").isLessThan(2_000);
+  }
+
+  @Test
+  void aScopeOfAKeyOverTheBudgetAgainAndAgainBuildsItsMessageOnce() {
+    Recorder r = new Recorder(encoder, 1 << 16);
+    for (int i = 0; i < Recorder.MAX_KEYS; i++) {
+      r.with("user_" + i, 1L).close();
+    }
+    long bytes = bytesAllocatedByRepeated(() -> r.with("over", 1L).close());
+    assertThat(r.misuseCounts().get("keys_full")).isEqualTo(2_100);
+    assertThat(bytes).as("bytes allocated by 2,000 scopes refused").isLessThan(2_000);
+  }
+
+  @Test
   void scopesOfMoreKeysThanAnEntryHoldsAtOnceAreLeftOutAndCounted() {
     // Before: 70 nested scopes of distinct keys made entries of 71 key values, and the collector
     // refused every delta holding one (at most 64), with the rest of the interval's data.

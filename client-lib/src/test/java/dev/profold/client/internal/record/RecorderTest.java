@@ -454,6 +454,33 @@ class RecorderTest {
   }
 
   @Test
+  void calltreeCountsNoPathVisitedForWhatAThreadRecordsOutsideAnyRegion() throws Exception {
+    // Before: the root (path node 0) counted as a visited path, so a thread that also recorded a
+    // measurement outside any region made a cluster of its own.
+    int m = recorder.metric("m", "");
+    Runnable work =
+        () -> {
+          try (Region r = recorder.region("a", Kind.COMPUTE)) {
+            assertThat(r).isNotNull();
+          }
+        };
+    Thread first = new Thread(work, "c-1");
+    Thread second =
+        new Thread(
+            () -> {
+              work.run();
+              recorder.record(m, 1);
+            },
+            "c-2");
+    for (Thread t : List.of(first, second)) {
+      t.start();
+      t.join();
+    }
+    assertThat(ThreadAggregators.clusters(recorder.collect(), recorder.contexts()).get("c-*"))
+        .containsExactly(List.of(first.getId(), second.getId()));
+  }
+
+  @Test
   void aRenamedThreadIsGroupedByItsNameAtTheCollection() throws Exception {
     // OkHttp names its dispatcher thread after the call it runs: before, the thread stayed in
     // the group of the name it had at its first record, for good.
