@@ -58,6 +58,8 @@ public final class FoldWorker implements SnapshotSource {
   private final Thread thread;
   private volatile CollectorSnapshot lastSnapshot = CollectorSnapshot.empty();
   private long lastSnapshotVersion = -1;
+  private final java.util.concurrent.atomic.AtomicReference<CompletableFuture<CollectorSnapshot>>
+      pendingSnapshot = new java.util.concurrent.atomic.AtomicReference<>();
   private volatile boolean accepting = true;
   // Set by the fold thread before its last drain: a task added later may not run.
   private volatile boolean stopped;
@@ -333,8 +335,7 @@ public final class FoldWorker implements SnapshotSource {
     if (!thread.isAlive()) {
       return lastSnapshot;
     }
-    CompletableFuture<CollectorSnapshot> f = new CompletableFuture<>();
-    queue.add(() -> f.complete(snapshotOnFoldThread()));
+    CompletableFuture<CollectorSnapshot> f = snapshotRequest();
     try {
       return f.get(snapshotTimeout.toMillis(), TimeUnit.MILLISECONDS);
     } catch (TimeoutException e) {
@@ -347,6 +348,30 @@ public final class FoldWorker implements SnapshotSource {
       return lastSnapshot;
     } catch (ExecutionException e) {
       throw new IllegalStateException(e.getCause());
+    }
+  }
+
+  /**
+   * The snapshot request waiting in the queue, joined, or a new one queued: scrapes and queries
+   * that come while one waits share it, rather than each adding a copy of every group to the fold
+   * thread's work when it is behind already. A request still waiting was queued after everything
+   * applied so far (the queue runs in order), so it shows all that its callers saw acknowledged.
+   */
+  private CompletableFuture<CollectorSnapshot> snapshotRequest() {
+    while (true) {
+      CompletableFuture<CollectorSnapshot> waiting = pendingSnapshot.get();
+      if (waiting != null) {
+        return waiting;
+      }
+      CompletableFuture<CollectorSnapshot> mine = new CompletableFuture<>();
+      if (pendingSnapshot.compareAndSet(null, mine)) {
+        queue.add(
+            () -> {
+              pendingSnapshot.compareAndSet(mine, null); // later callers queue a fresher one
+              mine.complete(snapshotOnFoldThread());
+            });
+        return mine;
+      }
     }
   }
 

@@ -345,9 +345,13 @@ public final class CollectorServer {
             : config.interval().toMillis() + "ms");
   }
 
-  /** The base URL alerts link back to: {@code alerts.external_url}, or this server's address. */
-  /** Threads serving HTTP requests. */
-  static final int HTTP_THREADS = 8;
+  /**
+   * Threads serving HTTP requests. The JDK's server reads a request's line and headers on one of
+   * them, so a client that stalls there holds one for up to {@link #MAX_REQUEST_SECONDS}: with 8, a
+   * few half-open connections (a load balancer's checks, a scanner) left none for a supervisor's
+   * health probe. Threads are made as requests come, so a quiet collector holds few.
+   */
+  static final int HTTP_THREADS = 32;
 
   /** Seconds a client may take to send a request's line and headers, by default. */
   static final String MAX_REQUEST_SECONDS = "10";

@@ -41,6 +41,65 @@ class FoldWorkerTest {
   }
 
   @Test
+  void snapshotRequestsWhileOneWaitsShareIt() throws Exception {
+    // Each scrape or query queued its own copy of every group for the fold thread, however far
+    // behind it was.
+    MutableClock clock = MutableClock.atNanos(Deltas.DEFAULT_START + 10_000_000_000L);
+    CollectorMetrics metrics = new CollectorMetrics(new SimpleMeterRegistry());
+    FoldEngine engine =
+        new FoldEngine(
+            new FoldConfig(10_000_000_000L, 5, 1000), new GlobalDictionary(10_000), clock, metrics);
+    java.util.concurrent.atomic.AtomicInteger adds =
+        new java.util.concurrent.atomic.AtomicInteger();
+    LinkedBlockingQueue<Runnable> queue =
+        new LinkedBlockingQueue<>() {
+          private static final long serialVersionUID = 1L;
+
+          @Override
+          public boolean add(Runnable task) {
+            adds.incrementAndGet();
+            return super.add(task);
+          }
+        };
+    FoldWorker worker =
+        new FoldWorker(
+            engine, metrics, 1 << 20, Duration.ofMillis(50), Duration.ofSeconds(30), queue);
+    worker.start();
+    CountDownLatch hold = new CountDownLatch(1);
+    worker.execute(
+        () -> {
+          try {
+            hold.await();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        });
+    java.util.List<CompletableFuture<dev.profold.sinks.snapshot.CollectorSnapshot>> got =
+        new java.util.ArrayList<>();
+    java.util.List<Thread> callers = new java.util.ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      CompletableFuture<dev.profold.sinks.snapshot.CollectorSnapshot> f = new CompletableFuture<>();
+      got.add(f);
+      Thread t = new Thread(() -> f.complete(worker.snapshot()));
+      callers.add(t);
+      t.start();
+    }
+    long deadline = System.nanoTime() + 30_000_000_000L; // a hang guard
+    while (!callers.stream().allMatch(t -> t.getState() == Thread.State.TIMED_WAITING)) {
+      assertThat(System.nanoTime()).as("callers waiting within 30 s").isLessThan(deadline);
+      Thread.onSpinWait();
+    }
+    assertThat(adds).as("the held task and one snapshot request").hasValue(2);
+    hold.countDown();
+    for (CompletableFuture<dev.profold.sinks.snapshot.CollectorSnapshot> f : got) {
+      assertThat(f.get(30, java.util.concurrent.TimeUnit.SECONDS)).isSameAs(got.get(0).join());
+    }
+    worker.snapshot(); // after it ran: a request of its own
+    assertThat(adds).hasValue(3);
+    worker.shutdown(Duration.ofSeconds(30));
+  }
+
+  @Test
   void aDeltaSubmittedAsTheFoldDrainsAtShutdownIsAnsweredOrRefused() throws Exception {
     MutableClock clock = MutableClock.atNanos(Deltas.DEFAULT_START + 10_000_000_000L);
     CollectorMetrics metrics = new CollectorMetrics(new SimpleMeterRegistry());

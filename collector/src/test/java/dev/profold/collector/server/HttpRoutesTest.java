@@ -77,10 +77,11 @@ class HttpRoutesTest {
   @Test
   void clientsStalledInTheMiddleOfARequestDoNotHoldUpHealthOrScrapes() throws Exception {
     // Each stalled request holds a serving thread until the JDK server's request timeout (10 s)
-    // closes it. Before: two of them took both threads, and every endpoint hung.
+    // closes it. Before: two of them took both threads, and every endpoint hung; later eight of
+    // them took all eight, and a health probe waited 10 s.
     List<Socket> stalled = new ArrayList<>();
     try {
-      for (int i = 0; i < 3; i++) {
+      for (int i = 0; i < 12; i++) {
         Socket s = new Socket("127.0.0.1", server.httpPort());
         s.getOutputStream().write("GET /metr".getBytes(StandardCharsets.US_ASCII));
         s.getOutputStream().flush();
