@@ -536,13 +536,7 @@ public final class StreamDecoder {
         if (h.getPositive().getCountsCount() > MAX_BUCKETS
             || h.getNegative().getCountsCount() > MAX_BUCKETS) {
           at.measurement(j);
-          boolean positive = h.getPositive().getCountsCount() > MAX_BUCKETS;
-          throw at.error(
-              ".state.histogram." + (positive ? "positive" : "negative") + ".counts",
-              "at most "
-                  + MAX_BUCKETS
-                  + " buckets, got "
-                  + (positive ? h.getPositive() : h.getNegative()).getCountsCount());
+          throw tooManyBuckets(at, h);
         }
         buckets += nonZero(h.getPositive()) + nonZero(h.getNegative());
       }
@@ -780,6 +774,20 @@ public final class StreamDecoder {
               + "; a count that large is a bug in the client (check that it sends the count of"
               + " values, not their sum or a timestamp)");
     }
+  }
+
+  /**
+   * The error for a histogram with a run of more than {@link #MAX_BUCKETS} buckets (apart, so that
+   * the entry loop stays small enough for the JIT to treat it as the hot loop it is).
+   */
+  private static InvalidDeltaException tooManyBuckets(Cursor at, ExponentialHistogram h) {
+    boolean positive = h.getPositive().getCountsCount() > MAX_BUCKETS;
+    return at.error(
+        ".state.histogram." + (positive ? "positive" : "negative") + ".counts",
+        "at most "
+            + MAX_BUCKETS
+            + " buckets, got "
+            + (positive ? h.getPositive() : h.getNegative()).getCountsCount());
   }
 
   private static int nonZero(ExponentialHistogram.Buckets buckets) {

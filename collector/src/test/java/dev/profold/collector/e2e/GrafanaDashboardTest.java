@@ -40,7 +40,7 @@ class GrafanaDashboardTest {
   private static final Path DASHBOARD = Path.of("..", "deploy", "grafana", "profold.json");
   private static final Path RULES = Path.of("..", "deploy", "prometheus", "profold.rules.yml");
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final Duration WAIT = Duration.ofSeconds(120);
+  private static final Duration WAIT = Duration.ofMinutes(2);
 
   /**
    * Queries the demo cannot fill, each with why; they must still be valid PromQL, and their metrics
