@@ -45,26 +45,26 @@ class IntervalArchiveTest {
   final GlobalDictionary dictionary = new GlobalDictionary(10_000);
 
   FoldEngine engine(IntervalArchive archive) throws Exception {
+    return engine(
+        archive,
+        SchemeDefinition.builtIn(Duration.ofNanos(INTERVAL), 1000),
+        scheme("by_path", "SELECT sum(time) GROUP BY path"));
+  }
+
+  /** An engine of {@code schemes} feeding {@code archive}. */
+  FoldEngine engine(IntervalArchive archive, SchemeDefinition... schemes) {
     FoldEngine e =
         new FoldEngine(
-            new FoldConfig(
-                INTERVAL,
-                5,
-                1000,
-                20,
-                List.of(
-                    SchemeDefinition.builtIn(Duration.ofNanos(INTERVAL), 1000),
-                    SchemeDefinition.compile(
-                        "by_path",
-                        "SELECT sum(time) GROUP BY path",
-                        Duration.ofNanos(INTERVAL),
-                        1000,
-                        10))),
+            new FoldConfig(INTERVAL, 5, 1000, 20, List.of(schemes)),
             dictionary,
             clock,
             new CollectorMetrics(registry));
     e.onIntervalClosed(archive);
     return e;
+  }
+
+  static SchemeDefinition scheme(String name, String query) throws Exception {
+    return SchemeDefinition.compile(name, query, Duration.ofNanos(INTERVAL), 1000, 10);
   }
 
   static Deltas.Builder delta(String instance, long seq, long window) {
@@ -290,23 +290,7 @@ class IntervalArchiveTest {
     // which answers online, gave one group with an empty thread.group offline.
     IntervalArchive archive = new IntervalArchive(dir, Set.of(), registry);
     FoldEngine engine =
-        new FoldEngine(
-            new FoldConfig(
-                INTERVAL,
-                5,
-                1000,
-                20,
-                List.of(
-                    SchemeDefinition.compile(
-                        "threads",
-                        "SELECT sum(time) GROUP BY service, thread.group",
-                        Duration.ofNanos(INTERVAL),
-                        1000,
-                        10))),
-            dictionary,
-            clock,
-            new CollectorMetrics(registry));
-    engine.onIntervalClosed(archive);
+        engine(archive, scheme("threads", "SELECT sum(time) GROUP BY service, thread.group"));
     long w0 = T0 / INTERVAL;
     Deltas.Builder d =
         delta("a", 1, w0)

@@ -11,7 +11,6 @@ import dev.profold.collector.config.ConfigLoader;
 import dev.profold.collector.server.CollectorServer;
 import java.io.IOException;
 import java.io.StringReader;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -49,12 +48,15 @@ class AlertmanagerEndToEndTest {
   @Test
   void alertArrivesAtAlertmanagerAndResolves() throws Exception {
     Path binary = ExternalTools.find("prometheus-alertmanager", "prometheus-alertmanager");
-    int port = freePort();
+    int port = LocalHttp.freePort();
     URI am = URI.create("http://127.0.0.1:" + port);
     Process alertmanager = startAlertmanager(binary, port);
     CollectorServer collector = null;
     try {
-      awaitUntil("Alertmanager ready", () -> status(am.resolve("/-/ready")) == 200, alertmanager);
+      awaitUntil(
+          "Alertmanager ready",
+          () -> LocalHttp.status(http, am.resolve("/-/ready")) == 200,
+          alertmanager);
 
       AtomicReference<List<DerivedValue>> values = new AtomicReference<>(List.of());
       CollectorConfig config =
@@ -180,20 +182,6 @@ class AlertmanagerEndToEndTest {
     return out;
   }
 
-  private int status(URI uri) {
-    try {
-      return http.send(
-              HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(2)).build(),
-              HttpResponse.BodyHandlers.discarding())
-          .statusCode();
-    } catch (IOException e) {
-      return -1;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return -1;
-    }
-  }
-
   /** Scrapes the collector while the alert fires and lints the text with promtool. */
   private void lintExposition(CollectorServer collector) throws Exception {
     HttpResponse<String> r =
@@ -247,11 +235,5 @@ class AlertmanagerEndToEndTest {
   private String log() throws IOException {
     Path log = dir.resolve("alertmanager.log");
     return Files.exists(log) ? Files.readString(log, StandardCharsets.UTF_8) : "(no log)";
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
   }
 }

@@ -9,7 +9,6 @@ import dev.profold.collector.config.CollectorConfig;
 import dev.profold.collector.demo.DemoWorkload;
 import dev.profold.collector.server.CollectorServer;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -156,11 +155,12 @@ class GrafanaDashboardTest {
     try (DemoWorkload demo =
         new DemoWorkload("127.0.0.1", collector.grpcPort(), Duration.ofSeconds(1))) {
       demo.start();
-      int port = freePort();
+      int port = LocalHttp.freePort();
       server = startPrometheus(prometheus, port, collector.httpPort());
       URI api = URI.create("http://127.0.0.1:" + port);
       Process p = server;
-      awaitUntil("Prometheus ready", () -> status(api.resolve("/-/ready")) == 200, p);
+      awaitUntil(
+          "Prometheus ready", () -> LocalHttp.status(http, api.resolve("/-/ready")) == 200, p);
 
       Map<String, String> waiting = new LinkedHashMap<>(queries(d));
       long end = System.nanoTime() + WAIT.toNanos();
@@ -251,20 +251,6 @@ class GrafanaDashboardTest {
     return JSON.readTree(r.body());
   }
 
-  private int status(URI uri) {
-    try {
-      return http.send(
-              HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(2)).build(),
-              HttpResponse.BodyHandlers.discarding())
-          .statusCode();
-    } catch (IOException e) {
-      return -1;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return -1;
-    }
-  }
-
   private interface Check {
     boolean ok() throws Exception;
   }
@@ -281,11 +267,5 @@ class GrafanaDashboardTest {
       TimeUnit.MILLISECONDS.sleep(200);
     }
     fail("timed out waiting for " + what + ":\n" + Files.readString(dir.resolve("prometheus.log")));
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
   }
 }

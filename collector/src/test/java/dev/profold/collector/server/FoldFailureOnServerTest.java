@@ -132,22 +132,7 @@ class FoldFailureOnServerTest {
       java.util.concurrent.CountDownLatch hold = new java.util.concurrent.CountDownLatch(1);
       try {
         // The fold thread held, then made to fail once a delta is queued behind the failure.
-        c.server
-            .worker()
-            .execute(
-                () -> {
-                  try {
-                    hold.await();
-                  } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                  }
-                });
-        c.server
-            .worker()
-            .execute(
-                () -> {
-                  throw new OutOfMemoryError("planted by the test");
-                });
+        failOnceReleased(c, hold);
         StreamObserver<Delta> push =
             IngestGrpc.newStub(channel)
                 .push(
@@ -185,22 +170,7 @@ class FoldFailureOnServerTest {
       ManagedChannel channel = NettyChannelBuilder.forTarget(c.grpcTarget()).usePlaintext().build();
       java.util.concurrent.CountDownLatch hold = new java.util.concurrent.CountDownLatch(1);
       try {
-        c.server
-            .worker()
-            .execute(
-                () -> {
-                  try {
-                    hold.await();
-                  } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                  }
-                });
-        c.server
-            .worker()
-            .execute(
-                () -> {
-                  throw new OutOfMemoryError("planted by the test");
-                });
+        failOnceReleased(c, hold);
         Delta exported = delta("i-5", 1);
         com.google.common.util.concurrent.ListenableFuture<dev.profold.proto.v1.ExportResponse>
             export = IngestGrpc.newFutureStub(channel).export(exported);
@@ -244,6 +214,30 @@ class FoldFailureOnServerTest {
         channel.shutdownNow();
       }
     }
+  }
+
+  /**
+   * Holds the fold thread until {@code hold} opens, then ends it with an error: what is queued
+   * meanwhile lies behind the failure.
+   */
+  private static void failOnceReleased(
+      RunningCollector c, java.util.concurrent.CountDownLatch hold) {
+    c.server
+        .worker()
+        .execute(
+            () -> {
+              try {
+                hold.await();
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            });
+    c.server
+        .worker()
+        .execute(
+            () -> {
+              throw new OutOfMemoryError("planted by the test");
+            });
   }
 
   /** What {@code call} threw, unwrapped from an ExecutionException. */

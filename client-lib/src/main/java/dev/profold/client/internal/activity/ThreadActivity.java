@@ -476,20 +476,7 @@ public final class ThreadActivity {
       kept.put(g.name, g);
     }
     heldBack = kept;
-    heldBackCpu = withCpu ? without(intervalCpu, lost) : ThreadCpu.NONE;
-  }
-
-  private static ThreadCpu without(ThreadCpu cpu, Set<Long> lost) {
-    if (lost.isEmpty()) {
-      return cpu;
-    }
-    Map<Long, Long> nanos = new HashMap<>(cpu.nanos());
-    nanos.keySet().removeAll(lost);
-    Set<Long> carriers = new HashSet<>(cpu.carriers());
-    carriers.removeAll(lost);
-    Set<Long> ended = new HashSet<>(cpu.ended());
-    ended.removeAll(lost);
-    return new ThreadCpu(nanos, carriers, ended, cpu.lengthNanos());
+    heldBackCpu = withCpu ? intervalCpu.without(lost) : ThreadCpu.NONE;
   }
 
   /** Every thread was stopped for {@code nanos} (a GC pause, reaching a safepoint). */

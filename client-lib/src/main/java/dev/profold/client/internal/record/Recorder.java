@@ -948,7 +948,7 @@ public final class Recorder {
                 t.group(),
                 t.initial(),
                 mergedByKey(contexts.canonical(t.cells()))));
-    return sampledCpu.apply(out, without(cpu, taken.failed));
+    return sampledCpu.apply(out, cpu.without(taken.failed));
   }
 
   /**
@@ -984,20 +984,6 @@ public final class Recorder {
               + " as events dropped) and the other threads' were collected (logged once)",
           e);
     }
-  }
-
-  /** {@code cpu} without the threads in {@code lost}, whose samples of the interval were lost. */
-  private static ThreadCpu without(ThreadCpu cpu, Set<Long> lost) {
-    if (lost.isEmpty()) {
-      return cpu;
-    }
-    Map<Long, Long> nanos = new HashMap<>(cpu.nanos());
-    nanos.keySet().removeAll(lost);
-    Set<Long> carriers = new HashSet<>(cpu.carriers());
-    carriers.removeAll(lost);
-    Set<Long> ended = new HashSet<>(cpu.ended());
-    ended.removeAll(lost);
-    return new ThreadCpu(nanos, carriers, ended, cpu.lengthNanos());
   }
 
   /** Tables whose drain failed ({@link #drain}); written by the collection only. */

@@ -35,4 +35,18 @@ public record ThreadCpu(
   public static ThreadCpu of(Map<Long, Long> nanos) {
     return new ThreadCpu(nanos, Set.of());
   }
+
+  /** This without the threads in {@code lost} (whose samples of the interval were lost). */
+  public ThreadCpu without(Set<Long> lost) {
+    if (lost.isEmpty()) {
+      return this;
+    }
+    Map<Long, Long> kept = new java.util.HashMap<>(nanos);
+    kept.keySet().removeAll(lost);
+    Set<Long> keptCarriers = new java.util.HashSet<>(carriers);
+    keptCarriers.removeAll(lost);
+    Set<Long> keptEnded = new java.util.HashSet<>(ended);
+    keptEnded.removeAll(lost);
+    return new ThreadCpu(kept, keptCarriers, keptEnded, lengthNanos);
+  }
 }
