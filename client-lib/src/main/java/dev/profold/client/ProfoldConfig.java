@@ -92,7 +92,7 @@ public final class ProfoldConfig {
     labels = Map.copyOf(b.labels);
     if (b.enabled != null) {
       enabled = b.enabled;
-      disabledBy = enabled ? null : "the configuration";
+      disabledBy = enabled ? null : b.disabledBy != null ? b.disabledBy : "the configuration";
     } else {
       String off = switchedOffBy(System::getenv, System::getProperty);
       enabled = off == null;
@@ -212,6 +212,7 @@ public final class ProfoldConfig {
         throw v.refused("'" + v.raw() + "' is not true or false", null);
       }
       b.enabled(t.equals("true"));
+      b.disabledBy = v.name() + "=" + t;
     } else {
       b.enabled(true); // these settings, not this process's, decide
     }
@@ -521,6 +522,7 @@ public final class ProfoldConfig {
     private final Map<String, ThreadAggregation> threadAggregationByGroup = new LinkedHashMap<>();
     private final Map<String, String> labels = new LinkedHashMap<>();
     private Boolean enabled; // null: the environment's switch decides
+    private String disabledBy; // the setting that gave enabled, read from the environment
     private long maxBufferBytes = 8L << 20;
     private int maxCellsPerThread = 4096;
     private int maxContexts = 16_384;

@@ -322,6 +322,11 @@ class ProfoldConfigTest {
         System.setProperty("profold.enabled", was);
       }
     }
+    assertThat(
+            ProfoldConfig.fromEnvironment(Map.of("PROFOLD_ENABLED", "False"), new Properties())
+                .disabledBy())
+        .as("what the start logs")
+        .isEqualTo("PROFOLD_ENABLED=false");
     assertThat(ProfoldConfig.switchedOffBy(Map.of("PROFOLD_ENABLED", "false")::get, k -> null))
         .isEqualTo("PROFOLD_ENABLED=false");
     assertThat(ProfoldConfig.switchedOffBy(k -> null, k -> null)).isNull();

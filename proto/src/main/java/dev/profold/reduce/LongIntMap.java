@@ -91,12 +91,22 @@ public final class LongIntMap {
       }
       i = (i + 1) & mask;
     }
+    if ((size + 1) * 2 > keys.length) {
+      // Grown before the key goes in, so that a failure to grow (out of memory) leaves the map
+      // as it was, the key not in it: a caller that then gives up has changed nothing.
+      grow();
+      i = home(key);
+      while (values[i] != MISSING) {
+        i = (i + 1) & mask;
+      }
+    }
     keys[i] = key;
     values[i] = value;
-    if (++size * 2 > keys.length) {
-      grow();
-    }
+    size++;
   }
+
+  /** Run before the arrays of a larger map are made, for tests that make that fail. */
+  static volatile Runnable beforeGrow;
 
   /** Removes {@code key}; returns its value or {@link #MISSING}. */
   public int remove(long key) {
@@ -132,12 +142,19 @@ public final class LongIntMap {
     values[hole] = MISSING;
   }
 
+  /** Doubles the capacity; both arrays are made before the map changes. */
   private void grow() {
+    Runnable hook = beforeGrow;
+    if (hook != null) {
+      hook.run();
+    }
     long[] oldKeys = keys;
     int[] oldValues = values;
-    keys = new long[oldKeys.length * 2];
-    values = new int[oldValues.length * 2];
-    Arrays.fill(values, MISSING);
+    long[] grownKeys = new long[oldKeys.length * 2];
+    int[] grownValues = new int[oldValues.length * 2];
+    Arrays.fill(grownValues, MISSING);
+    keys = grownKeys;
+    values = grownValues;
     mask = keys.length - 1;
     shift = 64 - Integer.numberOfTrailingZeros(keys.length);
     size = 0;

@@ -56,6 +56,34 @@ class LongIntMapTest {
   }
 
   @Test
+  void aFailureToGrowLeavesTheMapAsItWas() {
+    // The key went in first and the map grew after: out of memory there left a key mapped in a
+    // map its owner thought unchanged (a client's table then recorded into a cell it never drains).
+    LongIntMap map = new LongIntMap(4); // 8 slots: the fifth key grows it
+    for (long k = 1; k <= 4; k++) {
+      map.put(k, (int) k);
+    }
+    LongIntMap.beforeGrow =
+        () -> {
+          throw new OutOfMemoryError("planted by the test");
+        };
+    try {
+      org.assertj.core.api.Assertions.assertThatThrownBy(() -> map.put(5, 5))
+          .isInstanceOf(OutOfMemoryError.class);
+    } finally {
+      LongIntMap.beforeGrow = null;
+    }
+    assertThat(map.get(5)).isEqualTo(LongIntMap.MISSING);
+    assertThat(map.size()).isEqualTo(4);
+    map.put(3, 30); // a key it holds: no growth needed
+    map.put(5, 5);
+    for (long k = 1; k <= 5; k++) {
+      assertThat(map.get(k)).isEqualTo(k == 3 ? 30 : (int) k);
+    }
+    assertThat(map.size()).isEqualTo(5);
+  }
+
+  @Test
   void keysChosenToCollideWithoutASeedSpreadWithOne() {
     // 4096 keys whose unseeded slots agree in their low 16 bits: in a map of up to 65,536 slots
     // they would all start at one slot, and each look-up would scan the run they form.

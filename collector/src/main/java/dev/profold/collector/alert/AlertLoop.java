@@ -178,9 +178,18 @@ public final class AlertLoop implements AutoCloseable {
     }
     lastSent = n;
     metrics.skipped(reason);
+    resendFiring(boundary(n));
+  }
+
+  /**
+   * Sends the firing alerts again as they stand, under the lock of evaluations and rule
+   * replacements: read apart from it, an alert whose rule a reload removed (and resolved) could be
+   * sent as firing after its resolve notice, and stay firing at Alertmanager.
+   */
+  private synchronized void resendFiring(Instant at) {
     List<Alert> firing = current.stream().filter(a -> a.state() == AlertState.FIRING).toList();
     if (notifier != null && !firing.isEmpty()) {
-      notifier.send(firing, List.of(), boundary(n).plus(validFor(interval)));
+      notifier.send(firing, List.of(), at.plus(validFor(interval)));
     }
   }
 

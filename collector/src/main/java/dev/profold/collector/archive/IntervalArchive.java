@@ -364,10 +364,16 @@ public final class IntervalArchive implements IntervalListener {
     try {
       closeWriter(timeout);
     } finally {
-      try {
-        lockChannel.close(); // releases the lock
-      } catch (IOException e) {
-        log.warn("archive: cannot release {}: {}", directory.resolve(LOCK_FILE), e.toString());
+      if (writer.isAlive()) {
+        // Still writing: the lock stays until the process ends, or a collector started meanwhile
+        // would take the directory and cut the line being written as a torn one.
+        log.warn("archive: {} stays locked until this process ends", directory);
+      } else {
+        try {
+          lockChannel.close(); // releases the lock
+        } catch (IOException e) {
+          log.warn("archive: cannot release {}: {}", directory.resolve(LOCK_FILE), e.toString());
+        }
       }
     }
   }

@@ -108,14 +108,6 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
         metrics.deltaReceived(size);
         long seq = delta.getSequence();
         long from = delta.getFirstSequence() == 0 ? seq : delta.getFirstSequence();
-        if (refusedFrom != 0) {
-          if (Long.compareUnsigned(from, refusedFrom) > 0) {
-            metrics.deltaRejected(refusedFor);
-            answer(rejectedAck(seq, waitingFor(from)));
-            return;
-          }
-          refusedFrom = 0; // the refused delta (or one before it) again: taken as any other
-        }
         DecodedDelta decoded;
         try {
           decoded = decoder.decode(delta, size);
@@ -142,6 +134,16 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
           refusedForNow(from, RejectReason.DICTIONARY_FULL, refused);
           answer(rejectedAck(seq, refused));
           return;
+        }
+        // Decoded first, so that a malformed delta behind a refused one is said to be malformed
+        // (a permanent refusal), not refused for now.
+        if (refusedFrom != 0) {
+          if (Long.compareUnsigned(from, refusedFrom) > 0) {
+            metrics.deltaRejected(refusedFor);
+            answer(rejectedAck(seq, waitingFor(from)));
+            return;
+          }
+          refusedFrom = 0; // the refused delta (or one before it) again: taken as any other
         }
         boolean queued = worker.submit(decoded, r -> acks.send(ack(seq, r)));
         if (!queued) {
@@ -188,7 +190,6 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
           return;
         }
         end();
-        open.remove(acks);
         io.grpc.StatusRuntimeException end;
         if (worker.accepting()) {
           metrics.pushOverloaded();
@@ -203,8 +204,10 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
         } else {
           end = unavailable();
         }
-        if (!worker.execute(() -> acks.fail(end))) {
-          acks.fail(end); // the fold thread has stopped: every ack it will send is sent
+        // Open until its end runs on the fold thread, so that closeStreams ends it should that
+        // thread fail first (an overloaded fold is when it is likeliest to run out of memory).
+        if (!worker.execute(() -> close(acks, end))) {
+          close(acks, end); // the fold thread has stopped: every ack it will send is sent
         }
       }
 

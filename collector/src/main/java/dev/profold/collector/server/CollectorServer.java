@@ -58,7 +58,6 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -302,15 +301,21 @@ public final class CollectorServer {
       foldFailed();
     }
     // A thread per request being read, handled or written: enough that scrapes, queries (at most
-    // two at a time, QueryHttpHandler) and a stalled client or two leave threads for /healthz.
-    httpExecutor =
-        Executors.newFixedThreadPool(
+    // two at a time, QueryHttpHandler) and stalled clients leave threads for /healthz.
+    ThreadPoolExecutor served =
+        new ThreadPoolExecutor(
             HTTP_THREADS,
+            HTTP_THREADS,
+            1,
+            TimeUnit.MINUTES,
+            new java.util.concurrent.LinkedBlockingQueue<>(),
             r -> {
               Thread t = new Thread(r, "profold-http");
               t.setDaemon(true);
               return t;
             });
+    served.allowCoreThreadTimeOut(true);
+    httpExecutor = served;
     http.setExecutor(httpExecutor);
     for (Route r :
         List.of(
@@ -349,7 +354,7 @@ public final class CollectorServer {
    * Threads serving HTTP requests. The JDK's server reads a request's line and headers on one of
    * them, so a client that stalls there holds one for up to {@link #MAX_REQUEST_SECONDS}: with 8, a
    * few half-open connections (a load balancer's checks, a scanner) left none for a supervisor's
-   * health probe. Threads are made as requests come, so a quiet collector holds few.
+   * health probe. A thread idle for a minute ends, so a quiet collector holds few.
    */
   static final int HTTP_THREADS = 32;
 

@@ -66,6 +66,12 @@ class DemoWorkloadTest {
       DemoWorkload demo = new DemoWorkload("127.0.0.1", server.grpcPort(), Duration.ofSeconds(60));
       demo.start();
       demo.close(); // long before the first 60 s interval ends
+      // Each instance waits up to a second for its ack; on a loaded machine one may come later.
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while (!server.meters().scrape().contains("profold_deltas_applied_total 4.0")
+          && System.nanoTime() < deadline) {
+        TimeUnit.MILLISECONDS.sleep(50); // a poll tick
+      }
       assertThat(server.meters().scrape()).contains("profold_deltas_applied_total 4.0");
     } finally {
       server.stop();

@@ -569,6 +569,27 @@ class IngestServiceTest {
   }
 
   @Test
+  void aStreamEndedForOverloadIsStillAnsweredWhenTheFoldThreadFailsFirst() throws Exception {
+    // Its end waited on the fold thread, out of the open streams: a failure there (an overloaded
+    // fold is when it is likeliest to run out of memory) left it without an answer for ever.
+    Delta first = checkout().build();
+    start(first.getSerializedSize(), false);
+    worker.onFailure(service::closeStreams);
+    worker.execute(
+        () -> {
+          throw new OutOfMemoryError("planted by the test");
+        });
+    PushStream s = new PushStream();
+    s.requests.onNext(first);
+    s.requests.onNext(checkout().withoutSource().seq(2).build()); // over the limit: the end
+    worker.start();
+    Object e = s.next();
+    assertThat(e).isInstanceOf(StatusRuntimeException.class);
+    assertThat(((StatusRuntimeException) e).getStatus().getCode())
+        .isEqualTo(Status.Code.UNAVAILABLE);
+  }
+
+  @Test
   void aRefusalBeyondThePendingLimitEndsTheStreamAfterItsEarlierAcks() throws Exception {
     Delta first = checkout().build();
     start(first.getSerializedSize(), false);

@@ -46,10 +46,18 @@ public final class OnlineQuery {
   public static final int MAX_SELECT_ITEMS = 512;
 
   /**
-   * Cells (rows times columns) an answer may have: the whole of a scheme at the default cardinality
-   * limit with 50 columns; a larger answer is refused before it is rendered.
+   * Cells (rows times columns) an answer may have, unless it has at most {@link #CELLS_PER_RECORD}
+   * per record read: the whole of a scheme at the default cardinality limit with 50 columns; a
+   * larger answer is refused before it is rendered.
    */
   public static final long MAX_CELLS = 500_000;
+
+  /**
+   * Cells per record read that an answer may always have, however many records: a scheme's own
+   * query (its GROUP BY attributes and a few values) over a scheme whose cardinality limit was
+   * raised far beyond the default must still answer.
+   */
+  public static final long CELLS_PER_RECORD = 8;
 
   private final SnapshotSource source;
   private final java.util.function.Supplier<String> failure;
@@ -180,7 +188,7 @@ public final class OnlineQuery {
     given(abandoned);
     QueryResult result = evaluator.evaluate(selection.records());
     long cells = (long) result.rows().size() * Math.max(1, result.columns().size());
-    if (cells > maxCells) {
+    if (cells > maxCells && cells > CELLS_PER_RECORD * selection.records().size()) {
       throw new OnlineQueryException(
           OnlineQueryException.Reason.INVALID,
           "the answer would have "
