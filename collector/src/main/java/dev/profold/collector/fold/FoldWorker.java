@@ -58,6 +58,7 @@ public final class FoldWorker implements SnapshotSource {
   private final Thread thread;
   private volatile CollectorSnapshot lastSnapshot = CollectorSnapshot.empty();
   private long lastSnapshotVersion = -1;
+  private volatile long lastAnsweredNanos = System.nanoTime();
   private final java.util.concurrent.atomic.AtomicReference<CompletableFuture<CollectorSnapshot>>
       pendingSnapshot = new java.util.concurrent.atomic.AtomicReference<>();
   private volatile boolean accepting = true;
@@ -375,7 +376,17 @@ public final class FoldWorker implements SnapshotSource {
     }
   }
 
+  /**
+   * How long ago the fold thread last answered a snapshot request: right after {@link #snapshot}
+   * about nothing when it answered that one, at least the snapshot timeout when it did not (the
+   * previous snapshot was served).
+   */
+  public long snapshotAgeNanos() {
+    return System.nanoTime() - lastAnsweredNanos;
+  }
+
   private CollectorSnapshot snapshotOnFoldThread() {
+    lastAnsweredNanos = System.nanoTime();
     if (engine.version() != lastSnapshotVersion) {
       lastSnapshot = engine.snapshot();
       lastSnapshotVersion = engine.version();

@@ -142,7 +142,8 @@ public final class CollectorServer {
     this.ingest = new IngestService(dictionary, worker, metrics, config.retryDelay());
     worker.onFailure(this::foldFailed);
     metrics.foldUp(() -> worker.failure() == null);
-    this.queries = new OnlineQuery(worker, worker::failure);
+    this.queries =
+        new OnlineQuery(worker, worker::failure).ageOfSnapshots(worker::snapshotAgeNanos);
     this.clock = clock;
     // Online queries over gRPC: at most two at a time, a few more waiting, the rest refused.
     this.queryExecutor =

@@ -41,6 +41,36 @@ class FoldWorkerTest {
   }
 
   @Test
+  void theAgeOfTheSnapshotServedSaysWhetherTheFoldThreadAnswered() throws Exception {
+    MutableClock clock = MutableClock.atNanos(Deltas.DEFAULT_START + 10_000_000_000L);
+    CollectorMetrics metrics = new CollectorMetrics(new SimpleMeterRegistry());
+    FoldEngine engine =
+        new FoldEngine(
+            new FoldConfig(10_000_000_000L, 5, 1000), new GlobalDictionary(10_000), clock, metrics);
+    FoldWorker worker =
+        new FoldWorker(engine, metrics, 1 << 20, Duration.ofMillis(50), Duration.ofMillis(200));
+    worker.start();
+    try {
+      worker.snapshot();
+      assertThat(worker.snapshotAgeNanos()).as("answered just now").isLessThan(1_000_000_000L);
+      CountDownLatch hold = new CountDownLatch(1);
+      worker.execute(
+          () -> {
+            try {
+              hold.await();
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          });
+      worker.snapshot(); // not answered within 200 ms: the previous one
+      assertThat(worker.snapshotAgeNanos()).isGreaterThanOrEqualTo(200_000_000L);
+      hold.countDown();
+    } finally {
+      worker.shutdown(Duration.ofSeconds(30));
+    }
+  }
+
+  @Test
   void snapshotRequestsWhileOneWaitsShareIt() throws Exception {
     // Each scrape or query queued its own copy of every group for the fold thread, however far
     // behind it was.

@@ -59,9 +59,13 @@ public final class OnlineQuery {
    */
   public static final long CELLS_PER_RECORD = 8;
 
+  /** A snapshot older than this when read (the fold thread did not answer) gets a note. */
+  static final long STALE_NANOS = 1_000_000_000L;
+
   private final SnapshotSource source;
   private final java.util.function.Supplier<String> failure;
   private final long maxCells;
+  private java.util.function.LongSupplier snapshotAge = () -> 0;
 
   public OnlineQuery(SnapshotSource source) {
     this(source, () -> null);
@@ -73,6 +77,15 @@ public final class OnlineQuery {
    */
   public OnlineQuery(SnapshotSource source, java.util.function.Supplier<String> failure) {
     this(source, failure, MAX_CELLS);
+  }
+
+  /**
+   * Tells how old the snapshot just read is ({@code source}'s own measure, in nanoseconds): an
+   * answer from one older than a second says so in its note. Call before the first query.
+   */
+  public OnlineQuery ageOfSnapshots(java.util.function.LongSupplier nanos) {
+    this.snapshotAge = nanos;
+    return this;
   }
 
   /** As above, answers of at most {@code maxCells} cells (for tests). */
@@ -158,6 +171,7 @@ public final class OnlineQuery {
               + MAX_QUERY_CHARS);
     }
     CollectorSnapshot snapshot = source.snapshot();
+    long age = snapshotAge.getAsLong();
     SchemeSnapshot scheme = find(snapshot, name);
     String text = request.query();
     if (text == null || text.isBlank()) {
@@ -214,7 +228,13 @@ public final class OnlineQuery {
         request.range().isCumulative(),
         selection.intervals(),
         notes(
-            note(scheme, request.range(), selection.intervals()),
+            notes(
+                age > STALE_NANOS
+                    ? "the fold thread is behind: this reads its last snapshot, "
+                        + durationText(Duration.ofNanos(age).toSeconds() * 1_000_000_000L)
+                        + " old"
+                    : "",
+                note(scheme, request.range(), selection.intervals())),
             unknownAttributes(name, evaluator.query(), selection.records())));
   }
 

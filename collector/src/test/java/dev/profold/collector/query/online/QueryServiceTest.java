@@ -454,6 +454,21 @@ class QueryServiceTest {
   }
 
   @Test
+  void anAnswerFromASnapshotTheFoldThreadLeftOldSaysSo() throws Exception {
+    // The fold thread did not answer within the snapshot timeout: the previous snapshot was
+    // served, and the answer read as current.
+    OnlineQuery.Request request =
+        new OnlineQuery.Request(null, "SELECT count()", TimeRange.of(null, null), null);
+    OnlineQuery stale =
+        new OnlineQuery(() -> source.get().snapshot()).ageOfSnapshots(() -> 7_400_000_000L);
+    assertThat(stale.run(request, dev.profold.collector.query.OutputFormat.JSON).note())
+        .isEqualTo("the fold thread is behind: this reads its last snapshot, 7s old");
+    OnlineQuery fresh =
+        new OnlineQuery(() -> source.get().snapshot()).ageOfSnapshots(() -> 900_000_000L);
+    assertThat(fresh.run(request, dev.profold.collector.query.OutputFormat.JSON).note()).isEmpty();
+  }
+
+  @Test
   void aQueryWhoseCallerGaveUpStopsBetweenItsSteps() throws Exception {
     java.util.concurrent.atomic.AtomicInteger asked =
         new java.util.concurrent.atomic.AtomicInteger();
