@@ -569,6 +569,27 @@ class IngestServiceTest {
   }
 
   @Test
+  void aHalfClosedStreamIsStillAnsweredWhenTheFoldThreadFailsFirst() throws Exception {
+    // It left the open streams at its half-close, before its acks and end ran on the fold thread:
+    // a failure there left it without an answer for ever. (In process, with a direct executor,
+    // the half-close reaches the service before the fold thread starts: no race.)
+    start(1 << 20, false);
+    worker.onFailure(service::closeStreams);
+    worker.execute(
+        () -> {
+          throw new OutOfMemoryError("planted by the test");
+        });
+    PushStream s = new PushStream();
+    s.requests.onNext(checkout().build());
+    s.requests.onCompleted();
+    worker.start();
+    Object e = s.next();
+    assertThat(e).isInstanceOf(StatusRuntimeException.class);
+    assertThat(((StatusRuntimeException) e).getStatus().getCode())
+        .isEqualTo(Status.Code.UNAVAILABLE);
+  }
+
+  @Test
   void aStreamEndedForOverloadIsStillAnsweredWhenTheFoldThreadFailsFirst() throws Exception {
     // Its end waited on the fold thread, out of the open streams: a failure there (an overloaded
     // fold is when it is likeliest to run out of memory) left it without an answer for ever.
