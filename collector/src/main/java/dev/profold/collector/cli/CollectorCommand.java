@@ -173,7 +173,9 @@ final class CollectorCommand implements Callable<Integer> {
       out.printf(
           "demo workload running: series appear at %s within %s, the"
               + " last-interval gauges once an interval has closed (within %s)%n",
-          server.metricsUrl(), written(c.interval()), written(c.interval().multipliedBy(3)));
+          server.metricsUrl(),
+          ConfigLoader.written(c.interval()),
+          ConfigLoader.written(c.interval().multipliedBy(3)));
     }
     if (config != null) {
       watchConfig(server, c, out, hup);
@@ -272,16 +274,14 @@ final class CollectorCommand implements Callable<Integer> {
     }
     if (!file.interval().equals(used.interval())) {
       said.add(
-          "--interval " + written(used.interval()) + " over interval " + written(file.interval()));
+          "--interval "
+              + ConfigLoader.written(used.interval())
+              + " over interval "
+              + ConfigLoader.written(file.interval()));
     }
     if (!said.isEmpty()) {
       log.info("command-line options win over {}: {}", config, String.join(", ", said));
     }
-  }
-
-  /** {@code d} as a config file writes it: {@code 10s}, {@code 250ms}. */
-  static String written(Duration d) {
-    return d.toMillis() % 1000 == 0 ? d.toSeconds() + "s" : d.toMillis() + "ms";
   }
 
   /** The config file's content as read just before it was loaded at start, or null. */

@@ -73,6 +73,11 @@ public final class ConfigLoader {
 
   private ConfigLoader() {}
 
+  /** {@code d} as a config file writes it: {@code 10s}, {@code 250ms}. */
+  public static String written(Duration d) {
+    return d.toMillis() % 1000 == 0 ? d.toSeconds() + "s" : d.toMillis() + "ms";
+  }
+
   /** The defaults overridden by {@code file}. */
   public static CollectorConfig load(Path file) throws ConfigException {
     if (Files.isDirectory(file)) {

@@ -147,10 +147,9 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
         }
         boolean queued = worker.submit(decoded, r -> acks.send(ack(seq, r)));
         if (!queued) {
-          RejectReason[] why = new RejectReason[1];
-          Status refused = refusal(why);
-          refusedForNow(from, why[0], refused);
-          answer(rejectedAck(seq, refused));
+          Refusal refused = refusal();
+          refusedForNow(from, refused.reason(), refused.status());
+          answer(rejectedAck(seq, refused.status()));
         }
       }
 
@@ -328,36 +327,37 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
       exports.remove(call);
       decoder.release(); // nothing of this call was queued
       if (call.claim()) {
-        responses.onError(StatusProto.toStatusRuntimeException(refusal()));
+        responses.onError(StatusProto.toStatusRuntimeException(refusal().status()));
       }
     }
   }
 
-  /** The status for a delta the worker would not queue: overloaded or shutting down. */
-  private Status refusal() {
-    return refusal(new RejectReason[1]);
-  }
+  /** Why a delta was not queued, as counted, and what its sender is told. */
+  private record Refusal(RejectReason reason, Status status) {}
 
-  /** As {@link #refusal()}, the reason counted given in {@code why[0]}. */
-  private Status refusal(RejectReason[] why) {
+  /** The refusal of a delta the worker would not queue (overloaded or shutting down), counted. */
+  private Refusal refusal() {
     String failure = worker.failure();
+    Refusal r;
     if (failure != null) {
-      why[0] = RejectReason.FOLD_FAILED;
-      metrics.deltaRejected(RejectReason.FOLD_FAILED);
-      return foldFailed(failure);
+      r = new Refusal(RejectReason.FOLD_FAILED, foldFailed(failure));
+    } else if (!worker.accepting()) {
+      r =
+          new Refusal(
+              RejectReason.SHUTTING_DOWN,
+              status(Code.UNAVAILABLE, "the collector is shutting down; retry", retryDelay));
+    } else {
+      r =
+          new Refusal(
+              RejectReason.OVERLOADED,
+              status(
+                  Code.RESOURCE_EXHAUSTED,
+                  "the collector has too many received deltas waiting to be folded"
+                      + " (limits.max_pending_bytes); retry after the delay",
+                  retryDelay));
     }
-    if (!worker.accepting()) {
-      why[0] = RejectReason.SHUTTING_DOWN;
-      metrics.deltaRejected(RejectReason.SHUTTING_DOWN);
-      return status(Code.UNAVAILABLE, "the collector is shutting down; retry", retryDelay);
-    }
-    why[0] = RejectReason.OVERLOADED;
-    metrics.deltaRejected(RejectReason.OVERLOADED);
-    return status(
-        Code.RESOURCE_EXHAUSTED,
-        "the collector has too many received deltas waiting to be folded"
-            + " (limits.max_pending_bytes); retry after the delay",
-        retryDelay);
+    metrics.deltaRejected(r.reason());
+    return r;
   }
 
   /**

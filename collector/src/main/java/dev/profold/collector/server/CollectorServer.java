@@ -18,6 +18,7 @@ import dev.profold.collector.analysis.ThreadRegionImbalanceValues;
 import dev.profold.collector.archive.ArchiveException;
 import dev.profold.collector.archive.IntervalArchive;
 import dev.profold.collector.config.CollectorConfig;
+import dev.profold.collector.config.ConfigLoader;
 import dev.profold.collector.config.ConfigReloader;
 import dev.profold.collector.dictionary.GlobalDictionary;
 import dev.profold.collector.fold.FoldConfig;
@@ -142,8 +143,7 @@ public final class CollectorServer {
     this.ingest = new IngestService(dictionary, worker, metrics, config.retryDelay());
     worker.onFailure(this::foldFailed);
     metrics.foldUp(() -> worker.failure() == null);
-    this.queries =
-        new OnlineQuery(worker, worker::failure).ageOfSnapshots(worker::snapshotAgeNanos);
+    this.queries = new OnlineQuery(worker, worker::failure, worker::snapshotAgeNanos);
     this.clock = clock;
     // Online queries over gRPC: at most two at a time, a few more waiting, the rest refused.
     this.queryExecutor =
@@ -346,9 +346,7 @@ public final class CollectorServer {
         "profold collector ready: grpc={} http={} interval={}",
         hostPort(config.listen(), grpcPort()),
         metricsUrl(),
-        config.interval().toMillis() % 1000 == 0
-            ? config.interval().toSeconds() + "s"
-            : config.interval().toMillis() + "ms");
+        ConfigLoader.written(config.interval()));
   }
 
   /**

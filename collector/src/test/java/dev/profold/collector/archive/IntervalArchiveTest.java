@@ -116,18 +116,8 @@ class IntervalArchiveTest {
     }
     archive.close(Duration.ofMillis(1)); // far too short to write 800,000 lines
     double written = registry.get("profold.archive.intervals.written").counter().count();
-    double shutdown =
-        registry
-            .get("profold.archive.intervals.dropped")
-            .tag("reason", "shutdown")
-            .counter()
-            .count();
-    double failed =
-        registry
-            .get("profold.archive.intervals.dropped")
-            .tag("reason", "write_failed")
-            .counter()
-            .count();
+    double shutdown = dropped("shutdown");
+    double failed = dropped("write_failed");
     // Before: what was still queued was neither written nor counted.
     assertThat(shutdown).isPositive();
     assertThat(written + shutdown + failed).as("every interval accounted once").isEqualTo(queued);
@@ -147,13 +137,7 @@ class IntervalArchiveTest {
         List.of(),
         new dev.profold.sinks.snapshot.IntervalSnapshot(
             T0 + queued * INTERVAL, T0 + (queued + 1) * INTERVAL, series));
-    assertThat(
-            registry
-                .get("profold.archive.intervals.dropped")
-                .tag("reason", "shutdown")
-                .counter()
-                .count())
-        .isEqualTo(shutdown + 1);
+    assertThat(dropped("shutdown")).isEqualTo(shutdown + 1);
   }
 
   @Test
@@ -244,13 +228,7 @@ class IntervalArchiveTest {
     clock.setNanos(T0 + 2 * INTERVAL);
     engine.advance();
     archive.close(Duration.ofSeconds(10));
-    assertThat(
-            registry
-                .get("profold.archive.intervals.dropped")
-                .tag("reason", "write_failed")
-                .counter()
-                .count())
-        .isEqualTo(1);
+    assertThat(dropped("write_failed")).isEqualTo(1);
     assertThat(dir.resolve("region").resolve("region-2023-11-14.jsonl")).exists();
   }
 
@@ -351,6 +329,15 @@ class IntervalArchiveTest {
 
   void apply(FoldEngine engine, Deltas.Builder b) {
     assertThat(engine.apply(b.decode(dictionary)).outcome()).isEqualTo(FoldResult.Outcome.APPLIED);
+  }
+
+  /** Intervals counted as not archived for {@code reason}. */
+  double dropped(String reason) {
+    return registry
+        .get("profold.archive.intervals.dropped")
+        .tag("reason", reason)
+        .counter()
+        .count();
   }
 
   static Map<String, JsonNode> rows(String json) throws Exception {

@@ -40,13 +40,31 @@ class FoldWorkerTest {
     }
   }
 
+  /** An engine with no data, its clock after the first default delta's interval. */
+  private static FoldEngine engine(CollectorMetrics metrics) {
+    return new FoldEngine(
+        new FoldConfig(10_000_000_000L, 5, 1000),
+        new GlobalDictionary(10_000),
+        MutableClock.atNanos(Deltas.DEFAULT_START + 10_000_000_000L),
+        metrics);
+  }
+
+  /** Holds {@code worker}'s fold thread until {@code hold} opens. */
+  private static void holdUntil(FoldWorker worker, CountDownLatch hold) {
+    worker.execute(
+        () -> {
+          try {
+            hold.await();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        });
+  }
+
   @Test
   void theAgeOfTheSnapshotServedSaysWhetherTheFoldThreadAnswered() throws Exception {
-    MutableClock clock = MutableClock.atNanos(Deltas.DEFAULT_START + 10_000_000_000L);
     CollectorMetrics metrics = new CollectorMetrics(new SimpleMeterRegistry());
-    FoldEngine engine =
-        new FoldEngine(
-            new FoldConfig(10_000_000_000L, 5, 1000), new GlobalDictionary(10_000), clock, metrics);
+    FoldEngine engine = engine(metrics);
     FoldWorker worker =
         new FoldWorker(engine, metrics, 1 << 20, Duration.ofMillis(50), Duration.ofMillis(200));
     worker.start();
@@ -54,14 +72,7 @@ class FoldWorkerTest {
       worker.snapshot();
       assertThat(worker.snapshotAgeNanos()).as("answered just now").isLessThan(1_000_000_000L);
       CountDownLatch hold = new CountDownLatch(1);
-      worker.execute(
-          () -> {
-            try {
-              hold.await();
-            } catch (InterruptedException e) {
-              Thread.currentThread().interrupt();
-            }
-          });
+      holdUntil(worker, hold);
       worker.snapshot(); // not answered within 200 ms: the previous one
       assertThat(worker.snapshotAgeNanos()).isGreaterThanOrEqualTo(200_000_000L);
       hold.countDown();
@@ -74,11 +85,8 @@ class FoldWorkerTest {
   void snapshotRequestsWhileOneWaitsShareIt() throws Exception {
     // Each scrape or query queued its own copy of every group for the fold thread, however far
     // behind it was.
-    MutableClock clock = MutableClock.atNanos(Deltas.DEFAULT_START + 10_000_000_000L);
     CollectorMetrics metrics = new CollectorMetrics(new SimpleMeterRegistry());
-    FoldEngine engine =
-        new FoldEngine(
-            new FoldConfig(10_000_000_000L, 5, 1000), new GlobalDictionary(10_000), clock, metrics);
+    FoldEngine engine = engine(metrics);
     java.util.concurrent.atomic.AtomicInteger adds =
         new java.util.concurrent.atomic.AtomicInteger();
     LinkedBlockingQueue<Runnable> queue =
@@ -96,14 +104,7 @@ class FoldWorkerTest {
             engine, metrics, 1 << 20, Duration.ofMillis(50), Duration.ofSeconds(30), queue);
     worker.start();
     CountDownLatch hold = new CountDownLatch(1);
-    worker.execute(
-        () -> {
-          try {
-            hold.await();
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
-        });
+    holdUntil(worker, hold);
     java.util.List<CompletableFuture<dev.profold.sinks.snapshot.CollectorSnapshot>> got =
         new java.util.ArrayList<>();
     java.util.List<Thread> callers = new java.util.ArrayList<>();

@@ -568,25 +568,37 @@ class IngestServiceTest {
     assertThat(only("main/db.query").state().count()).isEqualTo(2 + 2 + 200);
   }
 
+  /**
+   * Makes the fold thread, once started, fail before anything queued after this; its failure ends
+   * the open streams as the server's does.
+   */
+  private void failFirst() {
+    worker.onFailure(service::closeStreams);
+    worker.execute(
+        () -> {
+          throw new OutOfMemoryError("planted by the test");
+        });
+  }
+
+  private static void assertEndsUnavailable(PushStream s) throws InterruptedException {
+    Object e = s.next();
+    assertThat(e).isInstanceOf(StatusRuntimeException.class);
+    assertThat(((StatusRuntimeException) e).getStatus().getCode())
+        .isEqualTo(Status.Code.UNAVAILABLE);
+  }
+
   @Test
   void aHalfClosedStreamIsStillAnsweredWhenTheFoldThreadFailsFirst() throws Exception {
     // It left the open streams at its half-close, before its acks and end ran on the fold thread:
     // a failure there left it without an answer for ever. (In process, with a direct executor,
     // the half-close reaches the service before the fold thread starts: no race.)
     start(1 << 20, false);
-    worker.onFailure(service::closeStreams);
-    worker.execute(
-        () -> {
-          throw new OutOfMemoryError("planted by the test");
-        });
+    failFirst();
     PushStream s = new PushStream();
     s.requests.onNext(checkout().build());
     s.requests.onCompleted();
     worker.start();
-    Object e = s.next();
-    assertThat(e).isInstanceOf(StatusRuntimeException.class);
-    assertThat(((StatusRuntimeException) e).getStatus().getCode())
-        .isEqualTo(Status.Code.UNAVAILABLE);
+    assertEndsUnavailable(s);
   }
 
   @Test
@@ -595,19 +607,12 @@ class IngestServiceTest {
     // fold is when it is likeliest to run out of memory) left it without an answer for ever.
     Delta first = checkout().build();
     start(first.getSerializedSize(), false);
-    worker.onFailure(service::closeStreams);
-    worker.execute(
-        () -> {
-          throw new OutOfMemoryError("planted by the test");
-        });
+    failFirst();
     PushStream s = new PushStream();
     s.requests.onNext(first);
     s.requests.onNext(checkout().withoutSource().seq(2).build()); // over the limit: the end
     worker.start();
-    Object e = s.next();
-    assertThat(e).isInstanceOf(StatusRuntimeException.class);
-    assertThat(((StatusRuntimeException) e).getStatus().getCode())
-        .isEqualTo(Status.Code.UNAVAILABLE);
+    assertEndsUnavailable(s);
   }
 
   @Test

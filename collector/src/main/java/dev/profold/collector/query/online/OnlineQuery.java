@@ -65,34 +65,46 @@ public final class OnlineQuery {
   private final SnapshotSource source;
   private final java.util.function.Supplier<String> failure;
   private final long maxCells;
-  private java.util.function.LongSupplier snapshotAge = () -> 0;
+  private final java.util.function.LongSupplier snapshotAge;
 
+  /** Queries over {@code source}, whose fold never fails and whose snapshots are always fresh. */
   public OnlineQuery(SnapshotSource source) {
-    this(source, () -> null);
+    this(source, () -> null, () -> 0);
   }
 
   /**
    * @param failure why the fold stopped for good (its thread failed), or null while it runs: the
    *     snapshot then only grows older, and queries are refused saying so
+   * @param snapshotAge how old the snapshot just read is, in nanoseconds ({@code source}'s own
+   *     measure): an answer from one older than a second says so in its note
    */
-  public OnlineQuery(SnapshotSource source, java.util.function.Supplier<String> failure) {
-    this(source, failure, MAX_CELLS);
-  }
-
-  /**
-   * Tells how old the snapshot just read is ({@code source}'s own measure, in nanoseconds): an
-   * answer from one older than a second says so in its note. Call before the first query.
-   */
-  public OnlineQuery ageOfSnapshots(java.util.function.LongSupplier nanos) {
-    this.snapshotAge = nanos;
-    return this;
+  public OnlineQuery(
+      SnapshotSource source,
+      java.util.function.Supplier<String> failure,
+      java.util.function.LongSupplier snapshotAge) {
+    this(source, failure, snapshotAge, MAX_CELLS);
   }
 
   /** As above, answers of at most {@code maxCells} cells (for tests). */
-  OnlineQuery(SnapshotSource source, java.util.function.Supplier<String> failure, long maxCells) {
+  OnlineQuery(
+      SnapshotSource source,
+      java.util.function.Supplier<String> failure,
+      java.util.function.LongSupplier snapshotAge,
+      long maxCells) {
     this.source = source;
     this.failure = failure;
+    this.snapshotAge = snapshotAge;
     this.maxCells = maxCells;
+  }
+
+  /**
+   * What a query that still ran out of memory or stack ({@code e}) is answered, over either
+   * transport.
+   */
+  public static String outOfResources(Error e) {
+    return "the query needed more than the collector could give ("
+        + e
+        + "); narrow it with a WHERE, fewer SELECT items or a LIMIT";
   }
 
   /**

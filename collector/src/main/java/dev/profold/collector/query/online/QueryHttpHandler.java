@@ -126,12 +126,7 @@ public final class QueryHttpHandler implements HttpHandler {
             "query over HTTP ran out of {}: {}",
             e instanceof OutOfMemoryError ? "memory" : "stack",
             e.toString());
-        error(
-            ex,
-            503,
-            "the query needed more than the collector could give ("
-                + e
-                + "); narrow it with a WHERE, fewer SELECT items or a LIMIT");
+        error(ex, 503, OnlineQuery.outOfResources(e));
         return;
       } finally {
         running.release();

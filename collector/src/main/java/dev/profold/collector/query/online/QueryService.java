@@ -112,10 +112,7 @@ public final class QueryService extends QueryGrpc.QueryImplBase {
           e.toString());
       response.onError(
           Status.RESOURCE_EXHAUSTED
-              .withDescription(
-                  "the query needed more than the collector could give ("
-                      + e
-                      + "); narrow it with a WHERE, fewer SELECT items or a LIMIT")
+              .withDescription(OnlineQuery.outOfResources(e))
               .asRuntimeException());
       return;
     } catch (RuntimeException e) {

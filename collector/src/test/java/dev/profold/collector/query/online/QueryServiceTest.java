@@ -387,7 +387,8 @@ class QueryServiceTest {
                 .directExecutor()
                 .addService(
                     new QueryService(
-                        new OnlineQuery(() -> source.get().snapshot(), () -> null, maxCells),
+                        new OnlineQuery(
+                            () -> source.get().snapshot(), () -> null, () -> 0, maxCells),
                         Runnable::run))
                 .build()
                 .start();
@@ -438,7 +439,8 @@ class QueryServiceTest {
   void afterTheFoldThreadFailedQueriesAreUnavailableSayingWhy() throws Exception {
     // They answered 200 from a snapshot that no longer changed, without a word.
     OnlineQuery failed =
-        new OnlineQuery(() -> source.get().snapshot(), () -> "java.lang.OutOfMemoryError: x");
+        new OnlineQuery(
+            () -> source.get().snapshot(), () -> "java.lang.OutOfMemoryError: x", () -> 0);
     OnlineQueryException e =
         catchThrowableOfType(
             OnlineQueryException.class,
@@ -460,11 +462,11 @@ class QueryServiceTest {
     OnlineQuery.Request request =
         new OnlineQuery.Request(null, "SELECT count()", TimeRange.of(null, null), null);
     OnlineQuery stale =
-        new OnlineQuery(() -> source.get().snapshot()).ageOfSnapshots(() -> 7_400_000_000L);
+        new OnlineQuery(() -> source.get().snapshot(), () -> null, () -> 7_400_000_000L);
     assertThat(stale.run(request, dev.profold.collector.query.OutputFormat.JSON).note())
         .isEqualTo("the fold thread is behind: this reads its last snapshot, 7s old");
     OnlineQuery fresh =
-        new OnlineQuery(() -> source.get().snapshot()).ageOfSnapshots(() -> 900_000_000L);
+        new OnlineQuery(() -> source.get().snapshot(), () -> null, () -> 900_000_000L);
     assertThat(fresh.run(request, dev.profold.collector.query.OutputFormat.JSON).note()).isEmpty();
   }
 
