@@ -44,6 +44,40 @@ class ProfoldTest {
   }
 
   @Test
+  void aStoppedRuntimeIsNotKeptByTheThreadsThatRecordedWithIt() throws Exception {
+    start();
+    java.util.concurrent.ExecutorService pool =
+        java.util.concurrent.Executors.newFixedThreadPool(2);
+    try {
+      for (int i = 0; i < 4; i++) {
+        pool.submit(
+                () -> {
+                  try (Scope s = Profold.with("tenant", "a");
+                      Region r = Profold.region("work", Kind.COMPUTE)) {
+                    Profold.record("bytes", 10);
+                  }
+                })
+            .get();
+      }
+      java.lang.ref.WeakReference<Object> runtime =
+          new java.lang.ref.WeakReference<>(Profold.runtime());
+      java.lang.ref.WeakReference<Object> recorder =
+          new java.lang.ref.WeakReference<>(Profold.runtime().recorder());
+      Profold.shutdown(java.time.Duration.ofSeconds(10));
+
+      for (int i = 0; i < 20 && (runtime.get() != null || recorder.get() != null); i++) {
+        System.gc();
+      }
+
+      // Before the fix the pool's threads, alive, kept the recorder and with it the runtime.
+      assertThat(recorder.get()).as("the recorder").isNull();
+      assertThat(runtime.get()).as("the runtime").isNull();
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
   void startWithANullConfigurationStaysOff() {
     assertThat(Profold.start(null)).isFalse(); // before the fix: NullPointerException
     assertThat(Profold.isStarted()).isFalse();

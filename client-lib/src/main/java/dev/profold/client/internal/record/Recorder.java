@@ -12,6 +12,7 @@ import dev.profold.client.internal.threads.ThreadAggregators;
 import dev.profold.client.internal.threads.ThreadSnapshot;
 import dev.profold.proto.v1.ValueType;
 import java.lang.System.Logger.Level;
+import java.lang.ref.WeakReference;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.HashMap;
@@ -125,12 +126,16 @@ public final class Recorder {
     this.virtualPool = new ThreadStatePool(ThreadGroups.VIRTUAL);
     pools.put(ThreadGroups.VIRTUAL, virtualPool);
     this.encoder = encoder;
+    // The table's callbacks hold this recorder weakly: the table is reachable from every thread's
+    // state, which must not keep a stopped recorder (see ThreadState#recorder).
+    WeakReference<Recorder> self = new WeakReference<>(this);
     this.contexts =
         new ContextTable(
             encoder,
             maxContexts,
             () -> {
-              if (misuseToLog(Misuse.CONTEXTS_FULL, "")) {
+              Recorder r = self.get();
+              if (r != null && r.misuseToLog(Misuse.CONTEXTS_FULL, "")) {
                 logMisuse(
                     "more than "
                         + maxContexts
@@ -144,7 +149,8 @@ public final class Recorder {
             });
     contexts.onKeysFull(
         key -> {
-          if (misuseToLog(Misuse.KEYS_FULL, "context-keys")) {
+          Recorder r = self.get();
+          if (r != null && r.misuseToLog(Misuse.KEYS_FULL, "context-keys")) {
             logMisuse(
                 "more than "
                     + ContextTable.MAX_CONTEXT_KEYS
@@ -1094,7 +1100,7 @@ public final class Recorder {
   }
 
   /** Logs the message of a misuse {@link #misuseToLog} said to log. */
-  void logMisuse(String message) {
+  static void logMisuse(String message) {
     LOG.log(Level.WARNING, "Profold: " + message + " (logged once; counted)");
   }
 

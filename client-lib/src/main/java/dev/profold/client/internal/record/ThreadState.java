@@ -8,6 +8,7 @@ import dev.profold.proto.v1.ValueType;
 import dev.profold.reduce.LongIntMap;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.lang.ref.WeakReference;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
@@ -108,7 +109,16 @@ final class ThreadState {
   volatile String renamed;
 
   final boolean initial;
-  private final Recorder recorder;
+
+  /**
+   * The recorder, held weakly: this state is the value of the recorder's thread-local in its
+   * thread, and a value that reaches its thread-local keeps it, so a stopped recorder (with its
+   * contexts and dictionary) would stay in memory for as long as any thread that recorded with it
+   * lives. Null once collected: only a handle closed after its runtime stopped, or a recording call
+   * racing the runtime's end, finds it so, and such work records nothing (see {@link #recorder()}).
+   */
+  private final WeakReference<Recorder> recorder;
+
   private final ContextTable contexts;
 
   @SuppressWarnings("unused") // accessed through START
@@ -228,7 +238,7 @@ final class ThreadState {
     this.name = name;
     this.group = group;
     this.initial = initial;
-    this.recorder = recorder;
+    this.recorder = new WeakReference<>(recorder);
     this.contexts = contexts;
     this.active = new ThreadTable(maxCells, recorder.timeMetric());
     this.standby = new ThreadTable(maxCells, recorder.timeMetric());
@@ -336,21 +346,23 @@ final class ThreadState {
     }
     AttributeCache cache = attributeEvents.get(key);
     if (cache == null) {
-      if (!recorder.admitKey(key, type)) {
+      Recorder r = recorder();
+      if (r == null || !r.admitKey(key, type)) {
         return pushChild(childOf(ContextTable.LEFT_OUT), false); // the enclosing context
       }
-      recorder.checkAttributeType(key, type);
-      cache = new AttributeCache(type, recorder.attributeName(key));
+      r.checkAttributeType(key, type);
+      cache = new AttributeCache(type, r.attributeName(key));
       if (attributeEvents.size() < MAX_ATTRIBUTE_KEYS) {
         attributeEvents.put(key, cache);
       }
     } else if (cache.type != type) {
       // The key with its new type is a new attribute definition: within the budget or left out.
-      if (!recorder.admitKey(key, type)) {
+      Recorder r = recorder();
+      if (r == null || !r.admitKey(key, type)) {
         return pushChild(childOf(ContextTable.LEFT_OUT), false); // the cache keeps the old type
       }
-      if (recorder.misuseToLog(Misuse.ATTRIBUTE_TYPE_CHANGE, "")) {
-        recorder.logMisuse("attribute \"" + key + "\" was " + cache.type + " and is now " + type);
+      if (r.misuseToLog(Misuse.ATTRIBUTE_TYPE_CHANGE, "")) {
+        Recorder.logMisuse("attribute \"" + key + "\" was " + cache.type + " and is now " + type);
       }
       cache = new AttributeCache(type, cache.name);
       attributeEvents.put(key, cache);
@@ -384,7 +396,7 @@ final class ThreadState {
   }
 
   private Frame tooDeep() {
-    recorder.misuse(
+    misuse(
         Misuse.TOO_DEEP,
         "a thread held "
             + MAX_DEPTH
@@ -415,7 +427,7 @@ final class ThreadState {
     Thread o = owner;
     if (Thread.currentThread() != o) {
       if (o == null && pool != null) { // back in its pool: every frame of it was closed
-        recorder.misuse(Misuse.CLOSED_TWICE, "a region or scope was closed twice");
+        misuse(Misuse.CLOSED_TWICE, "a region or scope was closed twice");
         return;
       }
       closeElsewhere(frame);
@@ -426,7 +438,7 @@ final class ThreadState {
     }
     int at = frame.depth;
     if (depth <= at) {
-      recorder.misuse(Misuse.CLOSED_TWICE, "a region or scope was closed twice");
+      misuse(Misuse.CLOSED_TWICE, "a region or scope was closed twice");
       return;
     }
     if (depth == at + 1) { // the usual case: the innermost frame
@@ -434,7 +446,7 @@ final class ThreadState {
       return;
     }
     long now = System.nanoTime();
-    recorder.misuse(
+    misuse(
         Misuse.UNBALANCED,
         "a region or scope was closed while regions or scopes opened inside it were still open;"
             + " they were closed with it");
@@ -461,7 +473,7 @@ final class ThreadState {
       // close. The owner's write of loan precedes its write of owner, read here first; a loan
       // that begins after this read is at worst missed, and the close then counted as below.
       if (OWNER.getVolatile(this) == null || frame.loan != loan) {
-        recorder.misuse(Misuse.CLOSED_TWICE, "a region or scope was closed twice");
+        misuse(Misuse.CLOSED_TWICE, "a region or scope was closed twice");
         return;
       }
       // Not counted in attention: the frame may still be one of an earlier loan (a loan begun
@@ -469,7 +481,7 @@ final class ThreadState {
       // be taken back. The owner looks at its innermost frame's flag at every open and close
       // instead (POOLED).
       frame.flagClosedElsewhere(System.nanoTime());
-      recorder.misuse(
+      misuse(
           Misuse.CLOSED_ON_OTHER_THREAD,
           "a region or scope of a virtual thread was closed on another thread; it is closed with"
               + " that time when its own thread next opens or closes one");
@@ -486,8 +498,8 @@ final class ThreadState {
     if (!frame.flagClosedElsewhere(System.nanoTime())) {
       ATTENTION.getAndAdd(this, -1); // a close before this one flagged the frame and counted it
     }
-    if (recorder.misuseToLog(Misuse.CLOSED_ON_OTHER_THREAD, "")) {
-      recorder.logMisuse(
+    if (misuseToLog(Misuse.CLOSED_ON_OTHER_THREAD)) {
+      Recorder.logMisuse(
           "a region or scope opened on thread \""
               + name
               + "\" was closed on \""
@@ -592,7 +604,7 @@ final class ThreadState {
    */
   void closePooled(Frame frame) {
     if (Thread.currentThread() == owner && frame.loan != loan) {
-      recorder.misuse(Misuse.CLOSED_TWICE, "a region or scope was closed twice");
+      misuse(Misuse.CLOSED_TWICE, "a region or scope was closed twice");
       return;
     }
     close(frame);
@@ -604,8 +616,9 @@ final class ThreadState {
    * open in it any more (called after a close and after a measurement).
    */
   void giveBackIfDone() {
-    if (depth == 0 && Thread.currentThread() == owner) {
-      recorder.giveBack(this);
+    Recorder r;
+    if (depth == 0 && Thread.currentThread() == owner && (r = recorder()) != null) {
+      r.giveBack(this);
     }
   }
 
@@ -649,8 +662,8 @@ final class ThreadState {
       }
     }
     for (int i = 0; i < open; i++) {
-      if (recorder.misuseToLog(Misuse.LEFT_OPEN, "")) {
-        recorder.logMisuse(
+      if (misuseToLog(Misuse.LEFT_OPEN)) {
+        Recorder.logMisuse(
             "thread \""
                 + name
                 + "\" ended with a region open that no thread closed; its time is not recorded"
@@ -688,6 +701,23 @@ final class ThreadState {
     OWNER.setVolatile(this, null);
   }
 
+  /** The recorder, or null once it was collected (see {@link #recorder}). */
+  private Recorder recorder() {
+    return recorder.get();
+  }
+
+  private void misuse(Misuse kind, String message) {
+    Recorder r = recorder();
+    if (r != null) {
+      r.misuse(kind, message);
+    }
+  }
+
+  private boolean misuseToLog(Misuse kind) {
+    Recorder r = recorder();
+    return r != null && r.misuseToLog(kind, "");
+  }
+
   // ---- flush (flush thread) ----
 
   /**
@@ -709,14 +739,20 @@ final class ThreadState {
       }
     }
     standby = full;
-    recorder.dropped(full.takeDropped());
+    Recorder r = recorder();
+    if (r != null) {
+      r.dropped(full.takeDropped());
+    }
     try {
       return full.drain();
     } catch (RuntimeException | Error e) {
       // The drain copies before it empties: the values are all still in the table. Kept there,
       // they could outlive their contexts' ids (aged out once a collection went by without
       // them), so they are counted as lost and the table emptied, ready for the next interval.
-      recorder.eventsLost(full.discard());
+      long lost = full.discard();
+      if (r != null) {
+        r.eventsLost(lost);
+      }
       throw e;
     }
   }
