@@ -18,6 +18,8 @@ import java.util.TreeMap;
  * @param activeAt the first evaluation of the current run where the condition held
  * @param firingSince when it started firing; null while pending
  * @param resolvedAt when it resolved; null unless resolved
+ * @param keepFiringSince the first evaluation of the current run where a firing alert's condition
+ *     did not hold, while its rule's {@code keep_firing_for} keeps it firing; null otherwise
  */
 public record Alert(
     String rule,
@@ -27,10 +29,24 @@ public record Alert(
     double value,
     Instant activeAt,
     Instant firingSince,
-    Instant resolvedAt) {
+    Instant resolvedAt,
+    Instant keepFiringSince) {
   public Alert {
     labels = Collections.unmodifiableMap(new TreeMap<>(labels));
     annotations = Collections.unmodifiableMap(new LinkedHashMap<>(annotations));
+  }
+
+  /** An alert not kept firing by {@code keep_firing_for}. */
+  public Alert(
+      String rule,
+      Map<String, String> labels,
+      Map<String, String> annotations,
+      AlertState state,
+      double value,
+      Instant activeAt,
+      Instant firingSince,
+      Instant resolvedAt) {
+    this(rule, labels, annotations, state, value, activeAt, firingSince, resolvedAt, null);
   }
 
   /**

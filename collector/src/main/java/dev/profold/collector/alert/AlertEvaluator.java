@@ -23,14 +23,18 @@ import java.util.TreeMap;
  *   firing   --condition false or value gone--> resolved (reported once) --> inactive
  * </pre>
  *
- * With {@code for: 1} an alert fires at the first evaluation where its condition holds. An alert's
- * labels are the value's (but {@code alert}, {@code alertname} and names Alertmanager would refuse)
- * overlaid with the rule's. The alerts of a rule never share a label set (they would be one series
- * in /metrics and one alert at Alertmanager): when two values carry the same name and labels, or
- * their alerts would carry the same labels (the rule's labels overriding what told them apart), the
- * first one in the list counts, and the other can start an alert once that label set is free. The
- * result is a pure function of the rules, the sequence of calls and their arguments: time comes
- * only from {@code now}.
+ * A rule with {@code keep_firing_for: k} keeps a firing alert firing through k evaluations in a row
+ * where its condition is false or its value gone, and resolves it at the next such one; one
+ * evaluation where the condition holds again starts the count afresh.
+ *
+ * <p>With {@code for: 1} an alert fires at the first evaluation where its condition holds. An
+ * alert's labels are the value's (but {@code alert}, {@code alertname} and names Alertmanager would
+ * refuse) overlaid with the rule's. The alerts of a rule never share a label set (they would be one
+ * series in /metrics and one alert at Alertmanager): when two values carry the same name and
+ * labels, or their alerts would carry the same labels (the rule's labels overriding what told them
+ * apart), the first one in the list counts, and the other can start an alert once that label set is
+ * free. The result is a pure function of the rules, the sequence of calls and their arguments: time
+ * comes only from {@code now}.
  *
  * <p>Not thread-safe: one thread (or a lock) at a time.
  */
@@ -71,6 +75,8 @@ public final class AlertEvaluator {
     int held;
     double value;
     Instant firingSince;
+    int lapsed; // evaluations in a row, while firing, the condition did not hold
+    Instant keepFiringSince; // the first of them
     Map<String, String> annotations = Map.of();
 
     Instance(Map<String, String> labels, Instant activeAt) {
@@ -132,7 +138,7 @@ public final class AlertEvaluator {
       }
       Instance i = s.instances.get(v.labels());
       if (!rule.expression().holds(v.value())) {
-        if (i != null) {
+        if (i != null && ends(rule, i, now)) {
           s.instances.remove(v.labels());
           s.alertLabels.remove(i.labels);
           if (i.firing()) {
@@ -150,6 +156,8 @@ public final class AlertEvaluator {
         s.instances.put(v.labels(), i);
       }
       i.held++;
+      i.lapsed = 0;
+      i.keepFiringSince = null;
       i.value = v.value();
       i.annotations = render(rule, i, v);
       if (!i.firing() && i.held >= rule.forEvaluations()) {
@@ -160,7 +168,7 @@ public final class AlertEvaluator {
     for (Iterator<Map.Entry<Map<String, String>, Instance>> it = s.instances.entrySet().iterator();
         it.hasNext(); ) {
       Map.Entry<Map<String, String>, Instance> e = it.next();
-      if (!seen.contains(e.getKey())) {
+      if (!seen.contains(e.getKey()) && ends(rule, e.getValue(), now)) {
         it.remove();
         s.alertLabels.remove(e.getValue().labels);
         if (e.getValue().firing()) {
@@ -168,6 +176,22 @@ public final class AlertEvaluator {
         }
       }
     }
+  }
+
+  /**
+   * Whether {@code i}, whose condition did not hold at {@code now} (or whose value went), ends: a
+   * pending alert does, a firing one once its rule's {@code keepFiringFor} evaluations in a row
+   * have gone by (it is kept firing through them, with its last value).
+   */
+  private static boolean ends(AlertRule rule, Instance i, Instant now) {
+    if (!i.firing() || i.lapsed >= rule.keepFiringFor()) {
+      return true;
+    }
+    if (i.lapsed == 0) {
+      i.keepFiringSince = now;
+    }
+    i.lapsed++;
+    return false;
   }
 
   /** The value's labels (those Alertmanager takes) and the rule's, rendered for {@code v}. */
@@ -203,7 +227,8 @@ public final class AlertEvaluator {
         i.value,
         i.activeAt,
         i.firingSince,
-        state == AlertState.RESOLVED ? resolvedAt : null);
+        state == AlertState.RESOLVED ? resolvedAt : null,
+        state == AlertState.FIRING ? i.keepFiringSince : null);
   }
 
   /** Pending and firing alerts as of the last evaluation. */

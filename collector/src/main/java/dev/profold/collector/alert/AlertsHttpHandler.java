@@ -12,8 +12,9 @@ import java.util.function.Supplier;
 
 /**
  * {@code GET /api/v1/alerts}: the pending and firing alerts of the last evaluation as JSON ({@code
- * {"alerts":[{"alert", "state", "labels", "annotations", "value", "activeAt", "firingSince"}]}}).
- * Alerts sent to Alertmanager link here ({@code generatorURL}). Thread-safe.
+ * {"alerts":[{"alert", "state", "labels", "annotations", "value", "activeAt", "firingSince",
+ * "keepFiringSince"}]}}). Alerts sent to Alertmanager link here ({@code generatorURL}).
+ * Thread-safe.
  */
 public final class AlertsHttpHandler implements HttpHandler {
   public static final String PATH = "/api/v1/alerts";
@@ -45,6 +46,9 @@ public final class AlertsHttpHandler implements HttpHandler {
       o.put("activeAt", a.activeAt().toString());
       if (a.firingSince() != null) {
         o.put("firingSince", a.firingSince().toString());
+      }
+      if (a.keepFiringSince() != null) {
+        o.put("keepFiringSince", a.keepFiringSince().toString());
       }
     }
     byte[] body = JSON.writeValueAsBytes(root);

@@ -29,7 +29,7 @@ final class AlertsSection {
   private static final Set<String> KEYS = Set.of("alertmanager", "external_url", "rules");
   private static final Set<String> ALERTMANAGER_KEYS = Set.of("url", "timeout", "retries");
   private static final Set<String> RULE_KEYS =
-      Set.of("name", "expr", "for", "labels", "annotations");
+      Set.of("name", "expr", "for", "keep_firing_for", "labels", "annotations");
   private static final Pattern RULE_NAME = Pattern.compile("[A-Za-z][A-Za-z0-9_]{0,127}");
   private static final Pattern LABEL_NAME = Pattern.compile("[a-z_][a-z0-9_]*");
   private static final Pattern ANNOTATION_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
@@ -213,6 +213,21 @@ final class AlertsSection {
       }
       forN = k;
     }
+    int keep = 0;
+    if (m.get("keep_firing_for") != null) {
+      Object f = m.get("keep_firing_for");
+      if (!(f instanceof Integer k) || k < 0 || k > MAX_FOR) {
+        throw new ConfigException(
+            where
+                + ": 'keep_firing_for' must be a whole number of evaluations in 0.."
+                + MAX_FOR
+                + ", was "
+                + f
+                + " (rules are evaluated once per interval: 'keep_firing_for: 2' keeps a firing"
+                + " alert firing through two intervals in a row where its condition fails)");
+      }
+      keep = k;
+    }
     Map<String, Template> labels = new LinkedHashMap<>();
     if (m.get("labels") != null) {
       for (Map.Entry<String, Object> l : map(m.get("labels"), at + ".labels").entrySet()) {
@@ -257,7 +272,7 @@ final class AlertsSection {
         }
       }
     }
-    return new AlertRule(name, expr, forN, labels, annotations);
+    return new AlertRule(name, expr, forN, keep, labels, annotations);
   }
 
   @SuppressWarnings("unchecked")

@@ -79,4 +79,69 @@ class AlertEvaluatorPropertyTest {
       }
     }
   }
+
+  /**
+   * With {@code keep_firing_for}: per label set, an instance (activeAt, held, firing since, lapsed
+   * evaluations and the first of them) stepped as the rule says, written apart from the evaluator.
+   */
+  @Property(tries = 300)
+  void keepFiringForMatchesItsModel(
+      @ForAll("steps") List<List<Integer>> steps,
+      @ForAll @IntRange(min = 1, max = 3) int forN,
+      @ForAll @IntRange(min = 0, max = 3) int keepN) {
+    AlertEvaluator ev =
+        new AlertEvaluator(List.of(Rules.rule("R", "v > 0.5", forN, keepN, Map.of(), Map.of())));
+    Map<String, long[]> model = new HashMap<>(); // activeAt, held, firingSince|-1, lapsed, since|-1
+    for (int k = 0; k < steps.size(); k++) {
+      long now = 1_000_000L + 10L * k;
+      List<DerivedValue> values = new ArrayList<>();
+      List<String> expectResolved = new ArrayList<>();
+      for (int s = 0; s < SERIES.length; s++) {
+        int x = steps.get(k).get(s);
+        if (x > 0) {
+          values.add(DerivedValue.of("v", Map.of("s", SERIES[s]), x == 2 ? 0.9 : 0.1));
+        }
+        long[] m = model.get(SERIES[s]);
+        if (x == 2) {
+          if (m == null) {
+            m = new long[] {now, 0, -1, 0, -1};
+            model.put(SERIES[s], m);
+          }
+          m[1]++;
+          m[3] = 0;
+          m[4] = -1;
+          if (m[2] < 0 && m[1] >= forN) {
+            m[2] = now;
+          }
+        } else if (m != null) {
+          boolean firing = m[2] >= 0;
+          if (firing && m[3] < keepN) {
+            m[4] = m[3] == 0 ? now : m[4];
+            m[3]++;
+          } else {
+            model.remove(SERIES[s]);
+            if (firing) {
+              expectResolved.add(SERIES[s]);
+            }
+          }
+        }
+      }
+      AlertEvaluator.Evaluation e = ev.evaluate(Instant.ofEpochSecond(now), values);
+
+      assertThat(e.resolved())
+          .extracting(a -> a.labels().get("s"))
+          .containsExactlyInAnyOrderElementsOf(expectResolved);
+      Map<String, Alert> active = new HashMap<>();
+      e.active().forEach(a -> active.put(a.labels().get("s"), a));
+      assertThat(active.keySet()).as("step %d", k).isEqualTo(model.keySet());
+      for (Map.Entry<String, long[]> me : model.entrySet()) {
+        long[] m = me.getValue();
+        Alert a = active.get(me.getKey());
+        assertThat(a.state()).isEqualTo(m[2] >= 0 ? AlertState.FIRING : AlertState.PENDING);
+        assertThat(a.activeAt()).isEqualTo(Instant.ofEpochSecond(m[0]));
+        assertThat(a.firingSince()).isEqualTo(m[2] < 0 ? null : Instant.ofEpochSecond(m[2]));
+        assertThat(a.keepFiringSince()).isEqualTo(m[4] < 0 ? null : Instant.ofEpochSecond(m[4]));
+      }
+    }
+  }
 }

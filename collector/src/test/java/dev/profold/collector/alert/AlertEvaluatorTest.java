@@ -68,6 +68,56 @@ class AlertEvaluatorTest {
   }
 
   @Test
+  void keepFiringForHoldsAFiringAlertThroughThatManyFailedEvaluations() {
+    AlertEvaluator ev =
+        new AlertEvaluator(
+            List.of(
+                Rules.rule(
+                    "LockContention",
+                    "thread_class_ratio{class=\"sync\"} > 0.2",
+                    2,
+                    2,
+                    Map.of(),
+                    Map.of("summary", "{{ $value | percent }}"))));
+    // value per evaluation (NaN: no value) -> expected state, resolved?, keepFiringSince (index)
+    Object[][] table = {
+      {0.1, null, false, -1}, // a pending alert is not kept: nothing to keep yet
+      {0.3, AlertState.PENDING, false, -1},
+      {0.1, null, false, -1},
+      {0.3, AlertState.PENDING, false, -1},
+      {0.4, AlertState.FIRING, false, -1},
+      {0.1, AlertState.FIRING, false, 5}, // kept: one of two
+      {Double.NaN, AlertState.FIRING, false, 5}, // its value gone counts the same: two of two
+      {0.5, AlertState.FIRING, false, -1}, // holds again: the count starts afresh
+      {0.1, AlertState.FIRING, false, 8},
+      {0.2, AlertState.FIRING, false, 8},
+      {0.1, null, true, -1}, // the third in a row: resolved
+    };
+    for (int k = 0; k < table.length; k++) {
+      double v = (double) table[k][0];
+      AlertEvaluator.Evaluation e =
+          ev.evaluate(at(k), Double.isNaN(v) ? List.of() : List.of(sync("checkout", v)));
+      String row = "evaluation " + k;
+      if (table[k][1] == null) {
+        assertThat(e.active()).as(row).isEmpty();
+      } else {
+        Alert a = e.active().get(0);
+        assertThat(e.active()).as(row).hasSize(1);
+        assertThat(a.state()).as(row).isEqualTo(table[k][1]);
+        int since = (int) table[k][3];
+        assertThat(a.keepFiringSince()).as(row).isEqualTo(since < 0 ? null : at(since));
+        if (a.state() == AlertState.FIRING) {
+          assertThat(a.firingSince()).as(row).isEqualTo(at(4));
+          assertThat(a.activeAt()).as(row).isEqualTo(at(3));
+          // kept firing, it shows the last value that held
+          assertThat(a.value()).as(row).isEqualTo(k < 7 ? 0.4 : 0.5);
+        }
+      }
+      assertThat(e.resolved()).as(row).hasSize((boolean) table[k][2] ? 1 : 0);
+    }
+  }
+
+  @Test
   void alertsCarryLabelsAnnotationsAndTimes() {
     AlertEvaluator ev =
         new AlertEvaluator(

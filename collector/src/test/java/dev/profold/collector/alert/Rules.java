@@ -17,6 +17,16 @@ final class Rules {
       int forN,
       Map<String, String> labels,
       Map<String, String> annotations) {
+    return rule(name, expr, forN, 0, labels, annotations);
+  }
+
+  static AlertRule rule(
+      String name,
+      String expr,
+      int forN,
+      int keepFiringFor,
+      Map<String, String> labels,
+      Map<String, String> annotations) {
     try {
       Map<String, Template> t = new LinkedHashMap<>();
       for (Map.Entry<String, String> e : annotations.entrySet()) {
@@ -26,7 +36,7 @@ final class Rules {
       for (Map.Entry<String, String> e : labels.entrySet()) {
         l.put(e.getKey(), Template.parse(e.getValue()));
       }
-      return new AlertRule(name, RuleExpression.parse(expr), forN, l, t);
+      return new AlertRule(name, RuleExpression.parse(expr), forN, keepFiringFor, l, t);
     } catch (RuleException e) {
       throw new IllegalArgumentException(e);
     }

@@ -43,6 +43,7 @@ class AlertsConfigTest {
           - name: LockContention
             expr: thread_class_ratio{class="sync", service="checkout"} > 0.2
             for: 3
+            keep_firing_for: 2
             labels: {severity: page}
             annotations:
               summary: "{{ $labels.service }} spends {{ $value | percent }} in SYNC"
@@ -95,6 +96,7 @@ class AlertsConfigTest {
     assertThat(lock.expression().matchers()).hasSize(2);
     assertThat(lock.expression().comparison()).isEqualTo(Comparison.GREATER);
     assertThat(lock.forEvaluations()).isEqualTo(3);
+    assertThat(lock.keepFiringFor()).isEqualTo(2);
     assertThat(lock.labels()).containsOnlyKeys("severity");
     assertThat(lock.labels().get("severity").render(new Template.Data(0, Map.of(), Map.of())))
         .isEqualTo("page");
@@ -104,8 +106,10 @@ class AlertsConfigTest {
                 .get("summary")
                 .render(new Template.Data(0.25, Map.of("service", "checkout"), Map.of())))
         .isEqualTo("checkout spends 25% in SYNC");
-    // Defaults: for 1, no labels or annotations; Alertmanager timeout 5s, 3 retries.
+    // Defaults: for 1, keep_firing_for 0, no labels or annotations; Alertmanager timeout 5s, 3
+    // retries.
     assertThat(rules.get(1).forEvaluations()).isEqualTo(1);
+    assertThat(rules.get(1).keepFiringFor()).isZero();
     assertThat(rules.get(1).annotations()).isEmpty();
     assertThat(parse("alerts:\n  alertmanager: {url: 'https://am:9093'}\n").alerts().alertmanager())
         .isEqualTo(new AlertmanagerSpec(URI.create("https://am:9093"), Duration.ofSeconds(5), 3));
@@ -124,7 +128,7 @@ class AlertsConfigTest {
       quoteCharacter = '`',
       value = {
         "alerts: {rulez: []} ~> collector.yaml: unknown key 'alerts.rulez'; known keys under alerts: alertmanager, external_url, rules",
-        "alerts: {rules: [{name: A, expr: 'x > 1', when: 3}]} ~> collector.yaml: unknown key 'alerts.rules[0].when'; known keys under alerts.rules[0]: annotations, expr, for, labels, name",
+        "alerts: {rules: [{name: A, expr: 'x > 1', when: 3}]} ~> collector.yaml: unknown key 'alerts.rules[0].when'; known keys under alerts.rules[0]: annotations, expr, for, keep_firing_for, labels, name",
         "alerts: {rules: [{expr: 'x > 1'}]} ~> collector.yaml: alerts.rules[0].name is required: letters, digits and _, starting with a letter, e.g. LockContention",
         "alerts: {rules: [{name: 'lock contention', expr: 'x > 1'}]} ~> collector.yaml: alerts.rules[0].name 'lock contention' is not valid",
         "alerts: {rules: [{name: A}]} ~> collector.yaml: alerts.rules[0].expr ('A') is required, for example: thread_class_ratio{class=\"sync\"} > 0.2",
@@ -132,6 +136,8 @@ class AlertsConfigTest {
         "alerts: {rules: [{name: A, expr: 'x{service=checkout} > 1'}]} ~> collector.yaml: alerts.rules[0].expr ('A') at column 11: expected a quoted value after service's operator (\"value\" or 'value'), found 'checkout}'",
         "alerts: {rules: [{name: A, expr: 'x > 1', for: 3s}]} ~> collector.yaml: alerts.rules[0] ('A'): 'for' must be a whole number of evaluations in 1..100000, was 3s (rules are evaluated once per interval: 'for: 3' fires after three intervals in a row)",
         "alerts: {rules: [{name: A, expr: 'x > 1', for: 0}]} ~> 'for' must be a whole number of evaluations in 1..100000, was 0",
+        "alerts: {rules: [{name: A, expr: 'x > 1', keep_firing_for: 5m}]} ~> collector.yaml: alerts.rules[0] ('A'): 'keep_firing_for' must be a whole number of evaluations in 0..100000, was 5m (rules are evaluated once per interval: 'keep_firing_for: 2' keeps a firing alert firing through two intervals in a row where its condition fails)",
+        "alerts: {rules: [{name: A, expr: 'x > 1', keep_firing_for: -1}]} ~> 'keep_firing_for' must be a whole number of evaluations in 0..100000, was -1",
         "alerts: {rules: [{name: A, expr: 'x > 1'}, {name: A, expr: 'y > 1'}]} ~> collector.yaml: alerts.rules[1]: a rule named 'A' is defined twice",
         "alerts: {rules: [{name: A, expr: 'x > 1', labels: {alertname: B}}]} ~> collector.yaml: alerts.rules[0].labels: 'alertname' is set by the collector (the rule's name); remove it",
         "alerts: {rules: [{name: A, expr: 'x > 1', labels: {Severity: page}}]} ~> collector.yaml: alerts.rules[0].labels: 'Severity' is not a label name ([a-z_][a-z0-9_]*, not starting __)",

@@ -52,7 +52,11 @@ class AlertsOnServerTest {
 
   @BeforeEach
   void start() throws Exception {
-    CollectorConfig c = ConfigLoader.parse(new StringReader(CONFIG), "collector.yaml");
+    startWith(CONFIG);
+  }
+
+  private void startWith(String config) throws Exception {
+    CollectorConfig c = ConfigLoader.parse(new StringReader(config), "collector.yaml");
     server = new CollectorServer(c, clock, values::get);
     server.start();
   }
@@ -116,6 +120,30 @@ class AlertsOnServerTest {
     assertThat(metrics)
         .doesNotContain("profold_alert_firing{")
         .doesNotContain("profold_alert_pending{");
+    assertThat(new ObjectMapper().readTree(get("/api/v1/alerts")).get("alerts")).isEmpty();
+  }
+
+  @Test
+  void anAlertKeptFiringShowsSoInMetricsAndTheAlertsApi() throws Exception {
+    server.stop();
+    startWith(CONFIG.replace("for: 2", "for: 1\n      keep_firing_for: 1"));
+    values.set(
+        List.of(
+            DerivedValue.of(
+                "thread_class_ratio", Map.of("service", "checkout", "class", "sync"), 0.31)));
+    nextInterval(); // firing at 00:00:10
+    values.set(List.of());
+    nextInterval(); // its value gone at 00:00:20: kept firing for one evaluation
+
+    assertThat(get("/metrics")).contains("profold_alert_firing" + SERIES);
+    JsonNode alerts = new ObjectMapper().readTree(get("/api/v1/alerts")).get("alerts");
+    assertThat(alerts).hasSize(1);
+    assertThat(alerts.get(0).get("state").asText()).isEqualTo("firing");
+    assertThat(alerts.get(0).get("keepFiringSince").asText()).isEqualTo("2026-01-01T00:00:20Z");
+    assertThat(alerts.get(0).get("value").asDouble()).isEqualTo(0.31);
+
+    nextInterval(); // the second evaluation without it: resolved
+    assertThat(get("/metrics")).doesNotContain("profold_alert_firing{");
     assertThat(new ObjectMapper().readTree(get("/api/v1/alerts")).get("alerts")).isEmpty();
   }
 }
