@@ -299,8 +299,15 @@ public final class QueryCommand implements Callable<Integer> {
     }
     PartialResult result = evaluator.newPartial();
     MissingAttributes check = new MissingAttributes(evaluator.query());
+    LetOnStates lets = new LetOnStates(evaluator.query());
     for (String file : files) {
-      read(file, result, check);
+      read(
+          file,
+          result,
+          r -> {
+            check.see(r);
+            lets.see(r);
+          });
     }
     try {
       if (partial) {
@@ -313,12 +320,13 @@ public final class QueryCommand implements Callable<Integer> {
       throw new Failure("cannot write the result: " + e.getMessage(), 1);
     }
     checkWritten(out);
-    String note = check.note("read", "check the spelling");
-    if (!note.isEmpty()) {
-      PrintWriter err = spec.commandLine().getErr();
-      err.println("profold: note: " + note);
-      err.flush();
+    PrintWriter err = spec.commandLine().getErr();
+    for (String note : List.of(check.note("read", "check the spelling"), lets.note())) {
+      if (!note.isEmpty()) {
+        err.println("profold: note: " + note);
+      }
     }
+    err.flush();
   }
 
   /**
@@ -333,11 +341,16 @@ public final class QueryCommand implements Callable<Integer> {
     }
   }
 
-  private void read(String file, PartialResult result, MissingAttributes check) throws Failure {
+  /** Reads {@code file} into {@code result}, showing each record to {@code watch} first. */
+  private void read(
+      String file,
+      PartialResult result,
+      java.util.function.Consumer<java.util.Map<String, Object>> watch)
+      throws Failure {
     String name = file.equals("-") ? "<stdin>" : file;
     java.util.function.Consumer<java.util.Map<String, Object>> sink =
         r -> {
-          check.see(r);
+          watch.accept(r);
           result.add(r);
         };
     try {

@@ -265,6 +265,33 @@ class QueryCommandTest {
   }
 
   @Test
+  void letArithmeticOnAStateIsNamedInANoteWithWhatWorksInstead() throws Exception {
+    Path states = dir.resolve("states.jsonl");
+    Files.writeString(
+        states,
+        "{\"g\":\"a\",\"t\":{\"count\":2,\"sum\":3,\"min\":1,\"max\":2,\"sumsq\":5}}\n"
+            + "{\"g\":\"a\",\"t\":4}\n",
+        StandardCharsets.UTF_8);
+
+    int code =
+        profold(
+            "query",
+            "-q",
+            "let ms = scale(t, 1000) select g, sum(ms), scale(t, 1000) group by g format csv",
+            states.toString());
+
+    assertThat(code).isZero();
+    // The state's values are not in sum(ms): only the plain value is; the operator takes both.
+    assertThat(out.toString()).isEqualToNormalizingNewlines("g,sum#ms,scale#t\na,4000,7000\n");
+    assertThat(err.toString())
+        .isEqualToNormalizingNewlines(
+            "profold: note: LET ms = scale(t,1000) computes on single values, and 't' is a"
+                + " pre-aggregated state (many values folded) in 1 record read, which it left"
+                + " without 'ms'; on states scale an operator's result instead: SELECT scale(t,"
+                + " 1000) is 1000 x sum(t)\n");
+  }
+
+  @Test
   void aByteOrderMarkIsSkippedAndANumberBeyondADoubleIsRefusedWithItsLine() throws Exception {
     Path bom = dir.resolve("bom.jsonl");
     Files.writeString(bom, "\uFEFF{\"a\":1}\n", StandardCharsets.UTF_8);

@@ -1,5 +1,6 @@
 package dev.profold.collector.query.online;
 
+import dev.profold.collector.query.LetOnStates;
 import dev.profold.collector.query.MissingAttributes;
 import dev.profold.collector.query.OutputFormat;
 import dev.profold.collector.query.Query;
@@ -247,7 +248,7 @@ public final class OnlineQuery {
                         + " old"
                     : "",
                 note(scheme, request.range(), selection.intervals())),
-            unknownAttributes(name, evaluator.query(), selection.records())));
+            readNotes(name, evaluator.query(), selection.records())));
   }
 
   /** Throws ABANDONED once {@code abandoned} says nobody waits for the answer. */
@@ -265,19 +266,22 @@ public final class OnlineQuery {
   }
 
   /**
-   * A note naming the attributes {@code query} reads that none of {@code records} of scheme {@code
-   * scheme} has, with those they have; empty when there are no records or every attribute is there
-   * ({@link MissingAttributes}).
+   * Notes on what {@code query} found in {@code records} of scheme {@code scheme}: the attributes
+   * it reads that none of them has, with those they have ({@link MissingAttributes}), and LET
+   * arithmetic on their pre-aggregated states ({@link LetOnStates}); empty when neither applies.
    */
-  static String unknownAttributes(
-      String scheme, Query query, List<? extends Map<String, ?>> records) {
+  static String readNotes(String scheme, Query query, List<? extends Map<String, ?>> records) {
     MissingAttributes check = new MissingAttributes(query);
+    LetOnStates lets = new LetOnStates(query);
     for (Map<String, ?> r : records) {
       check.see(r);
+      lets.see(r);
     }
-    return check.note(
-        "of scheme '" + scheme + "'",
-        "check the spelling, or whether the scheme's GROUP BY keeps it");
+    return notes(
+        check.note(
+            "of scheme '" + scheme + "'",
+            "check the spelling, or whether the scheme's GROUP BY keeps it"),
+        lets.note());
   }
 
   /**
