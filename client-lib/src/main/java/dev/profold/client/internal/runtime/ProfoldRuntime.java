@@ -30,6 +30,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
@@ -633,6 +634,8 @@ public final class ProfoldRuntime {
       return new Waited(false, "interrupted while waiting for the " + step);
     } catch (ExecutionException e) {
       return new Waited(false, "the " + step + " failed: " + e.getCause());
+    } catch (CancellationException e) {
+      return new Waited(false, "Profold was shut down before the " + step + " ran");
     } catch (TimeoutException e) {
       return Waited.LATE;
     }
@@ -745,7 +748,11 @@ public final class ProfoldRuntime {
       recorder.stop(); // the last interval is taken (or given up): nothing collects again
       runLeftoverShutdownTasks();
       exporter.close();
-      flusher.shutdownNow(); // interrupts a shutdown task still running
+      for (Runnable queued : flusher.shutdownNow()) { // interrupts a shutdown task still running
+        if (queued instanceof Future<?> f) {
+          f.cancel(false); // a flush waiting for its interval ends now, not at its timeout
+        }
+      }
       channel.shutdownNow();
       grpc.close();
     }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.profold.client.ProfoldConfig;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -237,6 +238,35 @@ class ProfoldRuntimeTest {
     } finally {
       taskRelease.countDown();
       shutdown.join();
+    }
+    runtime = null;
+  }
+
+  @Test
+  void aFlushWaitingBehindASlowIntervalReturnsFalseOnceShutdownStopsTheFlushThread()
+      throws Exception {
+    CountDownLatch queued = new CountDownLatch(1);
+    runtime =
+        ProfoldRuntime.start(
+            config(AckingCollector.unreachable()),
+            System::nanoTime,
+            (step, budget) -> {
+              if (step.equals("interval") && budget.toMinutes() >= 1) { // not the slow one's 30 s
+                queued.countDown();
+              }
+            });
+    ProfoldRuntime r = runtime;
+    try (SlowInterval slow = new SlowInterval(r)) {
+      CompletableFuture<Boolean> waiting =
+          CompletableFuture.supplyAsync(() -> r.flush(Duration.ofMinutes(10)));
+      CountDownLatch never = new CountDownLatch(1);
+      while (queued.getCount() > 0) { // its interval queued behind the slow one
+        assertThat(never.await(10, TimeUnit.MILLISECONDS)).isFalse();
+      }
+      r.shutdown(Duration.ofMillis(100));
+
+      // Before the fix it waited its whole ten minutes: its interval was dropped, never run.
+      assertThat(waiting.get(30, TimeUnit.SECONDS)).isFalse();
     }
     runtime = null;
   }
