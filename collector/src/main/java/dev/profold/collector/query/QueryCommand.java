@@ -299,7 +299,7 @@ public final class QueryCommand implements Callable<Integer> {
     }
     PartialResult result = evaluator.newPartial();
     MissingAttributes check = new MissingAttributes(evaluator.query());
-    LetOnStates lets = new LetOnStates(evaluator.query());
+    LetOnStates lets = new LetOnStates(evaluator);
     for (String file : files) {
       read(
           file,

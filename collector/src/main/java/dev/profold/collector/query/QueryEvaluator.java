@@ -204,8 +204,9 @@ public final class QueryEvaluator {
     return finish(p);
   }
 
-  // --- used by PartialResult
+  // --- used by PartialResult and LetOnStates
 
+  /** The LET derivations, in the query's order. */
   List<LetFunctions.Derivation> derivations() {
     return derivations;
   }

@@ -248,7 +248,7 @@ public final class OnlineQuery {
                         + " old"
                     : "",
                 note(scheme, request.range(), selection.intervals())),
-            readNotes(name, evaluator.query(), selection.records())));
+            readNotes(name, evaluator, selection.records())));
   }
 
   /** Throws ABANDONED once {@code abandoned} says nobody waits for the answer. */
@@ -266,13 +266,15 @@ public final class OnlineQuery {
   }
 
   /**
-   * Notes on what {@code query} found in {@code records} of scheme {@code scheme}: the attributes
-   * it reads that none of them has, with those they have ({@link MissingAttributes}), and LET
-   * arithmetic on their pre-aggregated states ({@link LetOnStates}); empty when neither applies.
+   * Notes on what {@code evaluator}'s query found in {@code records} of scheme {@code scheme}: the
+   * attributes it reads that none of them has, with those they have ({@link MissingAttributes}),
+   * and LET arithmetic on their pre-aggregated states ({@link LetOnStates}); empty when neither
+   * applies.
    */
-  static String readNotes(String scheme, Query query, List<? extends Map<String, ?>> records) {
-    MissingAttributes check = new MissingAttributes(query);
-    LetOnStates lets = new LetOnStates(query);
+  static String readNotes(
+      String scheme, QueryEvaluator evaluator, List<? extends Map<String, ?>> records) {
+    MissingAttributes check = new MissingAttributes(evaluator.query());
+    LetOnStates lets = new LetOnStates(evaluator);
     for (Map<String, ?> r : records) {
       check.see(r);
       lets.see(r);

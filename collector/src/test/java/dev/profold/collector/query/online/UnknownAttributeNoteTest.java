@@ -85,8 +85,29 @@ class UnknownAttributeNoteTest {
                 + " state (many values folded) in 2 records read, which it left without 'ms'; on"
                 + " states scale an operator's result instead: SELECT scale(time, 1000) is 1000 x"
                 + " sum(time)");
-    assertThat(run("LET r=ratio(count, time) SELECT sum(r)").note())
-        .startsWith("LET r = ratio(count,time) computes on single values, and 'time' is a")
-        .endsWith("which it left without 'r'");
+    assertThat(run("LET r=ratio(count, time, 2) SELECT sum(r)").note())
+        .startsWith("LET r = ratio(count,time,2) computes on single values, and 'time' is a")
+        .endsWith(
+            "which it left without 'r'; on states take the ratio of sums instead: SELECT"
+                + " ratio(count, time, 2) is 2 x sum(count) / sum(time)");
+  }
+
+  @Test
+  void theNoteFollowsLetChainsAndNamesATargetThatKeptItsValue() throws Exception {
+    // An earlier first(...) copies the state: the scale after it meets a state too.
+    assertThat(run("LET t=first(time), ms=scale(t, 1000) SELECT sum(ms)").note())
+        .startsWith("LET ms = scale(t,1000) computes on single values, and 't' is a")
+        .contains("in 2 records read, which it left without 'ms'");
+    // A target named as its input keeps the unscaled state: the sum is not in milliseconds.
+    assertThat(run("LET time=scale(time, 1000) SELECT sum(time)").note())
+        .contains("in 2 records read, where 'time' kept the value it had;");
+    // Each definition meeting a state is named, with its own count.
+    assertThat(run("let a=SCALE(time, 2), b=truncate(time) SELECT sum(a), sum(b)").note())
+        .contains("LET a = SCALE(time,2) computes")
+        .contains("; LET b = truncate(time) computes on single values, and 'time' is a")
+        .doesNotContain("truncate(time) is");
+    assertThat(run("LET ms=scale(count, 1000) SELECT sum(ms)").note())
+        .as("a plain number is scaled: no note")
+        .isEmpty();
   }
 }
