@@ -61,7 +61,8 @@ public final class AlertEvaluator {
   /**
    * What a rule replacement did.
    *
-   * @param kept rules whose definition did not change: their alerts keep their state
+   * @param kept rules whose definition did not change (or only in keepFiringFor): their alerts keep
+   *     their state
    * @param started new or changed rules: they start inactive
    * @param removed rules no longer defined
    * @param resolved firing alerts of removed or changed rules, now resolved
@@ -92,10 +93,18 @@ public final class AlertEvaluator {
   private static final class RuleState {
     final AlertRule rule;
     final Map<Map<String, String>, Instance> instances = new LinkedHashMap<>(); // by value labels
-    final Set<Map<String, String>> alertLabels = new HashSet<>(); // the instances' labels
+    // the instances' labels, to the value labels their instance is kept under
+    final Map<Map<String, String>, Map<String, String>> alertLabels = new HashMap<>();
 
     RuleState(AlertRule rule) {
       this.rule = rule;
+    }
+
+    /** {@code rule}, in force from now on, with {@code before}'s alerts as they stand. */
+    RuleState(AlertRule rule, RuleState before) {
+      this.rule = rule;
+      instances.putAll(before.instances);
+      alertLabels.putAll(before.alertLabels);
     }
   }
 
@@ -149,11 +158,23 @@ public final class AlertEvaluator {
       }
       if (i == null) {
         Map<String, String> labels = alertLabels(v, rule.labels());
-        if (!s.alertLabels.add(labels)) {
-          continue; // an earlier value's alert has these labels: it counts
+        Map<String, String> holder = s.alertLabels.get(labels);
+        if (holder == null) {
+          i = new Instance(labels, now);
+          s.instances.put(v.labels(), i);
+          s.alertLabels.put(labels, v.labels());
+        } else {
+          Instance other = s.instances.get(holder);
+          if (other.lapsed == 0) {
+            continue; // an earlier value's alert has these labels: it counts
+          }
+          // An alert kept firing with these labels holds again through this value: the alert is
+          // one (its labels), so this value carries it on rather than wait for it to resolve.
+          s.instances.remove(holder);
+          s.instances.put(v.labels(), other);
+          s.alertLabels.put(labels, v.labels());
+          i = other;
         }
-        i = new Instance(labels, now);
-        s.instances.put(v.labels(), i);
       }
       i.held++;
       i.lapsed = 0;
@@ -248,9 +269,9 @@ public final class AlertEvaluator {
   }
 
   /**
-   * Replaces the rules: a rule whose definition is unchanged keeps its alerts' state; a new or
-   * changed one starts inactive; the firing alerts of removed or changed rules resolve at {@code
-   * now}.
+   * Replaces the rules: a rule whose definition is unchanged, or changed in {@code keepFiringFor}
+   * only, keeps its alerts' state; a new or otherwise changed one starts inactive; the firing
+   * alerts of removed or changed rules resolve at {@code now}.
    *
    * @throws IllegalArgumentException when two rules share a name; nothing changed then
    */
@@ -263,6 +284,11 @@ public final class AlertEvaluator {
       RuleState before = old.get(r.name());
       if (before != null && before.rule.equals(r)) {
         fresh.put(r.name(), before);
+        old.remove(r.name());
+        kept.add(r.name());
+      } else if (before != null && sameButKeepFiringFor(before.rule, r)) {
+        // Raised to stop an alert flapping, say: its alerts go on, kept under the new count.
+        fresh.put(r.name(), new RuleState(r, before));
         old.remove(r.name());
         kept.add(r.name());
       } else {
@@ -288,6 +314,18 @@ public final class AlertEvaluator {
     rules.clear();
     rules.putAll(fresh);
     return new RulesChange(kept, started, removed, resolved);
+  }
+
+  /** Whether {@code a} and {@code b} differ in {@code keepFiringFor} alone, if at all. */
+  private static boolean sameButKeepFiringFor(AlertRule a, AlertRule b) {
+    return a.equals(
+        new AlertRule(
+            b.name(),
+            b.expression(),
+            b.forEvaluations(),
+            a.keepFiringFor(),
+            b.labels(),
+            b.annotations()));
   }
 
   /** The time of the last evaluation, or null before the first. */

@@ -284,4 +284,61 @@ class AlertEvaluatorTest {
             org.assertj.core.groups.Tuple.tuple("Change", AlertState.FIRING),
             org.assertj.core.groups.Tuple.tuple("Keep", AlertState.FIRING));
   }
+
+  @Test
+  void aReloadChangingOnlyKeepFiringForKeepsTheAlertsUnderTheNewCount() {
+    AlertEvaluator ev =
+        new AlertEvaluator(
+            List.of(Rules.rule("Flapping", "thread_class_ratio > 0.2", 1, 0, Map.of(), Map.of())));
+    ev.evaluate(at(0), List.of(sync("checkout", 0.5)));
+
+    AlertEvaluator.RulesChange c =
+        ev.replaceRules(
+            List.of(Rules.rule("Flapping", "thread_class_ratio > 0.2", 1, 2, Map.of(), Map.of())),
+            at(1));
+
+    // Before, the rule counted as changed: its alert resolved, and paged again at the next holds.
+    assertThat(c.kept()).containsExactly("Flapping");
+    assertThat(c.resolved()).isEmpty();
+    assertThat(ev.rules().get(0).keepFiringFor()).isEqualTo(2);
+    AlertEvaluator.Evaluation e = ev.evaluate(at(2), List.of(sync("checkout", 0.1)));
+    assertThat(e.resolved()).as("kept under the new count").isEmpty();
+    assertThat(e.firing())
+        .singleElement()
+        .satisfies(
+            a -> {
+              assertThat(a.firingSince()).isEqualTo(at(0));
+              assertThat(a.keepFiringSince()).isEqualTo(at(2));
+            });
+  }
+
+  @Test
+  void anAlertKeptFiringIsCarriedOnByAnotherValueWithItsLabelsThatHolds() {
+    // The rule's label hides what tells the two values apart: their alerts are one.
+    AlertEvaluator ev =
+        new AlertEvaluator(
+            List.of(
+                Rules.rule(
+                    "R", "thread_class_ratio > 0.2", 1, 2, Map.of("service", "any"), Map.of())));
+    ev.evaluate(at(0), List.of(sync("checkout", 0.5)));
+    List<List<DerivedValue>> steps =
+        List.of(
+            List.of(sync("search", 0.6), sync("checkout", 0.1)), // checkout's alert held first
+            List.of(sync("search", 0.7)), // kept at the last step: search takes it on
+            List.of(sync("search", 0.8)),
+            List.of(sync("search", 0.9)));
+    for (int k = 0; k < steps.size(); k++) {
+      AlertEvaluator.Evaluation e = ev.evaluate(at(k + 1), steps.get(k));
+      String row = "evaluation " + (k + 1);
+      // Before, search's values were left out while checkout's alert was kept, which then
+      // resolved at the third step with the condition holding, and paged again after.
+      assertThat(e.resolved()).as(row).isEmpty();
+      assertThat(e.firing()).as(row).hasSize(1);
+      Alert a = e.firing().get(0);
+      assertThat(a.firingSince()).as(row).isEqualTo(at(0));
+      assertThat(a.labels()).as(row).containsEntry("service", "any");
+    }
+    assertThat(ev.active().get(0).value()).isEqualTo(0.9);
+    assertThat(ev.active().get(0).keepFiringSince()).isNull();
+  }
 }
