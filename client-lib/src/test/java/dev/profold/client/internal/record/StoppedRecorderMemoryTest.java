@@ -129,4 +129,60 @@ class StoppedRecorderMemoryTest {
     r.stop();
     return new WeakReference<>(r);
   }
+
+  @Test
+  void pooledStatesAndAsynchronousRegionsAfterTheRecorderIsGoneThrowNothing() throws Exception {
+    ExecutorService thread = threads.newThread();
+    Region[] open = new Region[1];
+    WeakReference<Recorder> ref = openPooledOn(thread, open);
+
+    collectGarbageUntilCleared(ref);
+
+    // Pooled (as virtual threads' are): the close gives the state back only while the recorder
+    // lives; after, it finds none to give it to.
+    assertThat(ref.get()).isNull();
+    thread.submit(() -> assertThatCode(open[0]::close).doesNotThrowAnyException()).get();
+    thread.submit(() -> assertThatCode(open[0]::close).doesNotThrowAnyException()).get();
+  }
+
+  @Test
+  void anAsynchronousRegionHandleKeepsItsRecorderAndEndsQuietlyAfterTheStop() throws Exception {
+    Recorder r =
+        new Recorder(
+            new DeltaEncoder(
+                SourceIdentity.newBuilder()
+                    .setService("s")
+                    .setInstance("i")
+                    .setIncarnationId(1)
+                    .build()),
+            1024);
+    dev.profold.client.AsyncRegion async = r.asyncRegion("call", Kind.WAIT);
+    r.stop();
+    WeakReference<Recorder> ref = new WeakReference<>(r);
+    r = null;
+
+    collectGarbageUntilCleared(ref);
+
+    assertThat(ref.get()).as("held by the handle, as client.md says").isNotNull();
+    assertThatCode(() -> async.enter().close()).doesNotThrowAnyException();
+    assertThatCode(async::end).doesNotThrowAnyException();
+  }
+
+  private static WeakReference<Recorder> openPooledOn(ExecutorService thread, Region[] open)
+      throws Exception {
+    Recorder r =
+        new Recorder(
+            new DeltaEncoder(
+                SourceIdentity.newBuilder()
+                    .setService("s")
+                    .setInstance("i")
+                    .setIncarnationId(1)
+                    .build()),
+            1024,
+            100,
+            t -> true);
+    thread.submit(() -> open[0] = r.region("open", Kind.WAIT)).get();
+    r.stop();
+    return new WeakReference<>(r);
+  }
 }
