@@ -180,6 +180,59 @@ class AlertLoopTest {
     }
   }
 
+  @Test
+  void anAlertKeptFiringIsSentFiringUntilItsCountRunsOutThenResolved() throws Exception {
+    try (FakeAlertmanager am = new FakeAlertmanager()) {
+      AlertNotifier notifier =
+          new AlertNotifier(
+              new AlertmanagerSpec(am.url(), Duration.ofSeconds(5), 0),
+              null,
+              new AlertMetrics(new SimpleMeterRegistry()),
+              Duration.ofMillis(1),
+              d -> {},
+              100);
+      AlertLoop loop = loop(Rules.rule("High", "ratio > 0.5", 1, 2, Map.of(), Map.of()));
+      loop.notifyTo(notifier);
+      try {
+        values.set(ratio(0.9));
+        clock.advance(INTERVAL); // evaluated at 00:00:10: firing
+        assertThat(loop.tick()).isTrue();
+        assertThat(notifier.awaitIdle(Duration.ofSeconds(20))).isTrue();
+        values.set(ratio(0.1));
+        clock.advance(INTERVAL); // 00:00:20: kept, one of two
+        assertThat(loop.tick()).isTrue();
+        assertThat(notifier.awaitIdle(Duration.ofSeconds(20))).isTrue();
+        closing.set(false);
+        clock.advance(INTERVAL); // 00:00:30 cannot be closed: sent again as it stands, not counted
+        assertThat(loop.tick()).isFalse();
+        assertThat(notifier.awaitIdle(Duration.ofSeconds(20))).isTrue();
+        closing.set(true);
+        clock.advance(INTERVAL); // 00:00:40: kept, two of two
+        assertThat(loop.tick()).isTrue();
+        assertThat(notifier.awaitIdle(Duration.ofSeconds(20))).isTrue();
+        clock.advance(INTERVAL); // 00:00:50: resolved
+        assertThat(loop.tick()).isTrue();
+        assertThat(notifier.awaitIdle(Duration.ofSeconds(20))).isTrue();
+
+        assertThat(am.requests().stream().map(r -> r.get(0).get("endsAt").asText()))
+            .containsExactly(
+                "2026-01-01T00:04:10Z",
+                "2026-01-01T00:04:20Z",
+                "2026-01-01T00:04:30Z",
+                "2026-01-01T00:04:40Z",
+                "2026-01-01T00:00:50Z");
+        assertThat(am.requests())
+            .allSatisfy(
+                r ->
+                    assertThat(r.get(0).get("startsAt").asText())
+                        .isEqualTo("2026-01-01T00:00:10Z"));
+        assertThat(loop.alerts()).isEmpty();
+      } finally {
+        loop.close();
+      }
+    }
+  }
+
   private double skipped(String reason) {
     return registry
         .find("profold.alert.evaluations.skipped")
