@@ -14,7 +14,8 @@ package dev.profold.reduce;
  * merges exactly where M2's merge formula rounds; {@link #variance()} clamps the small negative
  * results cancellation can give.
  *
- * <p>Counts saturate at {@link Long#MAX_VALUE} rather than wrap ({@link #saturated()}).
+ * <p>Merged counts saturate at {@link Long#MAX_VALUE} rather than wrap ({@link #saturated()}); a
+ * saturated aggregate takes no more single records.
  *
  * <p>Not thread-safe. Recording and merging allocate only when the histogram's bucket array grows.
  */
@@ -36,7 +37,11 @@ public final class Aggregate {
     this.histogram = histogram;
   }
 
-  /** Adds one value; NaN and infinities are ignored (callers count them). */
+  /**
+   * Adds one value; NaN and infinities are ignored (callers count them). The count goes up by one
+   * unchecked: do not record into a {@link #saturated()} aggregate (a merge can saturate one; the
+   * per-interval tables of the recording path cannot reach it).
+   */
   public void record(double value) {
     if (!Double.isFinite(value)) {
       return;
@@ -98,7 +103,11 @@ public final class Aggregate {
   }
 
   /** Makes this aggregate an exact copy of {@code other}. */
+  @SuppressWarnings("ReferenceEquality") // the same object, not an equal one
   public void copyFrom(Aggregate other) {
+    if (other == this) {
+      return; // reset first would empty both
+    }
     reset();
     mergeMoments(other.count, other.sum, other.min, other.max, other.sumOfSquares);
     histogram.copyFrom(other.histogram);

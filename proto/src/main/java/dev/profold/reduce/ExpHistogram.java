@@ -11,16 +11,19 @@ package dev.profold.reduce;
  * {@code 2j, 2j+1} into {@code j}) whenever the occupied index range of either sign would exceed
  * {@code maxBuckets}.
  *
- * <p>Merge is exact, associative and commutative: the merged histogram has the largest scale not
- * above either input's scale at which the union of occupied ranges fits, and bucket counts are
- * sums. Recording and merging allocate only when a bucket array grows, so in steady state they
- * allocate nothing.
+ * <p>Merge is exact, associative and commutative among histograms of one start scale: the merged
+ * histogram has the largest scale not above the start scale nor the scale of an input with buckets
+ * at which the union of occupied ranges fits, and bucket counts are sums (a histogram without
+ * buckets, zeros only or nothing, brings no scale down; the target's start scale caps the result).
+ * Recording and merging allocate only when a bucket array grows, so in steady state they allocate
+ * nothing. Counts saturate in merges; a single record adds one unchecked (see {@link
+ * Aggregate#record}).
  *
  * <p>The scale never goes below {@link #MIN_SCALE}: there every finite double falls into one of
  * three buckets per sign ({@link #minIndex} to {@link #maxIndex}), so a histogram of at least three
  * buckets per sign always fits; one of two buckets holds three at {@link #MIN_SCALE} rather than go
  * lower. Merges take only bucket indices that finite doubles have at their scale, and check them
- * before they change anything. Counts saturate at {@link Long#MAX_VALUE} rather than wrap.
+ * before they change anything. Merged counts saturate at {@link Long#MAX_VALUE} rather than wrap.
  *
  * <p>Not thread-safe.
  */
@@ -277,12 +280,14 @@ public final class ExpHistogram {
 
   /**
    * Adds histogram data given as primitive runs: {@code posLen} positive bucket counts for indices
-   * {@code posOffset...} read from {@code pos[posFrom...]}, likewise for negatives. Used to merge
-   * wire data without building an intermediate histogram.
+   * {@code posOffset...} read from {@code pos[posFrom...]}, likewise for negatives (counts >= 0;
+   * those of 0 at a run's ends are left out first). Used to merge wire data without building an
+   * intermediate histogram.
    *
    * @throws IllegalArgumentException without changing the histogram, when {@code otherScale} is
-   *     outside {@link #MIN_SCALE}..{@link #MAX_SCALE} or a run holds an index no finite double has
-   *     at that scale ({@link #minIndex}..{@link #maxIndex})
+   *     outside {@link #MIN_SCALE}..{@link #MAX_SCALE}, {@code otherZeroCount} is negative or a run
+   *     holds a count at an index no finite double has at that scale ({@link #minIndex}..{@link
+   *     #maxIndex})
    */
   public void mergeRaw(
       int otherScale,
@@ -296,6 +301,26 @@ public final class ExpHistogram {
       int negFrom,
       int negLen) {
     checkScale(otherScale);
+    checkZeroCount(otherZeroCount);
+    // Buckets of count 0 at a run's ends hold nothing: without them a run neither reaches indices
+    // it does not use (refused, or a scale lowered for nothing) nor differs from the same data
+    // given sparse.
+    while (posLen > 0 && pos[posFrom] == 0) {
+      posFrom++;
+      posOffset++;
+      posLen--;
+    }
+    while (posLen > 0 && pos[posFrom + posLen - 1] == 0) {
+      posLen--;
+    }
+    while (negLen > 0 && neg[negFrom] == 0) {
+      negFrom++;
+      negOffset++;
+      negLen--;
+    }
+    while (negLen > 0 && neg[negFrom + negLen - 1] == 0) {
+      negLen--;
+    }
     if (posLen > 0) {
       checkIndices(otherScale, posOffset, (long) posOffset + posLen - 1, "positive");
     }
@@ -306,6 +331,7 @@ public final class ExpHistogram {
     if (posLen == 0 && negLen == 0) {
       return; // zeros only: no bucket to align, so the scale stays (recording zeros keeps it)
     }
+    adoptScaleIfBucketless(otherScale);
     int target = Math.min(scale, otherScale);
     int otherShift = otherScale - target;
     int selfShift = scale - target;
@@ -351,6 +377,24 @@ public final class ExpHistogram {
     }
   }
 
+  /**
+   * A histogram without buckets takes the scale of the buckets merged into it, up to its start
+   * scale: its own scale, lowered by buckets since emptied or by a copy, held nothing, and merges
+   * are commutative and associative among histograms of one start scale only if such a scale lowers
+   * nothing.
+   */
+  private void adoptScaleIfBucketless(int otherScale) {
+    if (bucketless()) {
+      scale = Math.min(otherScale, startScale);
+    }
+  }
+
+  private static void checkZeroCount(long otherZeroCount) {
+    if (otherZeroCount < 0) {
+      throw new IllegalArgumentException("zero count must be >= 0, was " + otherZeroCount);
+    }
+  }
+
   private static void checkScale(int otherScale) {
     if (otherScale < MIN_SCALE || otherScale > MAX_SCALE) {
       throw new IllegalArgumentException(
@@ -384,8 +428,9 @@ public final class ExpHistogram {
    * the collector's fold, which keeps only non-zero buckets of wire data.
    *
    * @throws IllegalArgumentException without changing the histogram, when {@code otherScale} is
-   *     outside {@link #MIN_SCALE}..{@link #MAX_SCALE} or a run is not ascending or holds an index
-   *     no finite double has at that scale ({@link #minIndex}..{@link #maxIndex})
+   *     outside {@link #MIN_SCALE}..{@link #MAX_SCALE}, {@code otherZeroCount} is negative or a run
+   *     is not ascending or holds an index no finite double has at that scale ({@link
+   *     #minIndex}..{@link #maxIndex})
    */
   public void mergeSparse(
       int otherScale,
@@ -397,12 +442,14 @@ public final class ExpHistogram {
       int negFrom,
       int negLen) {
     checkScale(otherScale);
+    checkZeroCount(otherZeroCount);
     checkAscending(otherScale, index, posFrom, posLen, "positive");
     checkAscending(otherScale, index, negFrom, negLen, "negative");
     zeroCount = addCounts(zeroCount, otherZeroCount);
     if (posLen == 0 && negLen == 0) {
       return; // zeros only: no bucket to align, so the scale stays (recording zeros keeps it)
     }
+    adoptScaleIfBucketless(otherScale);
     int target = Math.min(scale, otherScale);
     int otherShift = otherScale - target;
     int selfShift = scale - target;
@@ -481,7 +528,11 @@ public final class ExpHistogram {
   }
 
   /** Makes this histogram an exact copy of {@code other}. */
+  @SuppressWarnings("ReferenceEquality") // the same object, not an equal one
   public void copyFrom(ExpHistogram other) {
+    if (other == this) {
+      return; // reset first would empty both
+    }
     reset();
     scale = other.scale;
     merge(other);
@@ -532,7 +583,8 @@ public final class ExpHistogram {
     if (!(o instanceof ExpHistogram h)) {
       return false;
     }
-    return scale == h.scale
+    // Without buckets the scale holds nothing: such histograms are equal by their zeros alone.
+    return (scale == h.scale || (bucketless() && h.bucketless()))
         && zeroCount == h.zeroCount
         && positive.sameAs(h.positive)
         && negative.sameAs(h.negative);
@@ -540,9 +592,13 @@ public final class ExpHistogram {
 
   @Override
   public int hashCode() {
-    return 31 * (31 * scale + Long.hashCode(zeroCount))
+    return 31 * (31 * (bucketless() ? 0 : scale) + Long.hashCode(zeroCount))
         + 17 * positive.contentHash()
         + negative.contentHash();
+  }
+
+  private boolean bucketless() {
+    return positive.isEmpty() && negative.isEmpty();
   }
 
   @Override

@@ -91,8 +91,41 @@ class AggregateLawsTest {
       onlyZeros.record(0.0);
       withZeros.record(0.0);
     }
+    // In place, in both orders: a copy of the zeros keeps their scale and has no bucket; merged
+    // into, it takes the values' scale (it kept its own, lowering theirs).
+    Aggregate zerosFirst = new Aggregate();
+    zerosFirst.copyFrom(onlyZeros);
+    zerosFirst.merge(of(xs));
+    Aggregate valuesFirst = of(xs);
+    valuesFirst.merge(onlyZeros);
     return merged(of(xs), onlyZeros).equals(withZeros)
-        && merged(onlyZeros, of(xs)).histogram().scale() <= ExpHistogram.MAX_SCALE;
+        && zerosFirst.equals(withZeros)
+        && valuesFirst.equals(withZeros);
+  }
+
+  @Property
+  boolean inPlaceMergeIsCommutativeAndAssociativeWithCopiesOfAnyScale(
+      @ForAll("values") List<Double> a,
+      @ForAll("values") List<Double> b,
+      @ForAll @IntRange(min = ExpHistogram.MIN_SCALE, max = ExpHistogram.MAX_SCALE) int scale) {
+    // Copies keep the scale of what they copy: histograms of one start scale at any scale.
+    Aggregate low = new Aggregate(new ExpHistogram(ExpHistogram.DEFAULT_MAX_BUCKETS, scale));
+    b.forEach(low::record);
+    Aggregate c = new Aggregate();
+    c.copyFrom(low);
+    Aggregate ab = of(a);
+    ab.merge(c);
+    Aggregate ba = new Aggregate();
+    ba.copyFrom(c);
+    ba.merge(of(a));
+    Aggregate left = of(a);
+    left.merge(of(b));
+    left.merge(c);
+    Aggregate bc = of(b);
+    bc.merge(c);
+    Aggregate right = of(a);
+    right.merge(bc);
+    return ab.histogram().equals(ba.histogram()) && left.histogram().equals(right.histogram());
   }
 
   @Property

@@ -291,6 +291,9 @@ public final class JsonRecords {
                 + scale);
       }
       long zero = hn.has("zero") ? integer(hn, "zero") : 0;
+      if (zero < 0) {
+        throw new IllegalArgumentException("histogram zero count must be >= 0, was " + zero);
+      }
       Side pos = side(hn.get("positive"));
       Side neg = side(hn.get("negative"));
       h = new ExpHistogram();

@@ -28,8 +28,8 @@ final class MeasureState implements OperatorState {
       integral &= p.integral();
     } else if (v instanceof Number n) {
       double d = n.doubleValue();
-      if (!Double.isFinite(d)) {
-        return;
+      if (!Double.isFinite(d) || aggregate.saturated()) {
+        return; // a saturated count is a lower bound already: one more would wrap it
       }
       if (withHistogram) {
         aggregate.record(d);

@@ -292,6 +292,32 @@ class QueryCommandTest {
   }
 
   @Test
+  void aSaturatedStateTakesNoMoreValuesAndANegativeZeroCountIsRefused() throws Exception {
+    Path states = dir.resolve("saturated.jsonl");
+    Files.writeString(
+        states,
+        "{\"g\":\"a\",\"x\":{\"count\":9223372036854775807,\"sum\":1,\"min\":1,"
+            + "\"max\":1,\"sumsq\":1}}\n{\"g\":\"a\",\"x\":2}\n",
+        StandardCharsets.UTF_8);
+    assertThat(
+            profold("query", "-q", "select g, avg(x) group by g", "--partial", states.toString()))
+        .as(err.toString())
+        .isZero();
+    // Before, the plain value wrapped the count to -2^63: a negative count, a negative average.
+    assertThat(out.toString()).contains("\"count\":9223372036854775807");
+
+    Path negative = dir.resolve("negative.jsonl");
+    Files.writeString(
+        negative,
+        "{\"x\":{\"count\":9223372036854775807,\"sum\":0,\"min\":0,\"max\":0,\"sumsq\":0,"
+            + "\"histogram\":{\"scale\":0,\"zero\":-1}}}\n",
+        StandardCharsets.UTF_8);
+    assertThat(profold("query", "-q", "select sum(x)", negative.toString())).isEqualTo(2);
+    // Before, -1 zeros read as 2^63-1 of them, and the state matched its count.
+    assertThat(err.toString()).contains("histogram zero count must be >= 0, was -1");
+  }
+
+  @Test
   void aByteOrderMarkIsSkippedAndANumberBeyondADoubleIsRefusedWithItsLine() throws Exception {
     Path bom = dir.resolve("bom.jsonl");
     Files.writeString(bom, "\uFEFF{\"a\":1}\n", StandardCharsets.UTF_8);
