@@ -86,7 +86,11 @@ public final class Aggregate {
       return;
     }
     count = ExpHistogram.addCounts(count, n);
-    sum += s;
+    double total = sum + s;
+    // +Infinity and -Infinity: the sum overflowed both ways and its value is unknown. NaN would be
+    // refused on the wire and hidden by the exposition; +Infinity keeps the merge commutative and
+    // associative.
+    sum = Double.isNaN(total) ? Double.POSITIVE_INFINITY : total;
     sumOfSquares += squares;
     min = Math.min(min, lo);
     max = Math.max(max, hi);
