@@ -299,7 +299,10 @@ public final class RegionAnalysisValues implements DerivedValues {
     return Double.isNaN(v) ? "NaN" : v > 0 ? "+Inf" : "-Inf";
   }
 
-  /** Base names of the schemes' measurement families, which an exposition must not repeat. */
+  /**
+   * Names of the schemes' measurement families and their histograms' lines, which an exposition
+   * must not repeat.
+   */
   static List<String> families(CollectorSnapshot snapshot) {
     Set<String> out = new LinkedHashSet<>();
     for (SchemeSnapshot s : snapshot.schemes()) {
@@ -313,6 +316,9 @@ public final class RegionAnalysisValues implements DerivedValues {
                     ? ""
                     : "_" + MetricNames.sanitize(x.measure().unit()));
         out.add(name);
+        for (String line : List.of("_bucket", "_count", "_sum", "_created")) {
+          out.add(name + line); // the histogram's lines, which a gauge must not repeat either
+        }
       }
     }
     return List.copyOf(out);

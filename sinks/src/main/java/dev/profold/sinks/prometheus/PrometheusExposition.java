@@ -53,11 +53,12 @@ import java.util.function.ToDoubleFunction;
  * their names; a measurement {@code groups}), and a scheme's names can meet the fixed families
  * ({@code profold_thread_seconds} of a scheme {@code thread}). One duplicate name or label set
  * would fail the whole scrape, so names are claimed first come, first served: the fixed families
- * and every scheme's own gauges first, then each measurement with all its family names at once, in
- * the order of their names and units ({@link #MEASURE_ORDER}); a measurement any of whose names is
- * taken is left out whole, and of series with equal labels in one family the first is kept (a
- * scheme folds one measurement's values into one group per label set, integers and floats of the
- * same name and unit together, so this is a guard, not a case that occurs).
+ * and every scheme's own gauges first, then each measurement with all its family names at once (and
+ * its histogram's line names: {@code _bucket}, {@code _count}, {@code _sum}, ...), in the order of
+ * their names and units ({@link #MEASURE_ORDER}); a measurement any of whose names is taken is left
+ * out whole, and of series with equal labels in one family the first is kept (a scheme folds one
+ * measurement's values into one group per label set, integers and floats of the same name and unit
+ * together, so this is a guard, not a case that occurs).
  *
  * <p>Histograms: native buckets go out only at schemas Prometheus accepts (-4..8); a histogram
  * below scale -4 keeps its classic buckets only, since its buckets cannot be split exactly into a
@@ -131,6 +132,10 @@ public final class PrometheusExposition implements MultiCollector {
     List<MetricSnapshot> out = new ArrayList<>();
     CollectorSnapshot snapshot = source.snapshot();
     Set<String> taken = new HashSet<>(FIXED_NAMES);
+    for (String fixed : FIXED_NAMES) { // the lines of the counters among them
+      taken.add(fixed + "_total");
+      taken.add(fixed + "_created");
+    }
     for (SchemeSnapshot scheme : snapshot.schemes()) {
       taken.add(prefix(scheme) + GROUPS);
       taken.add(prefix(scheme) + INTERVAL_END);
@@ -422,6 +427,10 @@ public final class PrometheusExposition implements MultiCollector {
     out.add(limit.build());
   }
 
+  /** The suffixes of a histogram's lines in the text formats. */
+  private static final List<String> HISTOGRAM_LINES =
+      List.of("_bucket", "_count", "_sum", "_created", "_gcount", "_gsum");
+
   private static String prefix(SchemeSnapshot s) {
     return "profold_" + MetricNames.sanitize(s.scheme());
   }
@@ -485,7 +494,14 @@ public final class PrometheusExposition implements MultiCollector {
     all.addAll(interval.keySet());
     for (Measure m : all) {
       List<String> names = new ArrayList<>(gaugeNames(prefix, m));
-      names.add(histogramName(prefix, m));
+      String histogram = histogramName(prefix, m);
+      names.add(histogram);
+      // The histogram's lines have names of their own, which a gauge's family name can meet
+      // ('retry' writes profold_s_retry_interval_sum{...}, 'retry.interval' a histogram whose
+      // _sum line is that name): they are claimed with it.
+      for (String line : HISTOGRAM_LINES) {
+        names.add(histogram + line);
+      }
       if (names.stream().noneMatch(taken::contains)) {
         taken.addAll(names);
         exposed.add(m);

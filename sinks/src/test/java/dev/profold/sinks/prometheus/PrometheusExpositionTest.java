@@ -269,6 +269,26 @@ class PrometheusExpositionTest {
   }
 
   @Test
+  void aHistogramsLineNamesAreClaimedAgainstGaugesOfTheSameName() throws Exception {
+    List<String> svc = List.of("svc", "a");
+    // 'retry' writes the gauge profold_region_retry_interval_sum; 'retry.interval' is a histogram
+    // whose _sum line has that very name.
+    SeriesSnapshot retry = new SeriesSnapshot(svc, new Measure("retry", ""), state(1.0));
+    SeriesSnapshot retryInterval =
+        new SeriesSnapshot(svc, new Measure("retry.interval", ""), state(2.0));
+    List<SeriesSnapshot> all = List.of(retryInterval, retry);
+
+    String text = scrape(new CollectorSnapshot(List.of(scheme(all, all)), List.of()));
+
+    String l = "{path=\"a\",service=\"svc\"}";
+    // Before, both were written: two series of one name and label set, of different meaning.
+    assertThat(text).contains("profold_region_retry_interval_sum" + l + " 1.0\n");
+    assertThat(text.lines().filter(x -> x.startsWith("profold_region_retry_interval_sum{")))
+        .hasSize(1);
+    assertThat(text).doesNotContain("profold_region_retry_interval_bucket");
+  }
+
+  @Test
   void measurementsWhoseMetricNamesCollideDoNotFailTheScrape() throws Exception {
     List<String> svc = List.of("svc", "a");
     // Clients define measurements freely: these all map to a metric name already taken.
