@@ -10,8 +10,9 @@ import java.util.Objects;
 
 /**
  * The mergeable, unfinished result of a query over part of the input: per group, one {@link
- * OperatorState} per operator (or, for a query that does not aggregate, the selected records). Not
- * thread-safe: use one per thread and {@link #merge} them.
+ * OperatorState} per operator (or, for a query that does not aggregate, the selected records: with
+ * a LIMIT and no ORDER BY only the first LIMIT of them, so that a listing's memory does not grow
+ * with its input). Not thread-safe: use one per thread and {@link #merge} them.
  *
  * <p>Merging the partial results of the parts of an input gives the partial result of the whole
  * input; {@link QueryEvaluator#finish} then gives the same rows as evaluating the whole at once
@@ -52,6 +53,10 @@ public final class PartialResult {
       return;
     }
     if (!evaluator.aggregating()) {
+      int kept = evaluator.rowsKept();
+      if (kept >= 0 && rows.size() >= kept) {
+        return; // beyond a LIMIT without ORDER BY: never shown, so not held
+      }
       Map<String, Object> row = new LinkedHashMap<>();
       for (Map.Entry<String, ?> e : r.entrySet()) {
         if (e.getValue() != null) {
@@ -149,7 +154,11 @@ public final class PartialResult {
         mine.states[i].merge(theirs.states[i]);
       }
     }
+    int kept = evaluator.rowsKept();
     for (Map<String, Object> r : other.rows) {
+      if (kept >= 0 && rows.size() >= kept) {
+        break;
+      }
       rows.add(new LinkedHashMap<>(r));
     }
   }

@@ -260,6 +260,16 @@ public final class QueryEvaluator {
     return !keyAllNested && !keyAllNonNumeric;
   }
 
+  /**
+   * The rows a listing query can show at most, when it can tell before it has read them all: its
+   * LIMIT, when it has no ORDER BY (the first rows read are the ones shown); -1 otherwise.
+   */
+  int rowsKept() {
+    return !aggregating && query.orderBy().isEmpty() && query.limit().isPresent()
+        ? query.limit().getAsInt()
+        : -1;
+  }
+
   /** Number of key attributes. */
   int keyCount() {
     return keyArray.length;

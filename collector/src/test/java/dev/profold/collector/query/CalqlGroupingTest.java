@@ -142,6 +142,31 @@ class CalqlGroupingTest {
   }
 
   @Test
+  void aListingWithALimitAndNoOrderByHoldsOnlyItsFirstRows() throws Exception {
+    QueryEvaluator ev = QueryEvaluator.of("SELECT * WHERE n LIMIT 2");
+    PartialResult first = ev.newPartial();
+    for (int i = 0; i < 10_000; i++) {
+      first.add(Map.of("n", (long) i, i == 5 ? "extra" : "other", "x"));
+    }
+    PartialResult second = ev.newPartial();
+    second.add(Map.of("n", -1L));
+    first.merge(second);
+
+    // Before, all 10,000 rows were held until LIMIT cut them at the end.
+    assertThat(first.size()).isEqualTo(2);
+    QueryResult r = ev.finish(first);
+    assertThat(r.rows()).extracting(row -> row.get("n")).containsExactly(0L, 1L);
+    assertThat(r.columns()).as("the rows shown name the columns").doesNotContain("extra");
+    // With ORDER BY every row is a candidate until sorted.
+    QueryEvaluator sorted = QueryEvaluator.of("SELECT * WHERE n ORDER BY n DESC LIMIT 2");
+    PartialResult all = sorted.newPartial();
+    for (int i = 0; i < 100; i++) {
+      all.add(Map.of("n", (long) i));
+    }
+    assertThat(sorted.finish(all).rows()).extracting(row -> row.get("n")).containsExactly(99L, 98L);
+  }
+
+  @Test
   void limitZeroGivesNoRows() {
     assertThat(run("SELECT count() GROUP BY function LIMIT 0", golden()).rows()).isEmpty();
   }
