@@ -29,7 +29,7 @@ public final class PartialResult {
    */
   private final Map<Object, Group> groups = new LinkedHashMap<>();
 
-  private final List<Map<String, Object>> rows = new ArrayList<>();
+  private final ListedRows rows;
 
   /** The reused lookup key of {@link #group}, null unless the key is fixed. Never stored. */
   private final KeyTuple probe;
@@ -37,6 +37,7 @@ public final class PartialResult {
   PartialResult(QueryEvaluator evaluator) {
     this.evaluator = evaluator;
     this.probe = evaluator.fixedKey() ? new KeyTuple(new Object[evaluator.keyCount()]) : null;
+    this.rows = evaluator.newListedRows();
   }
 
   /** Adds one input record: LET, WHERE, then grouping (or collection as a row). */
@@ -53,8 +54,7 @@ public final class PartialResult {
       return;
     }
     if (!evaluator.aggregating()) {
-      int kept = evaluator.rowsKept();
-      if (kept >= 0 && rows.size() >= kept) {
+      if (!rows.wantsMore()) {
         return; // beyond a LIMIT without ORDER BY: never shown, so not held
       }
       Map<String, Object> row = new LinkedHashMap<>();
@@ -154,11 +154,7 @@ public final class PartialResult {
         mine.states[i].merge(theirs.states[i]);
       }
     }
-    int kept = evaluator.rowsKept();
-    for (Map<String, Object> r : other.rows) {
-      if (kept >= 0 && rows.size() >= kept) {
-        break;
-      }
+    for (Map<String, Object> r : other.rows.rows()) {
       rows.add(new LinkedHashMap<>(r));
     }
   }
@@ -175,7 +171,7 @@ public final class PartialResult {
   public List<Map<String, Object>> toRecords() {
     List<Map<String, Object>> out = new ArrayList<>(size());
     if (!evaluator.aggregating()) {
-      for (Map<String, Object> r : rows) {
+      for (Map<String, Object> r : rows.rows()) {
         out.add(Collections.unmodifiableMap(new LinkedHashMap<>(r)));
       }
       return Collections.unmodifiableList(out);
@@ -201,6 +197,6 @@ public final class PartialResult {
   }
 
   List<Map<String, Object>> rows() {
-    return rows;
+    return rows.rows();
   }
 }

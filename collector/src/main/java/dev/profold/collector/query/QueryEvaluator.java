@@ -261,13 +261,29 @@ public final class QueryEvaluator {
   }
 
   /**
-   * The rows a listing query can show at most, when it can tell before it has read them all: its
-   * LIMIT, when it has no ORDER BY (the first rows read are the ones shown); -1 otherwise.
+   * What a listing query holds while it reads ({@link ListedRows}): with a LIMIT, no more rows than
+   * it can show, chosen by the ORDER BY when there is one. Every row when there is no LIMIT, or
+   * when the sort columns could depend on the data ({@code SELECT *} with an alias, which an
+   * attribute of the same name would take the place of).
    */
-  int rowsKept() {
-    return !aggregating && query.orderBy().isEmpty() && query.limit().isPresent()
-        ? query.limit().getAsInt()
-        : -1;
+  ListedRows newListedRows() {
+    if (aggregating || query.limit().isEmpty()) {
+      return new ListedRows(-1, null);
+    }
+    if (query.orderBy().isEmpty()) {
+      return new ListedRows(query.limit().getAsInt(), null);
+    }
+    boolean star = query.select().stream().anyMatch(i -> i instanceof SelectItem.All);
+    boolean aliased =
+        query.select().stream()
+            .anyMatch(
+                i ->
+                    (i instanceof SelectItem.Attribute a && a.alias() != null)
+                        || (i instanceof SelectItem.Aggregation g && g.alias() != null));
+    if (star && aliased) {
+      return new ListedRows(-1, null);
+    }
+    return new ListedRows(query.limit().getAsInt(), comparator(columns(List.of(), Set.of())));
   }
 
   /** Number of key attributes. */

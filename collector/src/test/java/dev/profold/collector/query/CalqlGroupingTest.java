@@ -157,13 +157,21 @@ class CalqlGroupingTest {
     QueryResult r = ev.finish(first);
     assertThat(r.rows()).extracting(row -> row.get("n")).containsExactly(0L, 1L);
     assertThat(r.columns()).as("the rows shown name the columns").doesNotContain("extra");
-    // With ORDER BY every row is a candidate until sorted.
+    // With ORDER BY, the first two in its order so far.
     QueryEvaluator sorted = QueryEvaluator.of("SELECT * WHERE n ORDER BY n DESC LIMIT 2");
-    PartialResult all = sorted.newPartial();
+    PartialResult top = sorted.newPartial();
     for (int i = 0; i < 100; i++) {
-      all.add(Map.of("n", (long) i));
+      top.add(Map.of("n", (long) i));
     }
-    assertThat(sorted.finish(all).rows()).extracting(row -> row.get("n")).containsExactly(99L, 98L);
+    assertThat(top.size()).isEqualTo(2);
+    assertThat(sorted.finish(top).rows()).extracting(row -> row.get("n")).containsExactly(99L, 98L);
+    // Unless an alias could meet an attribute of SELECT *: which column sorts depends on the data.
+    PartialResult aliased =
+        QueryEvaluator.of("SELECT *, n AS m WHERE n ORDER BY m DESC LIMIT 2").newPartial();
+    for (int i = 0; i < 100; i++) {
+      aliased.add(Map.of("n", (long) i));
+    }
+    assertThat(aliased.size()).isEqualTo(100);
   }
 
   @Test

@@ -131,4 +131,35 @@ class CalqlMergePropertyTest {
     records.forEach(p::add);
     return p;
   }
+
+  /**
+   * A listing with ORDER BY and LIMIT holds only the rows it can show while it reads, in parts
+   * merged in order or not, and shows what sorting every row and cutting shows, ties included.
+   */
+  @Property(tries = 200)
+  void aBoundedListingShowsWhatSortingEveryRowShows(
+      @ForAll("records") List<Map<String, Object>> input,
+      @ForAll @IntRange(min = 0, max = 8) int limit,
+      @ForAll @IntRange(min = 0, max = 60) int cut)
+      throws Exception {
+    for (String order : List.of("rank DESC", "t", "n DESC, rank", "f")) {
+      QueryEvaluator bounded =
+          QueryEvaluator.of("SELECT * WHERE rank ORDER BY " + order + " LIMIT " + limit);
+      QueryEvaluator unbounded = QueryEvaluator.of("SELECT * WHERE rank ORDER BY " + order);
+      int k = Math.min(cut, input.size());
+      PartialResult first = bounded.newPartial();
+      input.subList(0, k).forEach(first::add);
+      PartialResult second = bounded.newPartial();
+      input.subList(k, input.size()).forEach(second::add);
+      first.merge(second);
+      PartialResult all = unbounded.newPartial();
+      input.forEach(all::add);
+
+      assertThat(first.size()).isLessThanOrEqualTo(limit);
+      List<Map<String, Object>> expected = unbounded.finish(all).rows();
+      assertThat(bounded.finish(first).rows())
+          .as(order)
+          .isEqualTo(expected.subList(0, Math.min(limit, expected.size())));
+    }
+  }
 }
