@@ -141,48 +141,57 @@ public final class AlertEvaluator {
       RuleState s, Instant now, List<DerivedValue> candidates, List<Alert> resolved) {
     AlertRule rule = s.rule;
     Set<Map<String, String>> seen = new HashSet<>();
+    List<DerivedValue> holds = new ArrayList<>();
+    List<DerivedValue> fails = new ArrayList<>();
     for (DerivedValue v : candidates) {
-      if (!rule.expression().selects(v) || !seen.add(v.labels())) {
-        continue;
+      if (rule.expression().selects(v) && seen.add(v.labels())) {
+        (rule.expression().holds(v.value()) ? holds : fails).add(v);
       }
+    }
+    Set<Map<String, String>> holding = new HashSet<>();
+    holds.forEach(v -> holding.add(v.labels()));
+    // Those that hold first: one may carry on an alert whose own value fails now, whatever the
+    // order of the values.
+    List<DerivedValue> deferred = new ArrayList<>();
+    for (DerivedValue v : holds) {
       Instance i = s.instances.get(v.labels());
-      if (!rule.expression().holds(v.value())) {
-        if (i != null && ends(rule, i, now)) {
-          s.instances.remove(v.labels());
-          s.alertLabels.remove(i.labels);
-          if (i.firing()) {
-            resolved.add(alert(rule.name(), i, AlertState.RESOLVED, now));
-          }
-        }
-        continue;
-      }
       if (i == null) {
         Map<String, String> labels = alertLabels(v, rule.labels());
         Map<String, String> holder = s.alertLabels.get(labels);
         if (holder == null) {
-          i = new Instance(labels, now);
-          s.instances.put(v.labels(), i);
-          s.alertLabels.put(labels, v.labels());
+          i = start(s, v, labels, now);
         } else {
           Instance other = s.instances.get(holder);
-          if (other.lapsed == 0) {
-            continue; // an earlier value's alert has these labels: it counts
+          if (holding.contains(holder) || !other.firing() || rule.keepFiringFor() == 0) {
+            deferred.add(v); // another value's alert has these labels: it counts, unless it ends
+            continue;
           }
-          // An alert kept firing with these labels holds again through this value: the alert is
-          // one (its labels), so this value carries it on rather than wait for it to resolve.
+          // A firing alert with these labels that keep_firing_for would keep (its own value fails
+          // or went) holds through this value: the alert is one (its labels), so this value
+          // carries it on rather than wait for it to resolve and page anew.
           s.instances.remove(holder);
           s.instances.put(v.labels(), other);
           s.alertLabels.put(labels, v.labels());
           i = other;
         }
       }
-      i.held++;
-      i.lapsed = 0;
-      i.keepFiringSince = null;
-      i.value = v.value();
-      i.annotations = render(rule, i, v);
-      if (!i.firing() && i.held >= rule.forEvaluations()) {
-        i.firingSince = now;
+      hold(rule, i, v, now);
+    }
+    for (DerivedValue v : fails) {
+      Instance i = s.instances.get(v.labels());
+      if (i != null && ends(rule, i, now)) {
+        s.instances.remove(v.labels());
+        s.alertLabels.remove(i.labels);
+        if (i.firing()) {
+          resolved.add(alert(rule.name(), i, AlertState.RESOLVED, now));
+        }
+      }
+    }
+    // A label set an alert of a failing value left now is free for a value that holds.
+    for (DerivedValue v : deferred) {
+      Map<String, String> labels = alertLabels(v, rule.labels());
+      if (!s.alertLabels.containsKey(labels)) {
+        hold(rule, start(s, v, labels, now), v, now);
       }
     }
     // Label sets with no value this time: their series went, so their condition no longer holds.
@@ -196,6 +205,27 @@ public final class AlertEvaluator {
           resolved.add(alert(rule.name(), e.getValue(), AlertState.RESOLVED, now));
         }
       }
+    }
+  }
+
+  /** A new alert of value {@code v} with {@code labels}, active from {@code now}. */
+  private static Instance start(
+      RuleState s, DerivedValue v, Map<String, String> labels, Instant now) {
+    Instance i = new Instance(labels, now);
+    s.instances.put(v.labels(), i);
+    s.alertLabels.put(labels, v.labels());
+    return i;
+  }
+
+  /** {@code i}'s condition holds at {@code now} with value {@code v}. */
+  private static void hold(AlertRule rule, Instance i, DerivedValue v, Instant now) {
+    i.held++;
+    i.lapsed = 0;
+    i.keepFiringSince = null;
+    i.value = v.value();
+    i.annotations = render(rule, i, v);
+    if (!i.firing() && i.held >= rule.forEvaluations()) {
+      i.firingSince = now;
     }
   }
 

@@ -219,6 +219,12 @@ class AlertEvaluatorTest {
     e = ev.evaluate(at(1), List.of(sync("checkout", 0.1), wait));
     assertThat(e.resolved()).extracting(Alert::value).containsExactly(0.3);
     assertThat(e.firing()).extracting(Alert::value).containsExactly(0.4);
+    // In the same evaluation whatever the values' order (the other first waited an evaluation).
+    AlertEvaluator reversed = new AlertEvaluator(ev.rules());
+    reversed.evaluate(at(0), List.of(sync("checkout", 0.3), wait));
+    e = reversed.evaluate(at(1), List.of(wait, sync("checkout", 0.1)));
+    assertThat(e.resolved()).extracting(Alert::value).containsExactly(0.3);
+    assertThat(e.firing()).extracting(Alert::value).containsExactly(0.4);
   }
 
   @Test
@@ -314,31 +320,41 @@ class AlertEvaluatorTest {
 
   @Test
   void anAlertKeptFiringIsCarriedOnByAnotherValueWithItsLabelsThatHolds() {
-    // The rule's label hides what tells the two values apart: their alerts are one.
-    AlertEvaluator ev =
-        new AlertEvaluator(
-            List.of(
-                Rules.rule(
-                    "R", "thread_class_ratio > 0.2", 1, 2, Map.of("service", "any"), Map.of())));
-    ev.evaluate(at(0), List.of(sync("checkout", 0.5)));
-    List<List<DerivedValue>> steps =
-        List.of(
-            List.of(sync("search", 0.6), sync("checkout", 0.1)), // checkout's alert held first
-            List.of(sync("search", 0.7)), // kept at the last step: search takes it on
-            List.of(sync("search", 0.8)),
-            List.of(sync("search", 0.9)));
-    for (int k = 0; k < steps.size(); k++) {
-      AlertEvaluator.Evaluation e = ev.evaluate(at(k + 1), steps.get(k));
-      String row = "evaluation " + (k + 1);
-      // Before, search's values were left out while checkout's alert was kept, which then
-      // resolved at the third step with the condition holding, and paged again after.
-      assertThat(e.resolved()).as(row).isEmpty();
-      assertThat(e.firing()).as(row).hasSize(1);
-      Alert a = e.firing().get(0);
-      assertThat(a.firingSince()).as(row).isEqualTo(at(0));
-      assertThat(a.labels()).as(row).containsEntry("service", "any");
+    for (boolean checkoutFirst : new boolean[] {true, false}) {
+      // The rule's label hides what tells the two values apart: their alerts are one.
+      AlertEvaluator ev =
+          new AlertEvaluator(
+              List.of(
+                  Rules.rule(
+                      "R", "thread_class_ratio > 0.2", 1, 1, Map.of("service", "any"), Map.of())));
+      ev.evaluate(at(0), List.of(sync("checkout", 0.5)));
+      double[][] steps = { // checkout, search (NaN: no value)
+        {0.1, Double.NaN}, // checkout's alert kept: one of one
+        {0.1, 0.6}, // its count runs out, but search holds: search carries the alert on
+        {Double.NaN, 0.7},
+        {0.1, 0.8},
+      };
+      for (int k = 0; k < steps.length; k++) {
+        List<DerivedValue> values = new java.util.ArrayList<>();
+        if (!Double.isNaN(steps[k][0])) {
+          values.add(sync("checkout", steps[k][0]));
+        }
+        if (!Double.isNaN(steps[k][1])) {
+          values.add(checkoutFirst ? values.size() : 0, sync("search", steps[k][1]));
+        }
+        AlertEvaluator.Evaluation e = ev.evaluate(at(k + 1), values);
+        String row = "evaluation " + (k + 1) + (checkoutFirst ? ", checkout first" : "");
+        // Before, search's values were left out while checkout's alert was kept, which then
+        // resolved with the condition holding, and paged again after (in one order only, once
+        // search could take it on).
+        assertThat(e.resolved()).as(row).isEmpty();
+        assertThat(e.firing()).as(row).hasSize(1);
+        Alert a = e.firing().get(0);
+        assertThat(a.firingSince()).as(row).isEqualTo(at(0));
+        assertThat(a.labels()).as(row).containsEntry("service", "any");
+        assertThat(a.keepFiringSince()).as(row).isEqualTo(k == 0 ? at(1) : null);
+      }
+      assertThat(ev.active().get(0).value()).isEqualTo(0.8);
     }
-    assertThat(ev.active().get(0).value()).isEqualTo(0.9);
-    assertThat(ev.active().get(0).keepFiringSince()).isNull();
   }
 }
