@@ -6,7 +6,9 @@ import dev.profold.collector.analysis.ServiceProfile.Node;
 import dev.profold.collector.fold.FoldEngine;
 import dev.profold.collector.scheme.SchemeDefinition;
 import dev.profold.sinks.prometheus.MetricNames;
+import dev.profold.sinks.prometheus.PrometheusExposition;
 import dev.profold.sinks.snapshot.CollectorSnapshot;
+import dev.profold.sinks.snapshot.Measure;
 import dev.profold.sinks.snapshot.SchemeSnapshot;
 import dev.profold.sinks.snapshot.SeriesSnapshot;
 import dev.profold.sinks.snapshot.SnapshotSource;
@@ -306,7 +308,11 @@ public final class RegionAnalysisValues implements DerivedValues {
   static List<String> families(CollectorSnapshot snapshot) {
     Set<String> out = new LinkedHashSet<>();
     for (SchemeSnapshot s : snapshot.schemes()) {
+      Set<Measure> measures = new java.util.HashSet<>();
       for (SeriesSnapshot x : s.cumulative()) {
+        if (!measures.add(x.measure())) {
+          continue;
+        }
         String name =
             "profold_"
                 + MetricNames.sanitize(s.scheme())
@@ -316,7 +322,7 @@ public final class RegionAnalysisValues implements DerivedValues {
                     ? ""
                     : "_" + MetricNames.sanitize(x.measure().unit()));
         out.add(name);
-        for (String line : List.of("_bucket", "_count", "_sum", "_created")) {
+        for (String line : PrometheusExposition.HISTOGRAM_LINES) {
           out.add(name + line); // the histogram's lines, which a gauge must not repeat either
         }
       }

@@ -28,13 +28,17 @@ final class MeasureState implements OperatorState {
       integral &= p.integral();
     } else if (v instanceof Number n) {
       double d = n.doubleValue();
-      if (!Double.isFinite(d) || aggregate.saturated()) {
-        return; // a saturated count is a lower bound already: one more would wrap it
+      if (!Double.isFinite(d)) {
+        return;
       }
-      if (withHistogram) {
+      if (withHistogram && !aggregate.saturated()) {
         aggregate.record(d);
       } else {
+        // Merged as a state of one value: its count saturates where a record's would wrap.
         aggregate.mergeMoments(1, d, d, d, d * d);
+        if (withHistogram) {
+          aggregate.histogram().record(d, 1);
+        }
       }
       integral &= Values.isIntegral(n);
     }

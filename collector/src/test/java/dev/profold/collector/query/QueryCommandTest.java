@@ -305,6 +305,16 @@ class QueryCommandTest {
         .isZero();
     // Before, the plain value wrapped the count to -2^63: a negative count, a negative average.
     assertThat(out.toString()).contains("\"count\":9223372036854775807");
+    // The value still counts where a saturated count does not matter.
+    out.getBuffer().setLength(0);
+    assertThat(
+            profold(
+                "query",
+                "-q",
+                "select g, max(x), quantile(x, 1) group by g format csv",
+                states.toString()))
+        .isZero();
+    assertThat(out.toString()).startsWith("g,max#x").contains("a,2,");
 
     Path negative = dir.resolve("negative.jsonl");
     Files.writeString(

@@ -134,7 +134,6 @@ public final class PrometheusExposition implements MultiCollector {
     Set<String> taken = new HashSet<>(FIXED_NAMES);
     for (String fixed : FIXED_NAMES) { // the lines of the counters among them
       taken.add(fixed + "_total");
-      taken.add(fixed + "_created");
     }
     for (SchemeSnapshot scheme : snapshot.schemes()) {
       taken.add(prefix(scheme) + GROUPS);
@@ -427,9 +426,11 @@ public final class PrometheusExposition implements MultiCollector {
     out.add(limit.build());
   }
 
-  /** The suffixes of a histogram's lines in the text formats. */
-  private static final List<String> HISTOGRAM_LINES =
-      List.of("_bucket", "_count", "_sum", "_created", "_gcount", "_gsum");
+  /**
+   * The suffixes of the lines a histogram of this exposition writes in the text formats, names it
+   * takes besides its own (no created timestamp is set, so no {@code _created}).
+   */
+  public static final List<String> HISTOGRAM_LINES = List.of("_bucket", "_count", "_sum");
 
   private static String prefix(SchemeSnapshot s) {
     return "profold_" + MetricNames.sanitize(s.scheme());
