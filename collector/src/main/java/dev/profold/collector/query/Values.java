@@ -114,11 +114,8 @@ final class Values {
     if (ra != rb) {
       return Integer.compare(ra, rb);
     }
-    if (a instanceof Long x && b instanceof Long y) {
-      return Long.compare(x, y);
-    }
     if (a instanceof Number x && b instanceof Number y) {
-      return Double.compare(x.doubleValue(), y.doubleValue());
+      return compareNumbers(x, y);
     }
     if (a instanceof Boolean x && b instanceof Boolean y) {
       return Boolean.compare(x, y);
@@ -133,6 +130,44 @@ final class Values {
       return Integer.compare(x.size(), y.size());
     }
     return text(a).compareTo(text(b));
+  }
+
+  /**
+   * Numbers by their exact values, so that the order is total across integers and doubles: through
+   * doubles, 2^53 + 1 equalled the double 2^53 while being above the integer 2^53, and a sort could
+   * fail ("Comparison method violates its general contract"). Doubles among themselves, and an
+   * integer against a double of the same value, as {@link Double#compare} orders them (-0.0 below
+   * 0, NaN above everything).
+   */
+  private static int compareNumbers(Number x, Number y) {
+    if (x instanceof Long a && y instanceof Long b) {
+      return Long.compare(a, b);
+    }
+    if (x instanceof Long a) {
+      return compareExact(a, y.doubleValue());
+    }
+    if (y instanceof Long b) {
+      return -compareExact(b, x.doubleValue());
+    }
+    return Double.compare(x.doubleValue(), y.doubleValue());
+  }
+
+  private static int compareExact(long a, double b) {
+    if (Double.isNaN(b) || b >= 0x1p63) {
+      return -1;
+    }
+    if (b < -0x1p63) {
+      return 1;
+    }
+    long whole = (long) b; // toward zero: exact, |b| < 2^63
+    if (a != whole) {
+      return Long.compare(a, whole);
+    }
+    double fraction = b - whole; // exact: below 2^53 a double's whole part converts back exactly
+    if (fraction != 0) {
+      return fraction > 0 ? -1 : 1;
+    }
+    return Double.compare((double) a, b); // equal values: only -0.0 tells them apart
   }
 
   private static int rank(Object v) {
