@@ -198,36 +198,16 @@ final class AlertsSection {
       throw new ConfigException(
           at + ".expr ('" + name + "') at column " + x.column() + ": " + x.getMessage());
     }
-    int forN = 1;
-    if (m.get("for") != null) {
-      Object f = m.get("for");
-      if (!(f instanceof Integer k) || k < 1 || k > MAX_FOR) {
-        throw new ConfigException(
-            where
-                + ": 'for' must be a whole number of evaluations in 1.."
-                + MAX_FOR
-                + ", was "
-                + f
-                + " (rules are evaluated once per interval: 'for: 3' fires after three"
-                + " intervals in a row)");
-      }
-      forN = k;
-    }
-    int keep = 0;
-    if (m.get("keep_firing_for") != null) {
-      Object f = m.get("keep_firing_for");
-      if (!(f instanceof Integer k) || k < 0 || k > MAX_FOR) {
-        throw new ConfigException(
-            where
-                + ": 'keep_firing_for' must be a whole number of evaluations in 0.."
-                + MAX_FOR
-                + ", was "
-                + f
-                + " (rules are evaluated once per interval: 'keep_firing_for: 2' keeps a firing"
-                + " alert firing through two intervals in a row where its condition fails)");
-      }
-      keep = k;
-    }
+    int forN = evaluations(m, "for", 1, 1, where, "'for: 3' fires after three intervals in a row");
+    int keep =
+        evaluations(
+            m,
+            "keep_firing_for",
+            0,
+            0,
+            where,
+            "'keep_firing_for: 2' keeps a firing alert firing through two intervals in a row where"
+                + " its condition fails");
     Map<String, Template> labels = new LinkedHashMap<>();
     if (m.get("labels") != null) {
       for (Map.Entry<String, Object> l : map(m.get("labels"), at + ".labels").entrySet()) {
@@ -273,6 +253,35 @@ final class AlertsSection {
       }
     }
     return new AlertRule(name, expr, forN, keep, labels, annotations);
+  }
+
+  /**
+   * The rule's {@code key}, a whole number of evaluations in {@code min}..{@link #MAX_FOR}, or
+   * {@code absent} when the key is not given.
+   */
+  private static int evaluations(
+      Map<String, Object> m, String key, int min, int absent, String where, String example)
+      throws ConfigException {
+    Object f = m.get(key);
+    if (f == null) {
+      return absent;
+    }
+    if (!(f instanceof Integer k) || k < min || k > MAX_FOR) {
+      throw new ConfigException(
+          where
+              + ": '"
+              + key
+              + "' must be a whole number of evaluations in "
+              + min
+              + ".."
+              + MAX_FOR
+              + ", was "
+              + f
+              + " (rules are evaluated once per interval: "
+              + example
+              + ")");
+    }
+    return k;
   }
 
   @SuppressWarnings("unchecked")

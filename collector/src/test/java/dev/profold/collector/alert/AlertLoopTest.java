@@ -136,14 +136,7 @@ class AlertLoopTest {
     // sent again, their endsAt passed, and Alertmanager resolved them while the collector still
     // had them firing.
     try (FakeAlertmanager am = new FakeAlertmanager()) {
-      AlertNotifier notifier =
-          new AlertNotifier(
-              new AlertmanagerSpec(am.url(), Duration.ofSeconds(5), 0),
-              null,
-              new AlertMetrics(new SimpleMeterRegistry()),
-              Duration.ofMillis(1),
-              d -> {},
-              100);
+      AlertNotifier notifier = notifier(am);
       AlertLoop loop = loop(Rules.rule("High", "ratio > 0.5", 1));
       loop.notifyTo(notifier);
       try {
@@ -183,14 +176,7 @@ class AlertLoopTest {
   @Test
   void anAlertKeptFiringIsSentFiringUntilItsCountRunsOutThenResolved() throws Exception {
     try (FakeAlertmanager am = new FakeAlertmanager()) {
-      AlertNotifier notifier =
-          new AlertNotifier(
-              new AlertmanagerSpec(am.url(), Duration.ofSeconds(5), 0),
-              null,
-              new AlertMetrics(new SimpleMeterRegistry()),
-              Duration.ofMillis(1),
-              d -> {},
-              100);
+      AlertNotifier notifier = notifier(am);
       AlertLoop loop = loop(Rules.rule("High", "ratio > 0.5", 1, 2, Map.of(), Map.of()));
       loop.notifyTo(notifier);
       try {
@@ -231,6 +217,17 @@ class AlertLoopTest {
         loop.close();
       }
     }
+  }
+
+  /** A notifier to {@code am}: no retries, and a backoff that does not sleep. */
+  private static AlertNotifier notifier(FakeAlertmanager am) {
+    return new AlertNotifier(
+        new AlertmanagerSpec(am.url(), Duration.ofSeconds(5), 0),
+        null,
+        new AlertMetrics(new SimpleMeterRegistry()),
+        Duration.ofMillis(1),
+        d -> {},
+        100);
   }
 
   private double skipped(String reason) {

@@ -24,18 +24,17 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class StoppedRecorderMemoryTest {
   @RegisterExtension final TestThreads threads = new TestThreads();
 
+  /** A new encoder, referred to by nothing else. */
+  private static DeltaEncoder encoder() {
+    return new DeltaEncoder(
+        SourceIdentity.newBuilder().setService("s").setInstance("i").setIncarnationId(1).build());
+  }
+
   /** References to what a recorder made, none to the recorder itself. */
   private record Made(WeakReference<Recorder> recorder, WeakReference<ContextView> contexts) {}
 
   private static Made recordOn(ExecutorService thread, ExecutorService other) throws Exception {
-    DeltaEncoder encoder =
-        new DeltaEncoder(
-            SourceIdentity.newBuilder()
-                .setService("s")
-                .setInstance("i")
-                .setIncarnationId(1)
-                .build());
-    Recorder r = new Recorder(encoder, 1024, 100);
+    Recorder r = new Recorder(encoder(), 1024, 100);
     thread
         .submit(
             () -> {
@@ -116,15 +115,7 @@ class StoppedRecorderMemoryTest {
 
   private static WeakReference<Recorder> openOn(ExecutorService thread, Region[] open)
       throws Exception {
-    Recorder r =
-        new Recorder(
-            new DeltaEncoder(
-                SourceIdentity.newBuilder()
-                    .setService("s")
-                    .setInstance("i")
-                    .setIncarnationId(1)
-                    .build()),
-            1024);
+    Recorder r = new Recorder(encoder(), 1024);
     thread.submit(() -> open[0] = r.region("open", Kind.WAIT)).get();
     r.stop();
     return new WeakReference<>(r);
@@ -147,15 +138,7 @@ class StoppedRecorderMemoryTest {
 
   @Test
   void anAsynchronousRegionHandleKeepsItsRecorderAndEndsQuietlyAfterTheStop() throws Exception {
-    Recorder r =
-        new Recorder(
-            new DeltaEncoder(
-                SourceIdentity.newBuilder()
-                    .setService("s")
-                    .setInstance("i")
-                    .setIncarnationId(1)
-                    .build()),
-            1024);
+    Recorder r = new Recorder(encoder(), 1024);
     dev.profold.client.AsyncRegion async = r.asyncRegion("call", Kind.WAIT);
     r.stop();
     WeakReference<Recorder> ref = new WeakReference<>(r);
@@ -170,17 +153,7 @@ class StoppedRecorderMemoryTest {
 
   private static WeakReference<Recorder> openPooledOn(ExecutorService thread, Region[] open)
       throws Exception {
-    Recorder r =
-        new Recorder(
-            new DeltaEncoder(
-                SourceIdentity.newBuilder()
-                    .setService("s")
-                    .setInstance("i")
-                    .setIncarnationId(1)
-                    .build()),
-            1024,
-            100,
-            t -> true);
+    Recorder r = new Recorder(encoder(), 1024, 100, t -> true);
     thread.submit(() -> open[0] = r.region("open", Kind.WAIT)).get();
     r.stop();
     return new WeakReference<>(r);
