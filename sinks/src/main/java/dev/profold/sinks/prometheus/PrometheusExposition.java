@@ -527,35 +527,40 @@ public final class PrometheusExposition implements MultiCollector {
               "Number of values of " + what + " in the last closed interval.",
               s,
               series,
-              StateSnapshot::count));
+              StateSnapshot::count,
+              leftOut));
       out.add(
           gauge(
               names.get(1),
               "Sum of " + what + " in the last closed interval.",
               s,
               series,
-              StateSnapshot::sum));
+              StateSnapshot::sum,
+              leftOut));
       out.add(
           gauge(
               names.get(2),
               "Smallest value of " + what + " in the last closed interval.",
               s,
               series,
-              StateSnapshot::min));
+              StateSnapshot::min,
+              leftOut));
       out.add(
           gauge(
               names.get(3),
               "Largest value of " + what + " in the last closed interval.",
               s,
               series,
-              StateSnapshot::max));
+              StateSnapshot::max,
+              leftOut));
       out.add(
           gauge(
               names.get(4),
               "Standard deviation of " + what + " in the last closed interval.",
               s,
               series,
-              StateSnapshot::stddev));
+              StateSnapshot::stddev,
+              leftOut));
     }
   }
 
@@ -581,14 +586,19 @@ public final class PrometheusExposition implements MultiCollector {
       String help,
       SchemeSnapshot s,
       List<SeriesSnapshot> series,
-      ToDoubleFunction<StateSnapshot> value) {
+      ToDoubleFunction<StateSnapshot> value,
+      SeriesLeftOut leftOut) {
     GaugeSnapshot.Builder b = GaugeSnapshot.builder().name(name).help(help);
     for (SeriesSnapshot x : series) {
-      b.dataPoint(
-          GaugeDataPointSnapshot.builder()
-              .labels(labels(s, x))
-              .value(value.applyAsDouble(x.state()))
-              .build());
+      try {
+        b.dataPoint(
+            GaugeDataPointSnapshot.builder()
+                .labels(labels(s, x))
+                .value(value.applyAsDouble(x.state()))
+                .build());
+      } catch (IllegalArgumentException e) { // as a histogram's point: one cannot fail the scrape
+        leftOut.leftOut(name, x.labelValues(), e);
+      }
     }
     return b.build();
   }

@@ -289,6 +289,36 @@ class PrometheusExpositionTest {
   }
 
   @Test
+  void aLastIntervalSeriesTheModelRefusesIsLeftOutAndReportedNotTheScrape() throws Exception {
+    // A series with fewer label values than its scheme has names: a collector bug, which
+    // Prometheus's model refuses. Before, only histogram points were guarded: an interval gauge's
+    // refusal failed the whole scrape.
+    SeriesSnapshot good = new SeriesSnapshot(List.of("svc", "a"), TIME, state(1.0));
+    SeriesSnapshot bad = new SeriesSnapshot(List.of("svc"), TIME, state(2.0));
+    List<String> families = new java.util.ArrayList<>();
+    PrometheusRegistry registry = new PrometheusRegistry();
+    registry.register(
+        new PrometheusExposition(
+            () ->
+                new CollectorSnapshot(
+                    List.of(scheme(List.of(good), List.of(good, bad))), List.of()),
+            (family, labelValues, cause) -> families.add(family)));
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+
+    PrometheusTextFormatWriter.create().write(out, registry.scrape());
+
+    assertThat(out.toString(StandardCharsets.UTF_8))
+        .contains("profold_region_time_interval_values{path=\"a\",service=\"svc\"} 1.0\n");
+    assertThat(families)
+        .containsExactly(
+            "profold_region_time_interval_values",
+            "profold_region_time_interval_sum_seconds",
+            "profold_region_time_interval_min_seconds",
+            "profold_region_time_interval_max_seconds",
+            "profold_region_time_interval_stddev_seconds");
+  }
+
+  @Test
   void measurementsWhoseMetricNamesCollideDoNotFailTheScrape() throws Exception {
     List<String> svc = List.of("svc", "a");
     // Clients define measurements freely: these all map to a metric name already taken.
