@@ -305,22 +305,14 @@ public final class ExpHistogram {
     // Buckets of count 0 at a run's ends hold nothing: without them a run neither reaches indices
     // it does not use (refused, or a scale lowered for nothing) nor differs from the same data
     // given sparse.
-    while (posLen > 0 && pos[posFrom] == 0) {
-      posFrom++;
-      posOffset++;
-      posLen--;
-    }
-    while (posLen > 0 && pos[posFrom + posLen - 1] == 0) {
-      posLen--;
-    }
-    while (negLen > 0 && neg[negFrom] == 0) {
-      negFrom++;
-      negOffset++;
-      negLen--;
-    }
-    while (negLen > 0 && neg[negFrom + negLen - 1] == 0) {
-      negLen--;
-    }
+    int lead = zerosAtStart(pos, posFrom, posLen);
+    posFrom += lead;
+    posOffset += lead;
+    posLen -= lead + zerosAtEnd(pos, posFrom, posLen - lead);
+    lead = zerosAtStart(neg, negFrom, negLen);
+    negFrom += lead;
+    negOffset += lead;
+    negLen -= lead + zerosAtEnd(neg, negFrom, negLen - lead);
     if (posLen > 0) {
       checkIndices(otherScale, posOffset, (long) posOffset + posLen - 1, "positive");
     }
@@ -387,6 +379,24 @@ public final class ExpHistogram {
     if (bucketless()) {
       scale = Math.min(otherScale, startScale);
     }
+  }
+
+  /** The counts of 0 that {@code counts[from..from+len)} starts with. */
+  private static int zerosAtStart(long[] counts, int from, int len) {
+    int k = 0;
+    while (k < len && counts[from + k] == 0) {
+      k++;
+    }
+    return k;
+  }
+
+  /** The counts of 0 that {@code counts[from..from+len)} ends with. */
+  private static int zerosAtEnd(long[] counts, int from, int len) {
+    int k = 0;
+    while (k < len && counts[from + len - 1 - k] == 0) {
+      k++;
+    }
+    return k;
   }
 
   private static void checkZeroCount(long otherZeroCount) {

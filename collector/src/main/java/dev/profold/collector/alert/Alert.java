@@ -36,19 +36,6 @@ public record Alert(
     annotations = Collections.unmodifiableMap(new LinkedHashMap<>(annotations));
   }
 
-  /** An alert not kept firing by {@code keep_firing_for}. */
-  public Alert(
-      String rule,
-      Map<String, String> labels,
-      Map<String, String> annotations,
-      AlertState state,
-      double value,
-      Instant activeAt,
-      Instant firingSince,
-      Instant resolvedAt) {
-    this(rule, labels, annotations, state, value, activeAt, firingSince, resolvedAt, null);
-  }
-
   /**
    * A key unique per alert instance: the rule name and the sorted labels, each written with its
    * length, so that no two alerts share one ({@code {path="x, kind=sync"}} and {@code {path="x",

@@ -43,14 +43,4 @@ public record AlertRule(
     labels = Collections.unmodifiableMap(new TreeMap<>(labels));
     annotations = Collections.unmodifiableMap(new LinkedHashMap<>(annotations));
   }
-
-  /** A rule that resolves at the first evaluation its condition fails ({@code keepFiringFor} 0). */
-  public AlertRule(
-      String name,
-      RuleExpression expression,
-      int forEvaluations,
-      Map<String, Template> labels,
-      Map<String, Template> annotations) {
-    this(name, expression, forEvaluations, 0, labels, annotations);
-  }
 }

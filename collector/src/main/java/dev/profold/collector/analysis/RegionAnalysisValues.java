@@ -17,6 +17,7 @@ import java.math.MathContext;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
@@ -308,7 +309,7 @@ public final class RegionAnalysisValues implements DerivedValues {
   static List<String> families(CollectorSnapshot snapshot) {
     Set<String> out = new LinkedHashSet<>();
     for (SchemeSnapshot s : snapshot.schemes()) {
-      Set<Measure> measures = new java.util.HashSet<>();
+      Set<Measure> measures = new HashSet<>();
       for (SeriesSnapshot x : s.cumulative()) {
         if (!measures.add(x.measure())) {
           continue;

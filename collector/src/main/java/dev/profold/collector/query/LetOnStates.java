@@ -43,14 +43,8 @@ public final class LetOnStates {
     for (int k = 0; k < let.size(); k++) {
       LetBinding b = let.get(k);
       OperatorCall c = b.function();
-      int n =
-          switch (c.name().toLowerCase(Locale.ROOT)) {
-            case "scale", "truncate" -> 1;
-            case "ratio" -> 2;
-            default -> 0; // first(...) copies a state as it would a value
-          };
       List<String> inputs = new ArrayList<>();
-      for (int i = 0; i < Math.min(n, c.args().size()); i++) {
+      for (int i = 0; i < Math.min(numericInputs(c), c.args().size()); i++) {
         inputs.add(c.arg(i));
       }
       numeric |= !inputs.isEmpty();
@@ -109,7 +103,7 @@ public final class LetOnStates {
     List<String> args = new ArrayList<>();
     for (int i = 0; i < c.args().size(); i++) {
       String text = c.args().get(i).text();
-      args.add(isName(c, i) ? Lexer.quote(text) : text);
+      args.add(i < numericInputs(c) ? Lexer.quote(text) : text); // names quoted, numbers not
     }
     String name = c.name().toLowerCase(Locale.ROOT);
     if (name.equals("scale") && args.size() == 2) {
@@ -138,9 +132,15 @@ public final class LetOnStates {
     return "";
   }
 
-  /** Whether argument {@code i} of {@code c} names an attribute (the others are numbers). */
-  private static boolean isName(OperatorCall c, int i) {
-    String name = c.name().toLowerCase(Locale.ROOT);
-    return name.equals("ratio") ? i < 2 : i < 1;
+  /**
+   * How many of {@code c}'s first arguments are attributes it computes on (the others are numbers);
+   * 0 for {@code first(...)}, which copies a state as it would a value.
+   */
+  private static int numericInputs(OperatorCall c) {
+    return switch (c.name().toLowerCase(Locale.ROOT)) {
+      case "scale", "truncate" -> 1;
+      case "ratio" -> 2;
+      default -> 0;
+    };
   }
 }

@@ -11,8 +11,8 @@ import java.util.Objects;
 /**
  * The mergeable, unfinished result of a query over part of the input: per group, one {@link
  * OperatorState} per operator (or, for a query that does not aggregate, the selected records: with
- * a LIMIT and no ORDER BY only the first LIMIT of them, so that a listing's memory does not grow
- * with its input). Not thread-safe: use one per thread and {@link #merge} them.
+ * a LIMIT only those it can show, see {@link ListedRows}). Not thread-safe: use one per thread and
+ * {@link #merge} them.
  *
  * <p>Merging the partial results of the parts of an input gives the partial result of the whole
  * input; {@link QueryEvaluator#finish} then gives the same rows as evaluating the whole at once

@@ -274,12 +274,9 @@ public final class QueryEvaluator {
       return new ListedRows(query.limit().getAsInt(), null);
     }
     boolean star = query.select().stream().anyMatch(i -> i instanceof SelectItem.All);
-    boolean aliased =
+    boolean aliased = // a listing selects attributes only: no operator calls
         query.select().stream()
-            .anyMatch(
-                i ->
-                    (i instanceof SelectItem.Attribute a && a.alias() != null)
-                        || (i instanceof SelectItem.Aggregation g && g.alias() != null));
+            .anyMatch(i -> i instanceof SelectItem.Attribute a && a.alias() != null);
     if (star && aliased) {
       return new ListedRows(-1, null);
     }

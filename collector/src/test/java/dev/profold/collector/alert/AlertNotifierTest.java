@@ -63,6 +63,7 @@ class AlertNotifierTest {
         0.3,
         T0,
         T0.plusSeconds(20),
+        null,
         null);
   }
 
@@ -76,7 +77,8 @@ class AlertNotifierTest {
         0.3,
         T0,
         T0.plusSeconds(20),
-        at);
+        at,
+        null);
   }
 
   private double count(String name, String result) {
@@ -196,9 +198,11 @@ class AlertNotifierTest {
   @Test
   void twoAlertsWhoseLabelsReadAlikeAsTextAreTwoNotices() {
     // Both read {a=1, b=2} as the map's text, the key they had.
-    Alert one = new Alert("R", Map.of("a", "1, b=2"), Map.of(), AlertState.FIRING, 1, T0, T0, null);
+    Alert one =
+        new Alert("R", Map.of("a", "1, b=2"), Map.of(), AlertState.FIRING, 1, T0, T0, null, null);
     Alert two =
-        new Alert("R", Map.of("a", "1", "b", "2"), Map.of(), AlertState.FIRING, 1, T0, T0, null);
+        new Alert(
+            "R", Map.of("a", "1", "b", "2"), Map.of(), AlertState.FIRING, 1, T0, T0, null, null);
     assertThat(one.labels().toString()).isEqualTo(two.labels().toString());
     assertThat(one.identity()).isNotEqualTo(two.identity());
   }

@@ -54,9 +54,9 @@ import java.util.function.ToDoubleFunction;
  * ({@code profold_thread_seconds} of a scheme {@code thread}). One duplicate name or label set
  * would fail the whole scrape, so names are claimed first come, first served: the fixed families
  * and every scheme's own gauges first, then each measurement with all its family names at once (and
- * its histogram's line names: {@code _bucket}, {@code _count}, {@code _sum}, ...), in the order of
- * their names and units ({@link #MEASURE_ORDER}); a measurement any of whose names is taken is left
- * out whole, and of series with equal labels in one family the first is kept (a scheme folds one
+ * its histogram's line names: {@code _bucket}, {@code _count}, {@code _sum}), in the order of their
+ * names and units ({@link #MEASURE_ORDER}); a measurement any of whose names is taken is left out
+ * whole, and of series with equal labels in one family the first is kept (a scheme folds one
  * measurement's values into one group per label set, integers and floats of the same name and unit
  * together, so this is a guard, not a case that occurs).
  *

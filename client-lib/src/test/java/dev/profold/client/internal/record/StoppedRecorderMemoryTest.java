@@ -3,6 +3,7 @@ package dev.profold.client.internal.record;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 
+import dev.profold.client.AsyncRegion;
 import dev.profold.client.Kind;
 import dev.profold.client.Region;
 import dev.profold.client.Scope;
@@ -97,7 +98,7 @@ class StoppedRecorderMemoryTest {
   void aHandleClosedOnceItsRecorderIsGoneThrowsNothing() throws Exception {
     ExecutorService thread = threads.newThread();
     Region[] open = new Region[1];
-    WeakReference<Recorder> ref = openOn(thread, open);
+    WeakReference<Recorder> ref = openOn(thread, open, false);
 
     collectGarbageUntilCleared(ref);
 
@@ -113,19 +114,20 @@ class StoppedRecorderMemoryTest {
         .doesNotThrowAnyException(); // and on another thread
   }
 
-  private static WeakReference<Recorder> openOn(ExecutorService thread, Region[] open)
-      throws Exception {
-    Recorder r = new Recorder(encoder(), 1024);
+  /** A region left open in {@code open[0]} on {@code thread}, pooled or not, then a stop. */
+  private static WeakReference<Recorder> openOn(
+      ExecutorService thread, Region[] open, boolean pooled) throws Exception {
+    Recorder r = new Recorder(encoder(), 1024, Integer.MAX_VALUE, t -> pooled);
     thread.submit(() -> open[0] = r.region("open", Kind.WAIT)).get();
     r.stop();
     return new WeakReference<>(r);
   }
 
   @Test
-  void pooledStatesAndAsynchronousRegionsAfterTheRecorderIsGoneThrowNothing() throws Exception {
+  void aPooledStateHandleClosedAfterTheRecorderIsGoneThrowsNothing() throws Exception {
     ExecutorService thread = threads.newThread();
     Region[] open = new Region[1];
-    WeakReference<Recorder> ref = openPooledOn(thread, open);
+    WeakReference<Recorder> ref = openOn(thread, open, true);
 
     collectGarbageUntilCleared(ref);
 
@@ -139,7 +141,7 @@ class StoppedRecorderMemoryTest {
   @Test
   void anAsynchronousRegionHandleKeepsItsRecorderAndEndsQuietlyAfterTheStop() throws Exception {
     Recorder r = new Recorder(encoder(), 1024);
-    dev.profold.client.AsyncRegion async = r.asyncRegion("call", Kind.WAIT);
+    AsyncRegion async = r.asyncRegion("call", Kind.WAIT);
     r.stop();
     WeakReference<Recorder> ref = new WeakReference<>(r);
     r = null;
@@ -149,13 +151,5 @@ class StoppedRecorderMemoryTest {
     assertThat(ref.get()).as("held by the handle, as client.md says").isNotNull();
     assertThatCode(() -> async.enter().close()).doesNotThrowAnyException();
     assertThatCode(async::end).doesNotThrowAnyException();
-  }
-
-  private static WeakReference<Recorder> openPooledOn(ExecutorService thread, Region[] open)
-      throws Exception {
-    Recorder r = new Recorder(encoder(), 1024, 100, t -> true);
-    thread.submit(() -> open[0] = r.region("open", Kind.WAIT)).get();
-    r.stop();
-    return new WeakReference<>(r);
   }
 }
