@@ -1,5 +1,7 @@
 package dev.profold.reduce;
 
+import java.util.Objects;
+
 /**
  * A mutable base-2 exponential histogram: the bucket scheme of OpenTelemetry's exponential
  * histogram and Prometheus native histograms.
@@ -288,6 +290,8 @@ public final class ExpHistogram {
    *     outside {@link #MIN_SCALE}..{@link #MAX_SCALE}, {@code otherZeroCount} is negative or a run
    *     holds a count at an index no finite double has at that scale ({@link #minIndex}..{@link
    *     #maxIndex})
+   * @throws IndexOutOfBoundsException without changing the histogram, when a run reaches past the
+   *     end of its array
    */
   public void mergeRaw(
       int otherScale,
@@ -302,6 +306,8 @@ public final class ExpHistogram {
       int negLen) {
     checkScale(otherScale);
     checkZeroCount(otherZeroCount);
+    Objects.checkFromIndexSize(posFrom, posLen, pos.length);
+    Objects.checkFromIndexSize(negFrom, negLen, neg.length);
     // Buckets of count 0 at a run's ends hold nothing: without them a run neither reaches indices
     // it does not use (refused, or a scale lowered for nothing) nor differs from the same data
     // given sparse.
@@ -441,6 +447,8 @@ public final class ExpHistogram {
    *     outside {@link #MIN_SCALE}..{@link #MAX_SCALE}, {@code otherZeroCount} is negative or a run
    *     is not ascending or holds an index no finite double has at that scale ({@link
    *     #minIndex}..{@link #maxIndex})
+   * @throws IndexOutOfBoundsException without changing the histogram, when a run reaches past the
+   *     end of {@code index} or {@code counts}
    */
   public void mergeSparse(
       int otherScale,
@@ -453,6 +461,8 @@ public final class ExpHistogram {
       int negLen) {
     checkScale(otherScale);
     checkZeroCount(otherZeroCount);
+    Objects.checkFromIndexSize(posFrom, posLen, Math.min(index.length, counts.length));
+    Objects.checkFromIndexSize(negFrom, negLen, Math.min(index.length, counts.length));
     checkAscending(otherScale, index, posFrom, posLen, "positive");
     checkAscending(otherScale, index, negFrom, negLen, "negative");
     zeroCount = addCounts(zeroCount, otherZeroCount);

@@ -68,6 +68,25 @@ class ExpHistogramRunsTest {
   }
 
   @Test
+  void aRunPastTheEndOfItsArrayIsRefusedWithoutAChange() {
+    ExpHistogram h = new ExpHistogram();
+    h.record(2.0);
+    ExpHistogram before = new ExpHistogram();
+    before.copyFrom(h);
+
+    // The sparse run names three buckets but gives two counts: before, the zero count and the
+    // first two buckets went in, then the third threw.
+    assertThatThrownBy(
+            () -> h.mergeSparse(0, 5, new int[] {1, 2, 3}, new long[] {1, 1}, 0, 3, 3, 0))
+        .isInstanceOf(IndexOutOfBoundsException.class);
+    assertThatThrownBy(() -> h.mergeRaw(0, 5, 0, new long[] {1, 1}, 0, 3, 0, NONE, 0, 0))
+        .isInstanceOf(IndexOutOfBoundsException.class);
+    assertThatThrownBy(() -> h.mergeRaw(0, 5, 0, NONE, 0, 0, 0, new long[] {1}, 1, 1))
+        .isInstanceOf(IndexOutOfBoundsException.class);
+    assertThat(h).isEqualTo(before);
+  }
+
+  @Test
   void aHistogramWithoutBucketsTakesTheScaleOfWhatIsMergedIntoIt() {
     ExpHistogram zerosAtLowScale = new ExpHistogram(ExpHistogram.DEFAULT_MAX_BUCKETS, -5);
     zerosAtLowScale.record(0.0);
