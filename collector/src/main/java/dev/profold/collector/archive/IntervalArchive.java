@@ -18,6 +18,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -76,6 +77,14 @@ public final class IntervalArchive implements IntervalListener {
 
   private static final Closed STOP = new Closed("", List.of(), List.of(), null);
 
+  /**
+   * The lock files (real paths) archives of this process hold. The operating system's lock is the
+   * process's, and closing any descriptor this process has open on the file drops it (POSIX record
+   * locks): a second archive of this process on the same directory is refused here, before it opens
+   * the file, and nothing else opens a held lock file.
+   */
+  private static final Set<Path> HELD = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
   private final Path directory;
   private final Set<String> schemes;
   private final BlockingQueue<Closed> queue = new ArrayBlockingQueue<>(QUEUE);
@@ -85,6 +94,8 @@ public final class IntervalArchive implements IntervalListener {
   private final Thread writer;
   private final FileChannel lockChannel;
   private final Path lockFile;
+  private final Path heldKey; // this archive's entry in HELD
+  private final Object lockFileKey; // the lock file's identity when locked (inode), or null
   private final Object closing = new Object();
   private boolean closed; // guarded by closing: no interval is queued once set
   private volatile boolean lockFileGone; // logged once
@@ -105,7 +116,17 @@ public final class IntervalArchive implements IntervalListener {
       throw new IOException("archive directory " + directory + " is not writable");
     }
     this.lockFile = directory.resolve(LOCK_FILE);
-    this.lockChannel = lock(lockFile);
+    this.heldKey = directory.toRealPath().resolve(LOCK_FILE);
+    if (!HELD.add(heldKey)) {
+      throw new InUse(directory, Long.toString(ProcessHandle.current().pid()));
+    }
+    try {
+      this.lockChannel = lock(lockFile);
+      this.lockFileKey = fileKey(lockFile);
+    } catch (IOException | RuntimeException e) {
+      HELD.remove(heldKey);
+      throw e;
+    }
     this.written =
         OwnMeter.ARCHIVE_INTERVALS_WRITTEN
             .counter()
@@ -117,6 +138,11 @@ public final class IntervalArchive implements IntervalListener {
     this.writer = new Thread(this::run, "profold-archive");
     this.writer.setDaemon(true);
     this.writer.start();
+  }
+
+  /** The identity (device and inode) of {@code file}, read without opening it; null if none. */
+  private static Object fileKey(Path file) throws IOException {
+    return Files.readAttributes(file, BasicFileAttributes.class).fileKey();
   }
 
   /**
@@ -236,12 +262,21 @@ public final class IntervalArchive implements IntervalListener {
 
   /**
    * Keeps the lock file's modification time recent, so that a clean-up of old files by age ({@code
-   * find ... -mtime +30 -delete}) leaves it; says once if it was removed all the same (another
-   * collector could then lock a new one and write here too).
+   * find ... -mtime +30 -delete}) leaves it, by writing the pid again through the locked channel;
+   * says once if it was removed or replaced all the same (another collector could then lock a new
+   * one and write here too). The file is never opened again for this: closing a second descriptor
+   * on it would drop this process's lock.
    */
   private void touchLock() {
     try {
-      Files.setLastModifiedTime(lockFile, java.nio.file.attribute.FileTime.from(Instant.now()));
+      lockChannel.write(
+          ByteBuffer.wrap(
+              (ProcessHandle.current().pid() + "\n").getBytes(StandardCharsets.US_ASCII)),
+          0);
+      Object key = fileKey(lockFile);
+      if (lockFileKey != null && !lockFileKey.equals(key)) {
+        throw new IOException("it was replaced by another file");
+      }
     } catch (IOException e) {
       if (!lockFileGone) {
         lockFileGone = true;
@@ -373,6 +408,8 @@ public final class IntervalArchive implements IntervalListener {
           lockChannel.close(); // releases the lock
         } catch (IOException e) {
           log.warn("archive: cannot release {}: {}", directory.resolve(LOCK_FILE), e.toString());
+        } finally {
+          HELD.remove(heldKey);
         }
       }
     }

@@ -19,6 +19,7 @@ import dev.profold.collector.testing.MutableClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -171,6 +172,75 @@ class IntervalArchiveTest {
     }
     assertThat(registry.get("profold.archive.intervals.written").counter().count())
         .isEqualTo(4); // two schemes, two intervals: the files go on
+  }
+
+  /**
+   * Another process can lock the archive's lock file: true when it could, false when it is held.
+   * The probe is a JDK-only program run from its source, so it needs no class path.
+   */
+  boolean anotherProcessCanLock(Path lockFile) throws Exception {
+    Path probe = dir.resolve("probe").resolve("LockProbe.java");
+    if (!Files.exists(probe)) {
+      Files.createDirectories(probe.getParent());
+      Files.writeString(
+          probe,
+          String.join(
+              "\n",
+              "import java.nio.channels.FileChannel;",
+              "import java.nio.file.Path;",
+              "import java.nio.file.StandardOpenOption;",
+              "public class LockProbe {",
+              "  public static void main(String[] a) throws Exception {",
+              "    try (FileChannel ch = FileChannel.open(Path.of(a[0]), StandardOpenOption.WRITE)) {",
+              "      System.exit(ch.tryLock() != null ? 0 : 3);",
+              "    }",
+              "  }",
+              "}",
+              ""));
+    }
+    Process p =
+        new ProcessBuilder(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                probe.toString(),
+                lockFile.toString())
+            .redirectErrorStream(true)
+            .start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+    assertThat(p.exitValue()).as("probe output: %s", out).isIn(0, 3);
+    return p.exitValue() == 0;
+  }
+
+  @Test
+  void theDirectoryStaysLockedAgainstOtherProcessesWhileTheArchiveWrites() throws Exception {
+    Path archiveDir = dir.resolve("archive");
+    Path lock = archiveDir.resolve(IntervalArchive.LOCK_FILE);
+    IntervalArchive archive = new IntervalArchive(archiveDir, Set.of(), registry);
+    FoldEngine engine = engine(archive);
+    long w0 = T0 / INTERVAL;
+    apply(engine, delta("a", 1, w0).entry(1, 1.0));
+    clock.setNanos(T0 + 2 * INTERVAL);
+    engine.advance();
+    long until = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+    while (registry.get("profold.archive.intervals.written").counter().count() < 2
+        && System.nanoTime() < until) {
+      java.util.concurrent.locks.LockSupport.parkNanos(1_000_000); // the writer's thread
+    }
+    assertThat(registry.get("profold.archive.intervals.written").counter().count()).isEqualTo(2);
+
+    // Before: touching the lock file after a write opened and closed it, which dropped this
+    // process's lock (POSIX record locks), and a second collector could start on the directory.
+    assertThat(anotherProcessCanLock(lock)).as("locked after writing").isFalse();
+    // A second archive of this process is refused without dropping the lock either (before, it
+    // opened the file, found the lock this JVM holds, and closed the file: the lock went).
+    assertThatThrownBy(() -> new IntervalArchive(archiveDir, Set.of(), registry))
+        .isInstanceOf(IntervalArchive.InUse.class)
+        .hasMessageContaining("pid " + ProcessHandle.current().pid());
+    assertThat(anotherProcessCanLock(lock)).as("locked after a refused second archive").isFalse();
+
+    archive.close(Duration.ofSeconds(10));
+    assertThat(anotherProcessCanLock(lock)).as("released by close").isTrue();
+    new IntervalArchive(archiveDir, Set.of(), registry).close(Duration.ofSeconds(10));
   }
 
   @Test
