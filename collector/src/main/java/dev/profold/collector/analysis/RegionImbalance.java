@@ -4,11 +4,8 @@ import dev.profold.collector.analysis.ServiceProfile.Node;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.function.Consumer;
 
 /**
  * Imbalance and waiting of each region node across a service's instances: pure functions of a
@@ -215,22 +212,26 @@ public final class RegionImbalance {
 
   /** sumImb of every node, from the nodes' imb (same order). */
   static double[] sumImbalance(List<Node> nodes, double[] imb) {
-    Set<String> interior = new HashSet<>();
-    for (Node n : nodes) {
-      forEachAncestor(n.path(), interior::add);
+    PathTree tree = new PathTree(nodes);
+    boolean[] interior = new boolean[tree.size()]; // a proper prefix of some node's path
+    for (int p = 0; p < tree.size(); p++) {
+      if (tree.parent[p] >= 0) {
+        interior[tree.parent[p]] = true;
+      }
     }
-    Map<String, Double> below = new HashMap<>();
+    double[] below = new double[tree.size()];
     for (int n = 0; n < nodes.size(); n++) {
-      String path = nodes.get(n).path();
-      if (!interior.contains(path)) {
-        double v = imb[n];
-        forEachAncestor(path, a -> below.merge(a, v, Double::sum));
+      int p = tree.pathOf(n);
+      if (!interior[p]) {
+        for (int a = tree.parent[p]; a >= 0; a = tree.parent[a]) {
+          below[a] += imb[n];
+        }
       }
     }
     double[] out = new double[nodes.size()];
     for (int n = 0; n < nodes.size(); n++) {
-      String path = nodes.get(n).path();
-      out[n] = interior.contains(path) ? below.getOrDefault(path, 0.0) : imb[n];
+      int p = tree.pathOf(n);
+      out[n] = interior[p] ? below[p] : imb[n];
     }
     return out;
   }
@@ -278,27 +279,37 @@ public final class RegionImbalance {
    */
   private static final class PathTree {
     private final int[] nodePath; // node index -> path index
+
+    /** A path's last name under its parent's path index (-1 at the top). */
+    private record Segment(int parent, String name) {}
+
     private final int[] parent; // path index -> its parent's path index, or -1 at the top
     private final int[] deepestFirst; // path indices, deepest path first
 
     PathTree(List<Node> nodes) {
-      Map<String, Integer> index = new HashMap<>();
+      // Paths are indexed segment by segment under their parent's index, so that a path costs its
+      // length, not its length times its depth (a substring per prefix: seconds for deep call
+      // stacks).
+      Map<Segment, Integer> index = new HashMap<>();
+      Map<String, Integer> byPath = new HashMap<>();
       List<Integer> parents = new ArrayList<>();
       List<Integer> depths = new ArrayList<>();
       nodePath = new int[nodes.size()];
       for (int n = 0; n < nodes.size(); n++) {
         String path = nodes.get(n).path();
-        Integer known = index.get(path);
+        Integer known = byPath.get(path);
         if (known == null) {
           // Each prefix ("a", "a/b", ...) then the path itself, each under the one before.
           int up = -1;
           int depth = 0;
-          for (int i = path.indexOf('/'); ; i = path.indexOf('/', i + 1)) {
-            String prefix = i < 0 ? path : path.substring(0, i);
-            Integer at = index.get(prefix);
+          int start = 0;
+          while (true) {
+            int i = path.indexOf('/', start);
+            Segment key = new Segment(up, i < 0 ? path.substring(start) : path.substring(start, i));
+            Integer at = index.get(key);
             if (at == null) {
               at = parents.size();
-              index.put(prefix, at);
+              index.put(key, at);
               parents.add(up);
               depths.add(depth);
             }
@@ -307,8 +318,10 @@ public final class RegionImbalance {
             if (i < 0) {
               break;
             }
+            start = i + 1;
           }
           known = up;
+          byPath.put(path, known);
         }
         nodePath[n] = known;
       }
@@ -346,15 +359,6 @@ public final class RegionImbalance {
         }
       }
       return total;
-    }
-  }
-
-  /**
-   * Calls {@code f} with every proper prefix path of {@code path} ({@code a}, {@code a/b}, ...).
-   */
-  private static void forEachAncestor(String path, Consumer<String> f) {
-    for (int i = path.indexOf('/'); i >= 0; i = path.indexOf('/', i + 1)) {
-      f.accept(path.substring(0, i));
     }
   }
 }

@@ -292,4 +292,53 @@ class RegionImbalanceTest {
     java.util.Arrays.fill(a, v);
     return a;
   }
+
+  /** Paths of up to four names drawn from a few (the empty name included), and their imb. */
+  @Provide
+  Arbitrary<List<Node>> smallTrees() {
+    Arbitrary<String> path =
+        Arbitraries.of("a", "b", "", "c.d")
+            .list()
+            .ofMinSize(1)
+            .ofMaxSize(4)
+            .map(l -> String.join("/", l));
+    return Combinators.combine(path, Arbitraries.of("compute", "io", "sync"))
+        .as(Node::new)
+        .list()
+        .ofMaxSize(30);
+  }
+
+  @Property
+  void sumImbalanceIsTheImbOfTheLeavesBelowEachPrefix(
+      @ForAll("smallTrees") List<Node> nodes, @ForAll long seed) {
+    java.util.SplittableRandom random = new java.util.SplittableRandom(seed);
+    double[] imb = new double[nodes.size()];
+    for (int n = 0; n < imb.length; n++) {
+      imb[n] = random.nextInt(100);
+    }
+    double[] got = RegionImbalance.sumImbalance(nodes, imb);
+
+    // The definition, by path text: a node whose path is a proper prefix of another's (interior)
+    // has the sum of the imb of the non-interior nodes under it; the others their own imb.
+    for (int n = 0; n < nodes.size(); n++) {
+      String path = nodes.get(n).path();
+      boolean interior = nodes.stream().anyMatch(o -> o.path().startsWith(path + "/"));
+      double expected = 0;
+      if (!interior) {
+        expected = imb[n];
+      } else {
+        for (int o = 0; o < nodes.size(); o++) {
+          String other = nodes.get(o).path();
+          boolean otherInterior = false;
+          for (Node x : nodes) {
+            otherInterior |= x.path().startsWith(other + "/");
+          }
+          if (!otherInterior && other.startsWith(path + "/")) {
+            expected += imb[o];
+          }
+        }
+      }
+      assertThat(got[n]).as("node %s in %s", nodes.get(n), nodes).isEqualTo(expected);
+    }
+  }
 }
