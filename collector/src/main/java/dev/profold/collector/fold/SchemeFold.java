@@ -326,10 +326,12 @@ final class SchemeFold {
         record.put(SchemeDefinition.KIND, p.node.kind());
       }
     }
-    Map<String, Object> forWhere = new LinkedHashMap<>();
-    record.forEach((k, v) -> forWhere.put(k, v instanceof PathValue p ? p.segments() : v));
-    if (!def.whereAttributes().isEmpty() && !def.evaluator().passesWhere(forWhere)) {
-      return null;
+    if (!def.whereAttributes().isEmpty()) { // a path's names are split only for a WHERE
+      Map<String, Object> forWhere = new LinkedHashMap<>();
+      record.forEach((k, v) -> forWhere.put(k, v instanceof PathValue p ? p.segments() : v));
+      if (!def.evaluator().passesWhere(forWhere)) {
+        return null;
+      }
     }
     List<String> labels = new ArrayList<>(def.groupBy().size());
     for (String g : def.groupBy()) {

@@ -68,6 +68,13 @@ public final class StreamDecoder {
   /** Longest path of a path node, in characters: its names from the root joined with '/'. */
   static final int MAX_PATH_CHARS = 1 << 20; // 2048 agent frames of 511 characters on average
 
+  /**
+   * Most names in a path: twice the agent's deepest setting (2048 frames). Each new key's path is
+   * built and split in the fold, so a chain of half a million empty names would cost the fold
+   * thread (and every other stream behind it) minutes.
+   */
+  static final int MAX_PATH_DEPTH = 4096;
+
   private static final Pattern ATTRIBUTE_NAME = Pattern.compile("[a-zA-Z_][a-zA-Z0-9_.]*");
   private static final Pattern LABEL_NAME = Pattern.compile("[a-zA-Z_][a-zA-Z0-9_]*");
   private static final Pattern UNIT = Pattern.compile("[a-z_]*");
@@ -459,6 +466,18 @@ public final class StreamDecoder {
       throw new InvalidDeltaException(
           field + ".name_id",
           "string " + Integer.toUnsignedString(n.getNameId()) + " is not defined in this stream");
+    }
+    int depth = parent == 0 ? 1 : dictionary.pathNode(parent).depth() + 1;
+    if (depth > MAX_PATH_DEPTH) {
+      throw new InvalidDeltaException(
+          field,
+          "the path of node "
+              + Integer.toUnsignedString(n.getId())
+              + " would have "
+              + depth
+              + " names; at most "
+              + MAX_PATH_DEPTH
+              + " (the Java agent's deepest setting is 2048 frames)");
     }
     long length = dictionary.length(parent, name);
     if (length > MAX_PATH_CHARS) {

@@ -691,6 +691,30 @@ class StreamDecoderTest {
     }
 
     @Test
+    void pathDeeperThanTheLimitIsRejectedAndOneAtTheLimitAccepted() throws Exception {
+      Deltas.Builder b = Deltas.source("checkout", "i-1").string(1000, "f");
+      for (int id = 1; id <= StreamDecoder.MAX_PATH_DEPTH; id++) {
+        b.pathNode(Deltas.pathNode(id, id - 1, REGION, 1000, REGION_KIND_COMPUTE));
+      }
+      b.entry(StreamDecoder.MAX_PATH_DEPTH, 1.0);
+      DecodedDelta d = decode(decoder, b.build());
+      assertThat(dictionary.path((int) d.keyValue[0]))
+          .hasSize(2 * StreamDecoder.MAX_PATH_DEPTH - 1); // 4096 names "f" and 4095 '/'
+
+      int deeper = StreamDecoder.MAX_PATH_DEPTH + 1;
+      assertInvalid(
+          Deltas.next()
+              .seq(2)
+              .pathNode(
+                  Deltas.pathNode(
+                      deeper, StreamDecoder.MAX_PATH_DEPTH, REGION, 1000, REGION_KIND_COMPUTE))
+              .build(),
+          "dictionary.path_nodes[0]",
+          "the path of node 4097 would have 4097 names; at most 4096 (the Java agent's deepest"
+              + " setting is 2048 frames)");
+    }
+
+    @Test
     void pathAtTheLimitIsAccepted() throws Exception {
       // 255 levels of 4096 characters and one of 3841: 255 * 4097 + 3841 = 1048576 characters.
       Deltas.Builder b =
