@@ -59,16 +59,28 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
   private final Set<AckStream> open = ConcurrentHashMap.newKeySet();
   private final Set<PendingExport> exports = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
+  private final ExportHolds exportHolds;
 
   public IngestService(
       GlobalDictionary dictionary,
       FoldWorker worker,
       CollectorMetrics metrics,
       Duration retryDelay) {
+    this(dictionary, worker, metrics, retryDelay, new ExportHolds(System::nanoTime));
+  }
+
+  /** As above, with the holds of refused Export calls given (tests: their clock). */
+  IngestService(
+      GlobalDictionary dictionary,
+      FoldWorker worker,
+      CollectorMetrics metrics,
+      Duration retryDelay,
+      ExportHolds exportHolds) {
     this.dictionary = dictionary;
     this.worker = worker;
     this.metrics = metrics;
     this.retryDelay = retryDelay;
+    this.exportHolds = exportHolds;
     metrics.pushStreams(open::size);
   }
 
@@ -275,6 +287,8 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
   public void export(Delta delta, StreamObserver<ExportResponse> responses) {
     int size = delta.getSerializedSize();
     metrics.deltaReceived(size);
+    long seq = delta.getSequence();
+    long from = delta.getFirstSequence() == 0 ? seq : delta.getFirstSequence();
     DecodedDelta decoded;
     StreamDecoder decoder = new StreamDecoder(dictionary);
     try {
@@ -288,9 +302,18 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
     } catch (DictionaryFullException e) {
       metrics.deltaRejected(RejectReason.DICTIONARY_FULL);
       decoder.release(); // nothing of this call was queued
-      responses.onError(
-          StatusProto.toStatusRuntimeException(
-              status(Code.RESOURCE_EXHAUSTED, e.getMessage(), Duration.ofMinutes(1))));
+      Status refused = status(Code.RESOURCE_EXHAUSTED, e.getMessage(), Duration.ofMinutes(1));
+      exportHolds.refused(delta.getSource(), from, RejectReason.DICTIONARY_FULL, refused);
+      responses.onError(StatusProto.toStatusRuntimeException(refused));
+      return;
+    }
+    // Decoded first, so that a malformed delta behind a refused one is said to be malformed (a
+    // permanent refusal), not refused for now.
+    ExportHolds.Hold held = exportHolds.holding(delta.getSource(), from);
+    if (held != null) {
+      metrics.deltaRejected(held.reason());
+      decoder.release(); // nothing of this call was queued
+      responses.onError(StatusProto.toStatusRuntimeException(waitingFor(held, from)));
       return;
     }
     PendingExport call = new PendingExport(responses);
@@ -326,10 +349,28 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
     } else {
       exports.remove(call);
       decoder.release(); // nothing of this call was queued
+      Refusal refused = refusal();
+      exportHolds.refused(delta.getSource(), from, refused.reason(), refused.status());
       if (call.claim()) {
-        responses.onError(StatusProto.toStatusRuntimeException(refusal().status()));
+        responses.onError(StatusProto.toStatusRuntimeException(refused.status()));
       }
     }
+  }
+
+  /** The refusal of an Export of sequences from {@code from}, sent behind {@code held}. */
+  private static Status waitingFor(ExportHolds.Hold held, long from) {
+    return held.status().toBuilder()
+        .setMessage(
+            "sequence "
+                + Long.toUnsignedString(held.from())
+                + " of this source was refused for now and must be applied before "
+                + Long.toUnsignedString(from)
+                + "; export "
+                + Long.toUnsignedString(held.from())
+                + " again first ("
+                + held.status().getMessage()
+                + ")")
+        .build();
   }
 
   /** Why a delta was not queued, as counted, and what its sender is told. */

@@ -457,6 +457,47 @@ class IngestServiceTest {
   }
 
   @Test
+  void anExportRefusedForNowHoldsItsSourcesLaterDeltasBackUntilItComesAgain() throws Exception {
+    start(1, false); // the fold is not running: the first delta stays pending
+    var pending = IngestGrpc.newFutureStub(channel).export(checkout().build());
+    IngestGrpc.IngestBlockingStub stub = IngestGrpc.newBlockingStub(channel);
+    java.util.function.LongFunction<Delta> search =
+        seq ->
+            Deltas.source("search", "s-1")
+                .seq(seq)
+                .region(1, "q", RegionKind.REGION_KIND_COMPUTE)
+                .entry(1, 1.0)
+                .build();
+    assertThatThrownBy(() -> stub.export(search.apply(1)))
+        .isInstanceOf(StatusRuntimeException.class); // overloaded
+    worker.start();
+    assertThat(pending.get(10, TimeUnit.SECONDS).getResult())
+        .isEqualTo(AckResult.ACK_RESULT_APPLIED);
+
+    // Before: 2 was applied, and 1 sent again was answered DUPLICATE: its data lost.
+    assertThatThrownBy(() -> stub.export(search.apply(2)))
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> {
+              assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+              assertThat(e.getStatus().getDescription())
+                  .startsWith(
+                      "sequence 1 of this source was refused for now and must be applied before 2;"
+                          + " export 1 again first (")
+                  .contains("limits.max_pending_bytes");
+              assertThat(retryDelay(e)).isEqualTo(Duration.ofMillis(1500));
+            });
+    assertThat(
+            registry.get("profold.deltas.rejected").tag("reason", "overloaded").counter().count())
+        .isEqualTo(2);
+    assertThat(stub.export(search.apply(1)).getResult()).isEqualTo(AckResult.ACK_RESULT_APPLIED);
+    assertThat(stub.export(search.apply(2)).getResult()).isEqualTo(AckResult.ACK_RESULT_APPLIED);
+    // Another source was never held back.
+    assertThat(stub.export(checkout().seq(2).build()).getResult())
+        .isEqualTo(AckResult.ACK_RESULT_APPLIED);
+  }
+
+  @Test
   void rejectionAcksCountTowardThePendingLimitAndBeyondItTheStreamEnds() throws Exception {
     Delta first = checkout().build();
     long limit = first.getSerializedSize() + 1000L;
