@@ -1,18 +1,24 @@
 package dev.profold.collector.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.profold.collector.config.CollectorConfig;
 import dev.profold.collector.testing.Deltas;
 import dev.profold.collector.testing.MutableClock;
 import dev.profold.collector.testing.RunningCollector;
+import dev.profold.proto.v1.AttributeKind;
+import dev.profold.proto.v1.Delta;
+import dev.profold.proto.v1.IngestGrpc;
 import dev.profold.proto.v1.RegionKind;
+import dev.profold.proto.v1.ValueType;
 import io.grpc.CallOptions;
 import io.grpc.ClientCall;
 import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse;
 import io.grpc.health.v1.HealthGrpc;
@@ -91,6 +97,44 @@ class GrpcTransportTest {
             .as("the server closed the connection after %d resets", resets)
             .isTrue();
         assertThat(resets).isGreaterThan(GrpcTransport.MAX_RESETS / 2);
+      } finally {
+        channel.shutdownNow();
+      }
+    }
+  }
+
+  @Test
+  void aRefusalQuotingAHugeNameReachesTheClientAsInvalidArgument() throws Exception {
+    // Before: the status message quoted the whole name, beyond the client's 8 KiB limit of
+    // metadata, and the client saw the call fail as INTERNAL instead of the field at fault.
+    try (RunningCollector c = RunningCollector.withData()) {
+      ManagedChannel channel = NettyChannelBuilder.forTarget(c.grpcTarget()).usePlaintext().build();
+      try {
+        Delta delta =
+            Deltas.source("checkout", "huge-name")
+                .seq(1)
+                .attribute(
+                    50,
+                    "n".repeat(100_000),
+                    ValueType.VALUE_TYPE_DOUBLE,
+                    AttributeKind.ATTRIBUTE_KIND_MEASUREMENT,
+                    "")
+                .build();
+        assertThatThrownBy(
+                () ->
+                    IngestGrpc.newBlockingStub(channel)
+                        .withDeadlineAfter(10, TimeUnit.SECONDS)
+                        .export(delta))
+            .isInstanceOfSatisfying(
+                StatusRuntimeException.class,
+                e -> {
+                  assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+                  assertThat(e.getStatus().getDescription())
+                      .startsWith("dictionary.attributes[")
+                      .contains("characters left out")
+                      .endsWith("at most 128 characters)")
+                      .hasSizeLessThanOrEqualTo(1024);
+                });
       } finally {
         channel.shutdownNow();
       }
