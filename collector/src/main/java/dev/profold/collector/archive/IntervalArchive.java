@@ -3,6 +3,7 @@ package dev.profold.collector.archive;
 import dev.profold.collector.fold.IntervalListener;
 import dev.profold.collector.query.JsonRecords;
 import dev.profold.collector.query.online.SnapshotRecords;
+import dev.profold.collector.scheme.SchemeDefinition;
 import dev.profold.collector.telemetry.OwnMeter;
 import dev.profold.sinks.snapshot.IntervalSnapshot;
 import io.micrometer.core.instrument.Counter;
@@ -55,11 +56,11 @@ import org.slf4j.LoggerFactory;
  * <p>Thread-safe.
  */
 public final class IntervalArchive implements IntervalListener {
-  /** Attribute holding the interval's start. */
-  public static final String START = "interval.start";
+  /** Attribute holding the interval's start (no scheme groups by it). */
+  public static final String START = SchemeDefinition.INTERVAL_START;
 
-  /** Attribute holding the interval's end. */
-  public static final String END = "interval.end";
+  /** Attribute holding the interval's end (no scheme groups by it). */
+  public static final String END = SchemeDefinition.INTERVAL_END;
 
   static final int QUEUE = 1024;
 

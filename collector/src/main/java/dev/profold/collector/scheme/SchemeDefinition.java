@@ -90,6 +90,12 @@ public record SchemeDefinition(
     whereAttributes = List.copyOf(whereAttributes);
   }
 
+  /** The attribute holding an archived record's interval start (IntervalArchive.START). */
+  public static final String INTERVAL_START = "interval.start";
+
+  /** The attribute holding an archived record's interval end (IntervalArchive.END). */
+  public static final String INTERVAL_END = "interval.end";
+
   /**
    * Why a scheme may not be called {@code name}, with the fix, or null when it may. Every metric of
    * a scheme is named {@code profold_<name>_...} after a measurement a client chooses, so a scheme
@@ -206,6 +212,19 @@ public record SchemeDefinition(
     }
     List<String> labels = new ArrayList<>();
     for (String k : keys) {
+      if (k.equals(INTERVAL_START) || k.equals(INTERVAL_END)) {
+        // The archive writes the bounds into every record; the attribute's value would replace
+        // them there, and queries selecting by time would read it.
+        throw new SchemeException(
+            where
+                + ": GROUP BY attribute '"
+                + k
+                + "' has the name of the interval bounds ("
+                + INTERVAL_START
+                + ", "
+                + INTERVAL_END
+                + ") that archived records and queries use; group by another attribute");
+      }
       String label = k.replace('.', '_');
       if (!LABEL.matcher(label).matches() || label.startsWith("__") || label.equals("le")) {
         throw new SchemeException(

@@ -33,6 +33,14 @@ class SchemeDefinitionTest {
                 + " one of them");
     assertThatThrownBy(() -> compile("x", "SELECT count() GROUP BY le"))
         .hasMessageContaining("GROUP BY attribute 'le' cannot be a Prometheus label name");
+    // Before: accepted, and the attribute's values replaced the archived records' bounds.
+    assertThatThrownBy(() -> compile("x", "SELECT count() GROUP BY service, interval.start"))
+        .hasMessage(
+            "scheme 'x': GROUP BY attribute 'interval.start' has the name of the interval bounds"
+                + " (interval.start, interval.end) that archived records and queries use; group"
+                + " by another attribute");
+    assertThatThrownBy(() -> compile("x", "SELECT sum(time), interval.end"))
+        .hasMessageContaining("GROUP BY attribute 'interval.end' has the name");
     assertThatThrownBy(() -> compile("9x", "SELECT count()"))
         .hasMessageContaining("scheme name '9x' must be lower-case letters");
     assertThatThrownBy(() -> compile("source", "SELECT count()"))
