@@ -379,12 +379,15 @@ public final class CollectorServer {
     }
   }
 
-  /** {@code scrape} with every exposition collector reading one snapshot ({@link #scrapes}). */
+  /**
+   * {@code scrape} with every exposition collector reading one snapshot ({@link #scrapes}), its
+   * body written in slices ({@link SlicedResponse}).
+   */
   private HttpHandler scrapeWithOneSnapshot(HttpHandler scrape) {
     return ex -> {
       ScrapeSnapshots.Scope scope = scrapes.scrape();
       try {
-        scrape.handle(ex);
+        scrape.handle(new SlicedResponse(ex));
       } finally {
         scope.close();
       }
