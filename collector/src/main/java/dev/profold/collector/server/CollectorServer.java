@@ -329,10 +329,10 @@ public final class CollectorServer {
                 ex -> Route.text(ex, ready ? 200 : 503, ready ? "ready\n" : "not ready\n")),
             Route.get(AlertsHttpHandler.PATH, new AlertsHttpHandler(alerts::alerts)),
             Route.get("/", this::index))) {
-      http.createContext(r.path(), r);
+      http.createContext(r.path(), sliced(r));
     }
     // Its own path and methods, with errors as JSON.
-    http.createContext(QueryHttpHandler.PATH, new QueryHttpHandler(queries, clock));
+    http.createContext(QueryHttpHandler.PATH, sliced(new QueryHttpHandler(queries, clock)));
     http.start();
     alerts.start(
         config.alerts().alertmanager() == null
@@ -379,15 +379,17 @@ public final class CollectorServer {
     }
   }
 
-  /**
-   * {@code scrape} with every exposition collector reading one snapshot ({@link #scrapes}), its
-   * body written in slices ({@link SlicedResponse}).
-   */
+  /** {@code handler} with its response written in slices ({@link SlicedResponse}). */
+  private static HttpHandler sliced(HttpHandler handler) {
+    return ex -> handler.handle(new SlicedResponse(ex));
+  }
+
+  /** {@code scrape} with every exposition collector reading one snapshot ({@link #scrapes}). */
   private HttpHandler scrapeWithOneSnapshot(HttpHandler scrape) {
     return ex -> {
       ScrapeSnapshots.Scope scope = scrapes.scrape();
       try {
-        scrape.handle(new SlicedResponse(ex));
+        scrape.handle(ex);
       } finally {
         scope.close();
       }

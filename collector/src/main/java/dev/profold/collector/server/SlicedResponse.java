@@ -13,11 +13,12 @@ import java.net.URI;
 
 /**
  * An exchange whose response body reaches the JDK's server in slices of at most {@value #SLICE}
- * bytes. The server writes a heap array to its socket through a temporary direct buffer as large as
- * the write, and keeps that buffer for the thread: a scrape answered in one write (the Prometheus
- * handler buffers the whole body, hundreds of MB at the cardinality limit with deep call paths)
- * took as much native memory again, failed with an {@link OutOfMemoryError} beyond {@code
- * -XX:MaxDirectMemorySize}, and left each HTTP thread holding its largest scrape's size.
+ * bytes; every route of the collector answers through one. The server writes a heap array to its
+ * socket through a temporary direct buffer as large as the write, and keeps that buffer for the
+ * thread: a scrape answered in one write (the Prometheus handler buffers the whole body, hundreds
+ * of MB at the cardinality limit with deep call paths) took as much native memory again, failed
+ * with an {@link OutOfMemoryError} beyond {@code -XX:MaxDirectMemorySize}, and left each HTTP
+ * thread holding its largest answer's size.
  */
 final class SlicedResponse extends HttpExchange {
   /** Most bytes handed to the server in one write. */
