@@ -306,8 +306,8 @@ public final class ExpHistogram {
       int negLen) {
     checkScale(otherScale);
     checkZeroCount(otherZeroCount);
-    Objects.checkFromIndexSize(posFrom, posLen, pos.length);
-    Objects.checkFromIndexSize(negFrom, negLen, neg.length);
+    checkRun(posFrom, posLen, pos.length);
+    checkRun(negFrom, negLen, neg.length);
     // Buckets of count 0 at a run's ends hold nothing: without them a run neither reaches indices
     // it does not use (refused, or a scale lowered for nothing) nor differs from the same data
     // given sparse.
@@ -405,6 +405,16 @@ public final class ExpHistogram {
     return k;
   }
 
+  /**
+   * Checks that a run of {@code len} from {@code from} lies within an array of {@code length}; an
+   * empty run may start anywhere (an emptied side's start is stale, and nothing is read).
+   */
+  private static void checkRun(int from, int len, int length) {
+    if (len != 0) {
+      Objects.checkFromIndexSize(from, len, length);
+    }
+  }
+
   private static void checkZeroCount(long otherZeroCount) {
     if (otherZeroCount < 0) {
       throw new IllegalArgumentException("zero count must be >= 0, was " + otherZeroCount);
@@ -461,8 +471,8 @@ public final class ExpHistogram {
       int negLen) {
     checkScale(otherScale);
     checkZeroCount(otherZeroCount);
-    Objects.checkFromIndexSize(posFrom, posLen, Math.min(index.length, counts.length));
-    Objects.checkFromIndexSize(negFrom, negLen, Math.min(index.length, counts.length));
+    checkRun(posFrom, posLen, Math.min(index.length, counts.length));
+    checkRun(negFrom, negLen, Math.min(index.length, counts.length));
     checkAscending(otherScale, index, posFrom, posLen, "positive");
     checkAscending(otherScale, index, negFrom, negLen, "negative");
     zeroCount = addCounts(zeroCount, otherZeroCount);

@@ -87,6 +87,25 @@ class ExpHistogramRunsTest {
   }
 
   @Test
+  void aHistogramResetWithAnEmptiedSideMergesAndCopies() {
+    ExpHistogram h = new ExpHistogram();
+    h.record(1000.0);
+    h.record(-3.0);
+    h.reset(); // both sides emptied, their starts left where they were
+    h.record(0.0);
+
+    ExpHistogram merged = new ExpHistogram();
+    merged.merge(h); // before: IndexOutOfBoundsException from the empty sides' stale starts
+    ExpHistogram copy = new ExpHistogram();
+    copy.copyFrom(h);
+
+    assertThat(merged.totalCount()).isEqualTo(1);
+    assertThat(merged.zeroCount()).isEqualTo(1);
+    assertThat(copy).isEqualTo(h);
+    assertThat(merged).isEqualTo(h);
+  }
+
+  @Test
   void aHistogramWithoutBucketsTakesTheScaleOfWhatIsMergedIntoIt() {
     ExpHistogram zerosAtLowScale = new ExpHistogram(ExpHistogram.DEFAULT_MAX_BUCKETS, -5);
     zerosAtLowScale.record(0.0);
