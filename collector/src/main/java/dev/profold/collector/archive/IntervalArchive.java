@@ -121,24 +121,35 @@ public final class IntervalArchive implements IntervalListener {
     if (!HELD.add(heldKey)) {
       throw new InUse(directory, Long.toString(ProcessHandle.current().pid()));
     }
+    FileChannel locked = null;
     try {
-      this.lockChannel = lock(lockFile);
+      locked = lock(lockFile);
+      this.lockChannel = locked;
       this.lockFileKey = fileKey(lockFile);
-    } catch (IOException | RuntimeException e) {
+      this.written =
+          OwnMeter.ARCHIVE_INTERVALS_WRITTEN
+              .counter()
+              .description("Closed intervals written to the archive files.")
+              .register(registry);
+      for (String reason : DROP_REASONS) {
+        droppedCounter(reason); // at 0 from the start, so that rate() and alerts see the series
+      }
+      this.writer = new Thread(this::run, "profold-archive");
+      this.writer.setDaemon(true);
+      this.writer.start();
+    } catch (IOException | RuntimeException | Error e) {
+      // Nothing will close this archive: the lock goes now, or it would stay until the process
+      // ends (and a later archive of this directory would be refused).
+      if (locked != null) {
+        try {
+          locked.close();
+        } catch (IOException again) {
+          e.addSuppressed(again);
+        }
+      }
       HELD.remove(heldKey);
       throw e;
     }
-    this.written =
-        OwnMeter.ARCHIVE_INTERVALS_WRITTEN
-            .counter()
-            .description("Closed intervals written to the archive files.")
-            .register(registry);
-    for (String reason : DROP_REASONS) {
-      droppedCounter(reason); // at 0 from the start, so that rate() and alerts see the series
-    }
-    this.writer = new Thread(this::run, "profold-archive");
-    this.writer.setDaemon(true);
-    this.writer.start();
   }
 
   /** The identity (device and inode) of {@code file}, read without opening it; null if none. */
@@ -351,6 +362,10 @@ public final class IntervalArchive implements IntervalListener {
       withTime.put(START, start);
       withTime.put(END, end);
       withTime.putAll(r);
+      // The bounds win over a measurement of the same name (schemes cannot group by these names,
+      // but a client may send a measurement so named): queries select by them.
+      withTime.put(START, start);
+      withTime.put(END, end);
       out.add(withTime);
     }
     return out;
@@ -404,7 +419,7 @@ public final class IntervalArchive implements IntervalListener {
         // Still writing: the lock stays until the process ends, or a collector started meanwhile
         // would take the directory and cut the line being written as a torn one.
         log.warn("archive: {} stays locked until this process ends", directory);
-      } else {
+      } else if (lockChannel.isOpen()) { // a second close must not free another archive's entry
         try {
           lockChannel.close(); // releases the lock
         } catch (IOException e) {

@@ -244,6 +244,45 @@ class IntervalArchiveTest {
   }
 
   @Test
+  void aSecondCloseLeavesALaterArchiveOfTheDirectoryLocked() throws Exception {
+    Path archiveDir = dir.resolve("archive");
+    IntervalArchive first = new IntervalArchive(archiveDir, Set.of(), registry);
+    first.close(Duration.ofSeconds(10));
+    IntervalArchive second = new IntervalArchive(archiveDir, Set.of(), registry);
+
+    first.close(Duration.ofSeconds(10)); // before: freed the second one's place in this process
+
+    assertThatThrownBy(() -> new IntervalArchive(archiveDir, Set.of(), registry))
+        .isInstanceOf(IntervalArchive.InUse.class);
+    // Refused before it opened the lock file: opening and closing it would drop the lock.
+    assertThat(anotherProcessCanLock(archiveDir.resolve(IntervalArchive.LOCK_FILE))).isFalse();
+    second.close(Duration.ofSeconds(10));
+  }
+
+  @Test
+  void theIntervalBoundsWinOverAMeasurementOfTheSameName() {
+    dev.profold.reduce.Aggregate a = new dev.profold.reduce.Aggregate();
+    a.record(1.5);
+    dev.profold.sinks.snapshot.IntervalSnapshot interval =
+        new dev.profold.sinks.snapshot.IntervalSnapshot(
+            T0,
+            T0 + INTERVAL,
+            List.of(
+                new dev.profold.sinks.snapshot.SeriesSnapshot(
+                    List.of("main"),
+                    new dev.profold.sinks.snapshot.Measure(IntervalArchive.START, ""),
+                    dev.profold.sinks.snapshot.StateSnapshot.of(a))));
+
+    List<Map<String, Object>> records =
+        IntervalArchive.records(List.of("path"), List.of(), interval);
+
+    // Before: the measurement's state replaced the bound, and a query by time read it.
+    assertThat(records).hasSize(1);
+    assertThat(records.get(0).get(IntervalArchive.START)).isEqualTo("2023-11-14T22:13:20.000Z");
+    assertThat(records.get(0).keySet()).startsWith(IntervalArchive.START, IntervalArchive.END);
+  }
+
+  @Test
   void archivedIntervalsQueryExactlyAndByTime() throws Exception {
     IntervalArchive archive = new IntervalArchive(dir, Set.of("by_path"), registry);
     FoldEngine engine = engine(archive);
