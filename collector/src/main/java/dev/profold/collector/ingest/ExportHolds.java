@@ -14,13 +14,19 @@ import java.util.function.LongSupplier;
  * would make the refused one's resend a DUPLICATE, and its data would be lost. A Push stream keeps
  * the same rule for its own deltas.
  *
- * <p>A hold is forgotten after {@link #TTL_NANOS}, so that a client that gave the refused delta up
- * is not refused for good (the collector then counts the gap as missing deltas), and at most {@link
- * #MAX} sources are held at once (beyond, a refusal is not remembered). Thread-safe.
+ * <p>This keeps the order for a client that waits for each answer before its next call; calls of
+ * one source made at the same time are not ordered by it (such a client should use Push). A hold is
+ * forgotten after {@link #TTL_NANOS}, so that a client that gave the refused delta up is not
+ * refused for good (the collector then counts the gap as missing deltas), and at most {@link #MAX}
+ * sources are held at once (beyond, a refusal is not remembered). Thread-safe.
  */
 final class ExportHolds {
-  /** How long a refused delta holds its source's later ones back. */
-  static final long TTL_NANOS = TimeUnit.MINUTES.toNanos(10);
+  /**
+   * How long a refused delta holds its source's later ones back: twice the longest retry delay the
+   * collector asks for (a minute, when the dictionary is full), so a client that resends as asked
+   * is held until its resend, and one that gave the delta up loses at most this much more.
+   */
+  static final long TTL_NANOS = TimeUnit.MINUTES.toNanos(2);
 
   /** Most sources held at once. */
   static final int MAX = 10_000;

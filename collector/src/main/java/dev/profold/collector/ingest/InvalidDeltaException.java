@@ -14,8 +14,11 @@ public final class InvalidDeltaException extends Exception {
   private static final long serialVersionUID = 1L;
   private final String field;
 
-  /** Most characters of a message (the field and the problem). */
-  static final int MAX_MESSAGE = 1024;
+  /**
+   * Most characters of a message (the field and the problem): percent-encoded in the status, a
+   * character takes up to 9 bytes, and 512 of them stay within the 8 KiB of metadata.
+   */
+  static final int MAX_MESSAGE = 512;
 
   public InvalidDeltaException(String field, String problem) {
     super(bounded(field + ": " + problem));

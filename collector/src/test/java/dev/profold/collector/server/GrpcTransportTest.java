@@ -133,7 +133,7 @@ class GrpcTransportTest {
                       .startsWith("dictionary.attributes[")
                       .contains("characters left out")
                       .endsWith("at most 128 characters)")
-                      .hasSizeLessThanOrEqualTo(1024);
+                      .hasSizeLessThanOrEqualTo(512);
                 });
       } finally {
         channel.shutdownNow();
