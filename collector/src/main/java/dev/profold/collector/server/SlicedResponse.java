@@ -41,6 +41,11 @@ final class SlicedResponse extends HttpExchange {
           out.write(b, off + at, Math.min(SLICE, len - at));
         }
       }
+
+      @Override
+      public void close() throws IOException {
+        out.close(); // nothing is buffered here: no flush first, as the server's own stream
+      }
     };
   }
 
