@@ -435,12 +435,25 @@ public final class FoldWorker implements SnapshotSource {
   }
 
   /**
+   * Closes the windows the clock has passed now, as the periodic tick does (a failure logged the
+   * same way); to be run on the fold thread ({@link #execute}).
+   *
+   * @return false when closing them failed
+   */
+  public boolean closeDueWindows() {
+    return tick();
+  }
+
+  /**
    * Closes the windows the clock has passed. A failure is logged (the first, then every 1000th: it
    * would recur at every tick) and the fold goes on.
+   *
+   * @return false when it failed
    */
-  private void tick() {
+  private boolean tick() {
     try {
       engine.advance();
+      return true;
     } catch (RuntimeException e) {
       if (tickFailures++ % 1000 == 0) {
         log.error(
@@ -449,6 +462,7 @@ public final class FoldWorker implements SnapshotSource {
             tickFailures,
             e);
       }
+      return false;
     }
   }
 

@@ -206,28 +206,24 @@ public final class CollectorServer {
    * alert evaluation right after an interval boundary sees that interval's derived values.
    *
    * @return false when they could not be closed: the fold thread stopped (shutdown, or a failure
-   *     /healthz reports) or did not get to it in 5 s (the alert loop then skips the evaluation)
+   *     /healthz reports), closing them failed (logged by the fold thread, as its ticks' failures
+   *     are) or it did not get to it in 5 s (the alert loop then skips the evaluation)
    */
   private boolean closeDueIntervals() {
-    CompletableFuture<Void> done = new CompletableFuture<>();
-    if (!worker.execute(
-        () -> {
-          engine.advance();
-          done.complete(null);
-        })) {
+    CompletableFuture<Boolean> done = new CompletableFuture<>();
+    if (!worker.execute(() -> done.complete(worker.closeDueWindows()))) {
       return false;
     }
     try {
-      done.get(5, TimeUnit.SECONDS);
-      return true;
+      return done.get(5, TimeUnit.SECONDS);
     } catch (TimeoutException e) {
       log.warn("fold thread did not close the interval within 5s; alert rules wait for it");
       return false;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return false;
-    } catch (ExecutionException e) {
-      throw new IllegalStateException(e.getCause());
+    } catch (ExecutionException e) { // not thrown: the task completes the future normally
+      return false;
     }
   }
 

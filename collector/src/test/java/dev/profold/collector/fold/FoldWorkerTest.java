@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /** The fold worker's shutdown: every delta it accepts is answered. */
@@ -59,6 +60,45 @@ class FoldWorkerTest {
             Thread.currentThread().interrupt();
           }
         });
+  }
+
+  @Test
+  void windowsClosedOnRequestSayWhetherClosingFailedAndTheFoldGoesOn() throws Exception {
+    // Before: the alert loop's request ran engine.advance() bare; its failure never completed the
+    // request, which waited out 5 s and was logged as a slow fold thread, at every interval.
+    CollectorMetrics metrics = new CollectorMetrics(new SimpleMeterRegistry());
+    GlobalDictionary dictionary = new GlobalDictionary(10_000);
+    MutableClock clock = MutableClock.atNanos(Deltas.DEFAULT_START + 1_000_000_000L);
+    FoldEngine engine =
+        new FoldEngine(new FoldConfig(10_000_000_000L, 5, 1000), dictionary, clock, metrics);
+    engine.onIntervalClosed(
+        (scheme, labels, paths, interval) -> {
+          throw new IllegalStateException("a listener that fails");
+        });
+    engine.apply(
+        Deltas.source("checkout", "i-1")
+            .seq(1)
+            .region(1, "main", RegionKind.REGION_KIND_COMPUTE)
+            .entry(1, 1.0)
+            .decode(dictionary));
+    clock.setNanos(Deltas.DEFAULT_START + 30_000_000_000L); // its window is due
+    // Ticks an hour apart: only the request closes windows here.
+    FoldWorker worker =
+        new FoldWorker(engine, metrics, 1 << 20, Duration.ofHours(1), Duration.ofSeconds(5));
+    worker.start();
+    try (dev.profold.collector.testing.LogLines logs =
+        dev.profold.collector.testing.LogLines.capture(FoldWorker.class)) {
+      CompletableFuture<Boolean> closed = new CompletableFuture<>();
+      assertThat(worker.execute(() -> closed.complete(worker.closeDueWindows()))).isTrue();
+
+      assertThat(closed.get(5, TimeUnit.SECONDS)).isFalse();
+      assertThat(logs.messages()).anyMatch(m -> m.contains("closing intervals failed"));
+      CompletableFuture<Boolean> alive = new CompletableFuture<>();
+      worker.execute(() -> alive.complete(true));
+      assertThat(alive.get(5, TimeUnit.SECONDS)).as("the fold goes on").isTrue();
+    } finally {
+      worker.shutdown(Duration.ofSeconds(30));
+    }
   }
 
   @Test
