@@ -69,6 +69,35 @@ final class CollectorCommand implements Callable<Integer> {
       description = "Also run a synthetic multi-service workload pushing to this collector.")
   boolean demo;
 
+  /** Makes the server (a test gives one that fails). */
+  java.util.function.BiFunction<CollectorConfig, InstantSource, CollectorServer> servers =
+      CollectorServer::new;
+
+  /**
+   * Says in one line that the start failed on a bug, and where its details are: the stack trace
+   * goes to a file, for the bug report (the user sees no trace), or to the log when no file can be
+   * written.
+   *
+   * @return the exit status, 1
+   */
+  private static int bug(PrintWriter err, RuntimeException e) {
+    String details;
+    try {
+      java.nio.file.Path file =
+          java.nio.file.Files.createTempFile("profold-start-failure-", ".txt");
+      java.io.StringWriter trace = new java.io.StringWriter();
+      e.printStackTrace(new PrintWriter(trace));
+      java.nio.file.Files.writeString(file, trace.toString());
+      details = "its details are in " + file;
+    } catch (IOException | RuntimeException notWritten) {
+      log.error("start failed", e);
+      details = "its details are in the log above";
+    }
+    err.println("profold: cannot start: " + e + " (a bug: please report it; " + details + ")");
+    err.flush();
+    return 1;
+  }
+
   /** Stops what a failed start left running; the hook is not needed any more. */
   private static void stopAfterFailedStart(CollectorServer server, Thread hook)
       throws InterruptedException {
@@ -115,7 +144,12 @@ final class CollectorCommand implements Callable<Integer> {
       err.flush();
       return 2;
     }
-    CollectorServer server = new CollectorServer(c, InstantSource.system());
+    CollectorServer server;
+    try {
+      server = servers.apply(c, InstantSource.system());
+    } catch (RuntimeException e) { // a bug
+      return bug(err, e);
+    }
     // The hook is there before the server starts: a SIGTERM at any time stops it cleanly (stop()
     // waits for a start under way, and a start after a stop refuses).
     AtomicReference<DemoWorkload> demoToStop = new AtomicReference<>();
@@ -154,12 +188,10 @@ final class CollectorCommand implements Callable<Integer> {
       err.flush();
       stopAfterFailedStart(server, hook);
       return 1;
-    } catch (RuntimeException e) { // a bug: one line for the user, the trace in the log
-      log.debug("start failed", e);
-      err.println("profold: cannot start: " + e + " (please report this as a bug)");
-      err.flush();
+    } catch (RuntimeException e) { // a bug
+      int status = bug(err, e);
       stopAfterFailedStart(server, hook);
-      return 1;
+      return status;
     }
     PrintWriter out = spec.commandLine().getOut();
     // An IPv6 address in brackets: the line is meant to be matched, and its URL opened.

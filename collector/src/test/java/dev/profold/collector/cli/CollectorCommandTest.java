@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
 
 /**
  * {@code profold collector} fails to start with one line on stderr naming the problem and the fix,
@@ -164,6 +165,36 @@ class CollectorCommandTest {
           .contains("profold: --interval: '" + interval + "' is not a duration of 100ms..100000h")
           .doesNotContain("Exception")
           .doesNotContain("\tat ");
+    }
+  }
+
+  @Test
+  void aBugAtStartIsOneLineNamingTheFileWithItsTrace() throws Exception {
+    StringWriter err = new StringWriter();
+    CommandLine cl = Main.commandLine().setErr(new PrintWriter(err));
+    ((CollectorCommand) cl.getSubcommands().get("collector").getCommand()).servers =
+        (config, clock) -> {
+          throw new IllegalStateException("a bug in the making of the server");
+        };
+
+    int code = cl.execute("collector", "--grpc-port", "0", "--http-port", "0");
+
+    // Before: one line saying to report it, with the trace at DEBUG (not shown): nothing to report
+    // but the line; and a failure in making the server escaped to picocli's own stack trace.
+    assertThat(code).isEqualTo(1);
+    String line = err.toString().strip();
+    assertThat(line)
+        .doesNotContain("\n")
+        .startsWith(
+            "profold: cannot start: java.lang.IllegalStateException: a bug in the making of the"
+                + " server (a bug: please report it; its details are in ");
+    Path file = Path.of(line.substring(line.indexOf("details are in ") + 15, line.length() - 1));
+    try {
+      assertThat(Files.readString(file))
+          .contains("IllegalStateException: a bug in the making of the server")
+          .contains("\tat ");
+    } finally {
+      Files.deleteIfExists(file);
     }
   }
 }
