@@ -35,8 +35,8 @@ final class BenchData {
   static final InstantSource CLOCK =
       InstantSource.fixed(Instant.ofEpochSecond(WINDOW_START_SECONDS + 5));
 
-  private static final int REGION_ATTRIBUTE = 1;
-  private static final int TIME_ATTRIBUTE = 2;
+  static final int REGION_ATTRIBUTE = 1;
+  static final int TIME_ATTRIBUTE = 2;
 
   private BenchData() {}
 
@@ -54,6 +54,37 @@ final class BenchData {
       v[i] = Math.round(seconds * 1e6) / 1e6;
     }
     return v;
+  }
+
+  /**
+   * A dictionary defining the attributes the benchmarks' deltas use: {@code region} (a PATH
+   * dimension, id {@value #REGION_ATTRIBUTE}) and {@code time} (a measurement in seconds, id
+   * {@value #TIME_ATTRIBUTE}).
+   */
+  static Dictionary.Builder regionAndTime() {
+    return Dictionary.newBuilder()
+        .addAttributes(
+            AttributeDef.newBuilder()
+                .setId(REGION_ATTRIBUTE)
+                .setName("region")
+                .setType(ValueType.VALUE_TYPE_PATH)
+                .setKind(AttributeKind.ATTRIBUTE_KIND_DIMENSION))
+        .addAttributes(
+            AttributeDef.newBuilder()
+                .setId(TIME_ATTRIBUTE)
+                .setName("time")
+                .setType(ValueType.VALUE_TYPE_DOUBLE)
+                .setKind(AttributeKind.ATTRIBUTE_KIND_MEASUREMENT)
+                .setUnit("seconds"));
+  }
+
+  /**
+   * A call frame's name of about 60 characters, like the agent's binary class and method names:
+   * frame {@code level} of a call path, on its branch {@code branch}.
+   */
+  static String callFrame(int level, int branch) {
+    return String.format(
+        "com.example.shop.service.module%02d.OrderProcessingStep%04d.handleRequest", level, branch);
   }
 
   /** An aggregate that recorded the values of entry {@code entry}. */
@@ -91,21 +122,7 @@ final class BenchData {
               .setSdkVersion("0.1.0")
               .setIncarnationId(0x1234_5678_9ABC_DEF1L)
               .setProcessStartUnixNanos(start - 3_600_000_000_000L));
-      Dictionary.Builder dict =
-          Dictionary.newBuilder()
-              .addAttributes(
-                  AttributeDef.newBuilder()
-                      .setId(REGION_ATTRIBUTE)
-                      .setName("region")
-                      .setType(ValueType.VALUE_TYPE_PATH)
-                      .setKind(AttributeKind.ATTRIBUTE_KIND_DIMENSION))
-              .addAttributes(
-                  AttributeDef.newBuilder()
-                      .setId(TIME_ATTRIBUTE)
-                      .setName("time")
-                      .setType(ValueType.VALUE_TYPE_DOUBLE)
-                      .setKind(AttributeKind.ATTRIBUTE_KIND_MEASUREMENT)
-                      .setUnit("seconds"));
+      Dictionary.Builder dict = regionAndTime();
       for (int i = 0; i < entries; i++) {
         int id = i + 1;
         dict.putStrings(id, "r" + i);

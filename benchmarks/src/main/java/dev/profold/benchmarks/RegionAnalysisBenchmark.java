@@ -47,22 +47,22 @@ public class RegionAnalysisBenchmark {
   public void setUp() {
     StringBuilder prefix = new StringBuilder();
     for (int level = 0; level < depth - 2; level++) {
-      prefix.append(level == 0 ? "" : "/").append(frame(level, 0));
+      prefix.append(level == 0 ? "" : "/").append(BenchData.callFrame(level, 0));
     }
     List<ServiceProfile.Node> ns = new ArrayList<>(nodes);
     double[][] seconds = new double[nodes][];
     SplittableRandom random = new SplittableRandom(42);
     for (int p = 0; p < nodes; p++) {
-      String path = prefix + "/" + frame(depth - 2, p / 100) + "/" + frame(depth - 1, p % 100);
+      String path =
+          prefix
+              + "/"
+              + BenchData.callFrame(depth - 2, p / 100)
+              + "/"
+              + BenchData.callFrame(depth - 1, p % 100);
       ns.add(new ServiceProfile.Node(path, "compute"));
       seconds[p] = new double[] {random.nextDouble(), random.nextDouble()};
     }
     profile = new ServiceProfile("shop", List.of("shop-0", "shop-1"), ns, seconds);
-  }
-
-  private static String frame(int level, int branch) {
-    return String.format(
-        "com.example.shop.service.module%02d.OrderProcessingStep%04d.handleRequest", level, branch);
   }
 
   @Benchmark

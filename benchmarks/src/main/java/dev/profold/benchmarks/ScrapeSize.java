@@ -3,8 +3,6 @@ package dev.profold.benchmarks;
 import dev.profold.collector.config.CollectorConfig;
 import dev.profold.collector.config.ConfigLoader;
 import dev.profold.collector.server.CollectorServer;
-import dev.profold.proto.v1.AttributeDef;
-import dev.profold.proto.v1.AttributeKind;
 import dev.profold.proto.v1.AttributeValue;
 import dev.profold.proto.v1.Delta;
 import dev.profold.proto.v1.Dictionary;
@@ -15,7 +13,6 @@ import dev.profold.proto.v1.Measurement;
 import dev.profold.proto.v1.PathNode;
 import dev.profold.proto.v1.RegionKind;
 import dev.profold.proto.v1.SourceIdentity;
-import dev.profold.proto.v1.ValueType;
 import dev.profold.reduce.WireStates;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
@@ -52,8 +49,8 @@ import java.util.zip.GZIPInputStream;
  * 5.
  */
 public final class ScrapeSize {
-  private static final int REGION = 1;
-  private static final int TIME = 2;
+  private static final int REGION = BenchData.REGION_ATTRIBUTE;
+  private static final int TIME = BenchData.TIME_ATTRIBUTE;
   private static final String PROTOBUF =
       "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited";
 
@@ -237,12 +234,6 @@ public final class ScrapeSize {
     return rt.totalMemory() - rt.freeMemory();
   }
 
-  /** The frame name of {@code level} in branch {@code branch}: about 60 characters. */
-  private static String frame(int level, int branch) {
-    return String.format(
-        "com.example.shop.service.module%02d.OrderProcessingStep%04d.handleRequest", level, branch);
-  }
-
   /**
    * A self-contained delta of {@code instance}: paths {@code from..to-1} of {@code depth} frames,
    * the first {@code depth - 2} shared, then branch {@code p / 100} and leaf {@code p % 100}.
@@ -264,34 +255,20 @@ public final class ScrapeSize {
                     .setSdkVersion("0.1.0")
                     .setIncarnationId(0x5CA9E000L + instance)
                     .setProcessStartUnixNanos(now - 3_600_000_000_000L));
-    Dictionary.Builder dict =
-        Dictionary.newBuilder()
-            .addAttributes(
-                AttributeDef.newBuilder()
-                    .setId(REGION)
-                    .setName("region")
-                    .setType(ValueType.VALUE_TYPE_PATH)
-                    .setKind(AttributeKind.ATTRIBUTE_KIND_DIMENSION))
-            .addAttributes(
-                AttributeDef.newBuilder()
-                    .setId(TIME)
-                    .setName("time")
-                    .setType(ValueType.VALUE_TYPE_DOUBLE)
-                    .setKind(AttributeKind.ATTRIBUTE_KIND_MEASUREMENT)
-                    .setUnit("seconds"));
+    Dictionary.Builder dict = BenchData.regionAndTime();
     Ids ids = new Ids();
     int parent = 0;
     for (int level = 0; level < depth - 2; level++) {
-      parent = node(dict, ids, parent, frame(level, 0));
+      parent = node(dict, ids, parent, BenchData.callFrame(level, 0));
     }
     int lastBranch = -1;
     int branchNode = 0;
     for (int p = from; p < to; p++) {
       if (p / 100 != lastBranch) {
         lastBranch = p / 100;
-        branchNode = node(dict, ids, parent, frame(depth - 2, lastBranch));
+        branchNode = node(dict, ids, parent, BenchData.callFrame(depth - 2, lastBranch));
       }
-      int leaf = node(dict, ids, branchNode, frame(depth - 1, p % 100));
+      int leaf = node(dict, ids, branchNode, BenchData.callFrame(depth - 1, p % 100));
       d.addEntries(
           Entry.newBuilder()
               .addKey(AttributeValue.newBuilder().setAttributeId(REGION).setPathNodeId(leaf))

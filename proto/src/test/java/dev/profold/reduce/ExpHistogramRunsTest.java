@@ -14,6 +14,20 @@ class ExpHistogramRunsTest {
     h.mergeRaw(scale, 0, offset, counts, 0, counts.length, 0, NONE, 0, 0);
   }
 
+  /** A histogram that recorded {@code value}. */
+  private static ExpHistogram recorded(double value) {
+    ExpHistogram h = new ExpHistogram();
+    h.record(value);
+    return h;
+  }
+
+  /** An exact copy of {@code h}, to compare it with after a refused change. */
+  private static ExpHistogram copyOf(ExpHistogram h) {
+    ExpHistogram copy = new ExpHistogram();
+    copy.copyFrom(h);
+    return copy;
+  }
+
   @Test
   void zerosAtTheEndsOfARunTakeNoRoom() {
     long[] padded = new long[200];
@@ -30,10 +44,8 @@ class ExpHistogramRunsTest {
 
   @Test
   void aRunOfZerosAloneLowersNothing() {
-    ExpHistogram h = new ExpHistogram();
-    h.record(3.0);
-    ExpHistogram before = new ExpHistogram();
-    before.copyFrom(h);
+    ExpHistogram h = recorded(3.0);
+    ExpHistogram before = copyOf(h);
 
     mergeRun(h, ExpHistogram.MIN_SCALE, 0, 0, 0, 0);
 
@@ -53,10 +65,8 @@ class ExpHistogramRunsTest {
 
   @Test
   void aNegativeZeroCountIsRefusedWithoutAChange() {
-    ExpHistogram h = new ExpHistogram();
-    h.record(2.0);
-    ExpHistogram before = new ExpHistogram();
-    before.copyFrom(h);
+    ExpHistogram h = recorded(2.0);
+    ExpHistogram before = copyOf(h);
 
     assertThatThrownBy(() -> h.mergeRaw(0, -1, 0, NONE, 0, 0, 0, NONE, 0, 0))
         .isInstanceOf(IllegalArgumentException.class)
@@ -69,10 +79,8 @@ class ExpHistogramRunsTest {
 
   @Test
   void aRunPastTheEndOfItsArrayIsRefusedWithoutAChange() {
-    ExpHistogram h = new ExpHistogram();
-    h.record(2.0);
-    ExpHistogram before = new ExpHistogram();
-    before.copyFrom(h);
+    ExpHistogram h = recorded(2.0);
+    ExpHistogram before = copyOf(h);
 
     // The sparse run names three buckets but gives two counts: before, the zero count and the
     // first two buckets went in, then the third threw.

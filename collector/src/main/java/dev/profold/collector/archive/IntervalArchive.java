@@ -361,11 +361,9 @@ public final class IntervalArchive implements IntervalListener {
       Map<String, Object> withTime = new LinkedHashMap<>();
       withTime.put(START, start);
       withTime.put(END, end);
-      withTime.putAll(r);
       // The bounds win over a measurement of the same name (schemes cannot group by these names,
       // but a client may send a measurement so named): queries select by them.
-      withTime.put(START, start);
-      withTime.put(END, end);
+      r.forEach(withTime::putIfAbsent);
       out.add(withTime);
     }
     return out;

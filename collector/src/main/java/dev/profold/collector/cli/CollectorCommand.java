@@ -10,6 +10,8 @@ import dev.profold.collector.server.BindFailure;
 import dev.profold.collector.server.CollectorServer;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.InstantSource;
@@ -22,6 +24,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BiFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.bridge.SLF4JBridgeHandler;
@@ -70,8 +73,7 @@ final class CollectorCommand implements Callable<Integer> {
   boolean demo;
 
   /** Makes the server (a test gives one that fails). */
-  java.util.function.BiFunction<CollectorConfig, InstantSource, CollectorServer> servers =
-      CollectorServer::new;
+  BiFunction<CollectorConfig, InstantSource, CollectorServer> servers = CollectorServer::new;
 
   /**
    * Says in one line that the start failed on a bug, and where its details are: the stack trace
@@ -83,11 +85,10 @@ final class CollectorCommand implements Callable<Integer> {
   private static int bug(PrintWriter err, RuntimeException e) {
     String details;
     try {
-      java.nio.file.Path file =
-          java.nio.file.Files.createTempFile("profold-start-failure-", ".txt");
-      java.io.StringWriter trace = new java.io.StringWriter();
+      Path file = Files.createTempFile("profold-start-failure-", ".txt");
+      StringWriter trace = new StringWriter();
       e.printStackTrace(new PrintWriter(trace));
-      java.nio.file.Files.writeString(file, trace.toString());
+      Files.writeString(file, trace.toString());
       details = "its details are in " + file;
     } catch (IOException | RuntimeException notWritten) {
       log.error("start failed", e);
@@ -274,7 +275,7 @@ final class CollectorCommand implements Callable<Integer> {
   private CollectorConfig resolve() throws ConfigException {
     if (config != null) {
       try {
-        loadedContent = java.nio.file.Files.readAllBytes(config); // the reloader's baseline
+        loadedContent = Files.readAllBytes(config); // the reloader's baseline
       } catch (java.io.IOException | RuntimeException e) {
         loadedContent = null; // the load below says what is wrong with the file
       }
