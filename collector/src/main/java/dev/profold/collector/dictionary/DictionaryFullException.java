@@ -27,9 +27,9 @@ public final class DictionaryFullException extends RuntimeException {
         "the collector holds "
             + limit
             + " attributes (names of dimensions and measurements), all it may: a sixteenth of"
-            + " limits.dictionary_entries, since attributes are never freed. Names made of ids,"
-            + " users or endpoints belong in attribute values, not names; raise"
-            + " limits.dictionary_entries if so many names are real");
+            + " limits.dictionary_entries. An attribute is freed when the last stream that"
+            + " defined it ends. Names made of ids, users or endpoints belong in attribute"
+            + " values, not names; raise limits.dictionary_entries if so many names are real");
   }
 
   /** A stream defined {@code limit} ids, as many as the collector's whole dictionary holds. */

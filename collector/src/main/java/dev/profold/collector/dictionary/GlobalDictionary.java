@@ -16,19 +16,20 @@ import java.util.Map;
  * together, entries in use): interning past it throws {@link DictionaryFullException}.
  *
  * <p><b>Lifetime.</b> So that a long-running collector whose sources come and go (and change their
- * call paths and attribute values) does not fill up for good, strings and path nodes are counted
- * references and freed when the last one goes. Each {@link #internString} and {@link
- * #internPathNode} hands its caller one reference, which it gives back with {@link #releaseString}
- * / {@link #releasePathNode}: a stream holds one per id it maps, until it ends. A path node holds
- * one on its parent and on its name. Attributes are never freed (clients define a handful, and the
- * fold indexes per-scheme tables by their ids).
+ * call paths, attribute names and values) does not fill up for good, strings, attributes and path
+ * nodes are counted references and freed when the last one goes. Each {@link #internString}, {@link
+ * #internAttribute} and {@link #internPathNode} hands its caller one reference, which it gives back
+ * with {@link #releaseString} / {@link #releaseAttribute} / {@link #releasePathNode}: a stream
+ * holds one per id it maps, until it ends. A path node holds one on its parent, its name and its
+ * attribute.
  *
  * <p>The caller releasing a reference must know that nothing it handed on still reads the id: a
  * stream gives its references back on the fold thread, after its last delta was folded. Freed ids
  * are <em>retired</em>, not reused at once, because the fold caches what it judged per tuple of ids
- * ({@code SchemeFold}): only after those caches were emptied does the fold thread call {@link
- * #recycleRetired}, and only then can an id name something else. Until then a retired id names
- * nothing ({@link #string} returns null).
+ * and what it read of each attribute id ({@code SchemeFold}): only after those caches were emptied
+ * does the fold thread call {@link #recycleRetired}, and only then can an id name something else.
+ * Until then a retired id names nothing ({@link #string}, {@link #attribute} and {@link #pathNode}
+ * return null).
  *
  * <p>Thread-safe: every method synchronizes (interning and look-ups are rare: at definition time
  * and when a new group is created; releases come once per id when a stream ends).
@@ -39,16 +40,20 @@ public final class GlobalDictionary {
   private final Map<String, Integer> stringIds = new HashMap<>();
   private final List<String> strings = new ArrayList<>();
   private int[] stringRefs = new int[64];
-  private final Map<Attribute, Integer> attributeIds = new HashMap<>();
+  private final Map<Attribute, Integer> attributeIds = new HashMap<>(); // keyed with id 0
   private final List<Attribute> attributes = new ArrayList<>();
+  private int[] attributeRefs = new int[64];
   private final Map<PathKey, Integer> pathIds = new HashMap<>();
   private final List<PathNode> paths = new ArrayList<>();
   private int[] pathRefs = new int[64];
   private final IntStack freeStrings = new IntStack();
   private final IntStack freePaths = new IntStack();
+  private final IntStack freeAttributes = new IntStack();
   private final IntStack retiredStrings = new IntStack();
   private final IntStack retiredPaths = new IntStack();
+  private final IntStack retiredAttributes = new IntStack();
   private int liveStrings;
+  private int liveAttributes;
   private int livePaths;
   private long freed;
 
@@ -64,8 +69,8 @@ public final class GlobalDictionary {
 
   /**
    * Most attributes held, for a dictionary of {@code maxEntries}: a sixteenth of it (at least 4096,
-   * or all of it when smaller). Attributes are never freed, so clients that keep defining new ones
-   * (names made of ids) must not be able to take the room that strings and path nodes need.
+   * or all of it when smaller). Clients that keep defining new ones (names made of ids) on
+   * long-lived streams must not be able to take the room that strings and path nodes need.
    */
   public static int maxAttributes(int maxEntries) {
     return Math.max(maxEntries / 16, Math.min(maxEntries, 4096));
@@ -84,17 +89,17 @@ public final class GlobalDictionary {
 
   /** Number of strings, attributes and path nodes in use together. */
   public synchronized int size() {
-    return liveStrings + attributes.size() - 1 + livePaths;
+    return liveStrings + liveAttributes + livePaths;
   }
 
-  /** Strings and path nodes freed so far, over the dictionary's life. */
+  /** Strings, attributes and path nodes freed so far, over the dictionary's life. */
   public synchronized long freed() {
     return freed;
   }
 
   /** Freed ids waiting for {@link #recycleRetired} before they can be handed out again. */
   public synchronized int retired() {
-    return retiredStrings.size() + retiredPaths.size();
+    return retiredStrings.size() + retiredAttributes.size() + retiredPaths.size();
   }
 
   /**
@@ -104,6 +109,7 @@ public final class GlobalDictionary {
   public synchronized void recycleRetired() {
     retiredStrings.moveTo(freeStrings);
     retiredPaths.moveTo(freePaths);
+    retiredAttributes.moveTo(freeAttributes);
   }
 
   /**
@@ -150,7 +156,8 @@ public final class GlobalDictionary {
   }
 
   /**
-   * The global id of the attribute with these properties, interning it if new.
+   * The global id of the attribute with these properties, interning it if new, with one reference
+   * for the caller.
    *
    * @throws DictionaryFullException when it is new and the dictionary, or its share for attributes
    *     ({@link #maxAttributes}), is full
@@ -159,27 +166,52 @@ public final class GlobalDictionary {
       String name, AttributeType type, boolean measurement, String unit) {
     Attribute probe = new Attribute(0, name, type, measurement, unit);
     Integer id = attributeIds.get(probe);
-    if (id != null) {
-      return id;
+    if (id == null) {
+      if (liveAttributes >= maxAttributes) {
+        throw DictionaryFullException.attributes(maxAttributes);
+      }
+      checkRoom();
+      id = freeAttributes.isEmpty() ? attributes.size() : freeAttributes.pop();
+      Attribute attribute = new Attribute(id, name, type, measurement, unit);
+      if (id == attributes.size()) {
+        attributes.add(attribute);
+        attributeRefs = ensure(attributeRefs, id);
+      } else {
+        attributes.set(id, attribute);
+      }
+      attributeIds.put(probe, id);
+      liveAttributes++;
     }
-    if (attributes.size() - 1 >= maxAttributes) {
-      throw DictionaryFullException.attributes(maxAttributes);
-    }
-    checkRoom();
-    int fresh = attributes.size();
-    attributes.add(new Attribute(fresh, name, type, measurement, unit));
-    attributeIds.put(probe, fresh);
-    return fresh;
+    attributeRefs[id]++;
+    return id;
   }
 
+  /** The attribute of {@code id}; null for an id not in use. */
   public synchronized Attribute attribute(int id) {
     return attributes.get(id);
+  }
+
+  /** Gives back one reference to attribute {@code id}; frees it with the last one. */
+  public synchronized void releaseAttribute(int id) {
+    if (--attributeRefs[id] > 0) {
+      return;
+    }
+    if (attributeRefs[id] < 0) {
+      throw new IllegalStateException("attribute " + id + " released more often than interned");
+    }
+    Attribute a = attributes.get(id);
+    attributeIds.remove(new Attribute(0, a.name(), a.type(), a.measurement(), a.unit()));
+    attributes.set(id, null);
+    liveAttributes--;
+    retiredAttributes.push(id);
+    freed++;
   }
 
   /**
    * The global id of the node named {@code nameId} (a global string id the caller holds a reference
    * to) under {@code parent} (0 for the root, else a node the caller holds a reference to) in path
-   * attribute {@code attribute}, interning it if new, with one reference for the caller.
+   * attribute {@code attribute} (an attribute the caller holds a reference to), interning it if
+   * new, with one reference for the caller.
    *
    * @throws DictionaryFullException when the node is new and the dictionary is full
    */
@@ -201,6 +233,7 @@ public final class GlobalDictionary {
       pathIds.put(key, id);
       livePaths++;
       stringRefs[nameId]++; // the node's own references
+      attributeRefs[attribute]++;
       if (parent != 0) {
         pathRefs[parent]++;
       }
@@ -216,7 +249,7 @@ public final class GlobalDictionary {
 
   /**
    * Gives back one reference to path node {@code id}; frees it with the last one, and gives back
-   * its own references to its parent and name.
+   * its own references to its parent, name and attribute.
    */
   public synchronized void releasePathNode(int id) {
     int node = id;
@@ -235,6 +268,7 @@ public final class GlobalDictionary {
       retiredPaths.push(node);
       freed++;
       releaseString(nameId);
+      releaseAttribute(n.attribute());
       node = n.parent(); // iterative: a deep chain freed at once must not overflow the stack
     }
   }

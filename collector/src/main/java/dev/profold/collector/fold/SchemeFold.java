@@ -186,14 +186,17 @@ final class SchemeFold {
   }
 
   /**
-   * Empties every instance's cache of judged keys, which are tuples of dictionary ids: the
-   * dictionary is about to hand out freed ids again, and an id naming something new must not find
-   * the judgement of what it named before. Later entries are judged again, into the same groups.
+   * Empties every instance's cache of judged keys, which are tuples of dictionary ids, and what the
+   * scheme read of each attribute id (its slot, its measurement): the dictionary is about to hand
+   * out freed ids again, and an id naming something new must not find the judgement of what it
+   * named before. Later entries are judged again, into the same groups.
    */
   void forgetKeys() {
     for (PerInstance pi : perInstance.values()) {
       pi.forgetKeys();
     }
+    Arrays.fill(attrSlot, 0);
+    Arrays.fill(measures, null);
   }
 
   /** Keys cached over all instances (for tests and telemetry). */

@@ -29,14 +29,13 @@ import java.util.regex.Pattern;
  * Validates the deltas of one stream and translates them to global ids ({@link DecodedDelta}).
  *
  * <p>Holds the stream's dictionary: client-chosen ids of strings, attributes and path nodes mapped
- * to global ids (each mapping of a string or path node holds one reference to its global entry,
- * given back by {@link #release} when the stream has ended), at most as many ids as the global
- * dictionary holds entries (a client giving the same definition ever new ids would otherwise grow
- * the stream's maps without bound while the global dictionary, which interns by content, stays
- * put). Definitions are applied in order as a delta is read; a delta rejected later in its entries
- * keeps the definitions before the error (redefining with the same content is allowed, so a client
- * may simply resend). A delta is otherwise all or nothing: nothing of a rejected delta reaches the
- * fold.
+ * to global ids (each mapping holds one reference to its global entry, given back by {@link
+ * #release} when the stream has ended), at most as many ids as the global dictionary holds entries
+ * (a client giving the same definition ever new ids would otherwise grow the stream's maps without
+ * bound while the global dictionary, which interns by content, stays put). Definitions are applied
+ * in order as a delta is read; a delta rejected later in its entries keeps the definitions before
+ * the error (redefining with the same content is allowed, so a client may simply resend). A delta
+ * is otherwise all or nothing: nothing of a rejected delta reaches the fold.
  *
  * <p>Not thread-safe: one instance per stream, used by one thread at a time (gRPC serialises a
  * stream's messages).
@@ -50,8 +49,9 @@ public final class StreamDecoder {
   static final int MAX_SOURCE_LABELS = 32;
 
   /**
-   * Most attributes one stream defines. The collector keeps attributes for its lifetime (unlike
-   * strings and path nodes), so this bounds what one client can add to them.
+   * Most attributes one stream defines. The collector keeps a stream's attributes while it is open,
+   * so this bounds what one long-lived client can add to the collector's share of them ({@link
+   * GlobalDictionary#maxAttributes}).
    */
   static final int MAX_STREAM_ATTRIBUTES = 4096;
 
@@ -120,6 +120,9 @@ public final class StreamDecoder {
     released = true;
     strings.forEach((clientId, global) -> dictionary.releaseString(global));
     paths.forEach((clientId, global) -> dictionary.releasePathNode(global));
+    for (Attribute a : attributes) {
+      dictionary.releaseAttribute(a.id());
+    }
   }
 
   /** The source this stream carries, once its first delta was read; null before. */
@@ -375,8 +378,9 @@ public final class StreamDecoder {
     long key = a.getId() & 0xFFFFFFFFL;
     int index = attributeIndex.get(key);
     if (index == LongIntMap.MISSING && attributes.size() >= MAX_STREAM_ATTRIBUTES) {
-      // Checked before interning: the collector never frees attributes, so one stream defining
-      // ever new ones (a measurement per user or endpoint) would fill the dictionary for all.
+      // Checked before interning: the collector keeps a stream's attributes while it is open, so
+      // one stream defining ever new ones (a measurement per user or endpoint) would take the
+      // collector's whole share of attributes.
       throw new InvalidDeltaException(
           field,
           "a stream defines at most "
@@ -388,7 +392,7 @@ public final class StreamDecoder {
     }
     if (index != LongIntMap.MISSING) {
       // Compared before any interning: a redefinition is refused without adding its attribute to
-      // the dictionary, where it would stay for good.
+      // the dictionary, where it would stay until the stream ends.
       Attribute defined = attributes.get(index);
       if (!defined.name().equals(a.getName())
           || defined.type() != type

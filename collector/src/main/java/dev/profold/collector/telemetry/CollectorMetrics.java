@@ -135,7 +135,7 @@ public final class CollectorMetrics {
     OwnMeter.DICTIONARY_FREED
         .functionCounter(dictionary, GlobalDictionary::freed)
         .description(
-            "Strings and path nodes freed from the dictionary once no open stream used them.")
+            "Strings, attributes and path nodes freed from the dictionary once no open stream used them.")
         .register(registry);
   }
 

@@ -13,9 +13,9 @@ import net.jqwik.api.Property;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@link GlobalDictionary}'s lifetime rules: strings and path nodes live while referenced, freed
- * ids wait for {@link GlobalDictionary#recycleRetired} before naming anything else, and the bound
- * counts only entries in use.
+ * {@link GlobalDictionary}'s lifetime rules: strings, attributes and path nodes live while
+ * referenced, freed ids wait for {@link GlobalDictionary#recycleRetired} before naming anything
+ * else, and the bound counts only entries in use.
  */
 class GlobalDictionaryTest {
   private final GlobalDictionary d = new GlobalDictionary(1_000_000);
@@ -68,6 +68,60 @@ class GlobalDictionaryTest {
   }
 
   @Test
+  void anAttributeLivesWhileAStreamOrAPathNodeHoldsItAndItsIdWaitsForRecycling() {
+    GlobalDictionary g = new GlobalDictionary(1_000);
+    int path = g.internAttribute("region", AttributeType.PATH, false, "");
+    int time = g.internAttribute("time", AttributeType.DOUBLE, true, "seconds");
+    assertThat(g.internAttribute("region", AttributeType.PATH, false, ""))
+        .as("a second stream's reference")
+        .isEqualTo(path);
+    int name = g.internString("main");
+    int node = g.internPathNode(0, path, name, "compute");
+    g.releaseString(name);
+    assertThat(g.size()).isEqualTo(4);
+
+    g.releaseAttribute(path);
+    g.releaseAttribute(path);
+    assertThat(g.attribute(path).name()).as("the node holds it").isEqualTo("region");
+    g.releasePathNode(node);
+    assertThat(g.attribute(path)).as("freed with the node, its last holder").isNull();
+    assertThat(g.size()).isEqualTo(1);
+    assertThat(g.freed()).as("node, name, attribute").isEqualTo(3);
+
+    int other = g.internAttribute("bytes", AttributeType.INT, true, "bytes");
+    assertThat(other).as("a retired id is not handed out before recycling").isNotEqualTo(path);
+    g.recycleRetired();
+    int reused = g.internAttribute("queue", AttributeType.STRING, false, "");
+    assertThat(reused).isEqualTo(path);
+    assertThat(g.attribute(reused))
+        .isEqualTo(new Attribute(path, "queue", AttributeType.STRING, false, ""));
+    assertThat(g.internAttribute("region", AttributeType.PATH, false, ""))
+        .as("interned anew")
+        .isNotEqualTo(path);
+    assertThat(g.attribute(time).name()).isEqualTo("time");
+    g.releaseAttribute(time);
+    assertThatThrownBy(() -> g.releaseAttribute(time)).isInstanceOf(IllegalStateException.class);
+  }
+
+  @Test
+  void theAttributeShareComesFreeAsTheirStreamsEnd() {
+    GlobalDictionary small = new GlobalDictionary(100);
+    List<Integer> held = new ArrayList<>();
+    for (int i = 0; i < 100; i++) {
+      held.add(small.internAttribute("user_" + i, AttributeType.DOUBLE, true, "seconds"));
+    }
+    assertThatThrownBy(() -> small.internAttribute("time", AttributeType.DOUBLE, true, "seconds"))
+        .isInstanceOf(DictionaryFullException.class)
+        .hasMessageContaining("freed when the last stream that defined it ends");
+    for (int id : held) {
+      small.releaseAttribute(id); // the stream that defined them ended
+    }
+    assertThat(small.size()).isZero();
+    int time = small.internAttribute("time", AttributeType.DOUBLE, true, "seconds");
+    assertThat(small.attribute(time).name()).isEqualTo("time");
+  }
+
+  @Test
   void aPathNodeHoldsItsParentAndNameAndADeepChainIsFreedWithoutRecursion() {
     int name = d.internString("f");
     int parent = 0;
@@ -112,68 +166,100 @@ class GlobalDictionaryTest {
     assertThatThrownBy(() -> d.releaseString(a)).isInstanceOf(IllegalStateException.class);
   }
 
-  /** One reference held by the test: a string or a path node, with the content it must name. */
-  private record Held(boolean node, int id, String content) {}
+  /** What a reference held by the test is to. */
+  private enum What {
+    STRING,
+    ATTRIBUTE,
+    NODE
+  }
+
+  /**
+   * One reference held by the test: a string, an attribute (its name) or a path node (its path,
+   * under attribute {@code attribute}), with the content it must name.
+   */
+  private record Held(What what, int id, String content, String attribute) {}
 
   /**
    * Law: whatever the interleaving of interns, releases and recycling, an id the caller holds names
    * what it was interned for, and the dictionary's size is exactly the entries held directly or
-   * through a node (its ancestors and their names).
+   * through a node (its ancestors, their names and their attribute).
    */
   @Property(tries = 200)
   void heldIdsKeepTheirMeaningAndSizeIsWhatIsReachable(@ForAll long seed) {
     GlobalDictionary g = new GlobalDictionary(1_000_000);
-    int attr = g.internAttribute("region", AttributeType.PATH, false, "");
     Random random = new Random(seed);
     List<Held> held = new ArrayList<>();
     for (int step = 0; step < 300; step++) {
-      int op = random.nextInt(10);
+      int op = random.nextInt(12);
       if (op < 3) {
         String s = "s" + random.nextInt(6);
-        held.add(new Held(false, g.internString(s), s));
-      } else if (op < 6) {
-        List<Held> names = held.stream().filter(h -> !h.node()).toList();
-        if (names.isEmpty()) {
+        held.add(new Held(What.STRING, g.internString(s), s, ""));
+      } else if (op < 5) {
+        String a = "a" + random.nextInt(3);
+        held.add(
+            new Held(What.ATTRIBUTE, g.internAttribute(a, AttributeType.PATH, false, ""), a, a));
+      } else if (op < 8) {
+        List<Held> names = of(held, What.STRING);
+        List<Held> attributes = of(held, What.ATTRIBUTE);
+        if (names.isEmpty() || attributes.isEmpty()) {
           continue;
         }
-        Held name = names.get(random.nextInt(names.size()));
-        List<Held> nodes = held.stream().filter(Held::node).toList();
+        Held name = pick(names, random);
+        List<Held> nodes = of(held, What.NODE);
         Held parent = nodes.isEmpty() || random.nextBoolean() ? null : pick(nodes, random);
+        // A child is of its parent's attribute, which the parent holds.
+        Held top = parent == null ? pick(attributes, random) : null;
+        int attr = parent == null ? top.id() : g.pathNode(parent.id()).attribute();
+        String attribute = parent == null ? top.content() : parent.attribute();
         int id = g.internPathNode(parent == null ? 0 : parent.id(), attr, name.id(), "");
         String path = parent == null ? name.content() : parent.content() + "/" + name.content();
-        held.add(new Held(true, id, path));
-      } else if (op < 9) {
+        held.add(new Held(What.NODE, id, path, attribute));
+      } else if (op < 11) {
         if (held.isEmpty()) {
           continue;
         }
         Held h = held.remove(random.nextInt(held.size()));
-        if (h.node()) {
-          g.releasePathNode(h.id());
-        } else {
-          g.releaseString(h.id());
+        switch (h.what()) {
+          case STRING -> g.releaseString(h.id());
+          case ATTRIBUTE -> g.releaseAttribute(h.id());
+          case NODE -> g.releasePathNode(h.id());
         }
       } else {
         g.recycleRetired();
       }
       Set<String> strings = new HashSet<>();
+      Set<String> attributes = new HashSet<>();
       Set<String> paths = new HashSet<>();
       for (Held h : held) {
-        if (h.node()) {
-          assertThat(g.path(h.id())).isEqualTo(h.content());
-          String[] segments = h.content().split("/");
-          StringBuilder prefix = new StringBuilder();
-          for (String segment : segments) {
-            prefix.append(prefix.length() == 0 ? "" : "/").append(segment);
-            paths.add(prefix.toString());
-            strings.add(segment);
+        switch (h.what()) {
+          case STRING -> {
+            assertThat(g.string(h.id())).isEqualTo(h.content());
+            strings.add(h.content());
           }
-        } else {
-          assertThat(g.string(h.id())).isEqualTo(h.content());
-          strings.add(h.content());
+          case ATTRIBUTE -> {
+            assertThat(g.attribute(h.id()).name()).isEqualTo(h.content());
+            attributes.add(h.content());
+          }
+          case NODE -> {
+            assertThat(g.path(h.id())).isEqualTo(h.content());
+            assertThat(g.attribute(g.pathNode(h.id()).attribute()).name()).isEqualTo(h.attribute());
+            attributes.add(h.attribute());
+            String[] segments = h.content().split("/");
+            StringBuilder prefix = new StringBuilder();
+            for (String segment : segments) {
+              prefix.append(prefix.length() == 0 ? "" : "/").append(segment);
+              paths.add(h.attribute() + ":" + prefix);
+              strings.add(segment);
+            }
+          }
         }
       }
-      assertThat(g.size()).isEqualTo(1 + strings.size() + paths.size());
+      assertThat(g.size()).isEqualTo(strings.size() + attributes.size() + paths.size());
     }
+  }
+
+  private static List<Held> of(List<Held> held, What what) {
+    return held.stream().filter(h -> h.what() == what).toList();
   }
 
   private static Held pick(List<Held> from, Random random) {

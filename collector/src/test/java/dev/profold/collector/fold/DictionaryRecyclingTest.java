@@ -1,6 +1,9 @@
 package dev.profold.collector.fold;
 
+import static dev.profold.proto.v1.AttributeKind.ATTRIBUTE_KIND_MEASUREMENT;
 import static dev.profold.proto.v1.RegionKind.REGION_KIND_COMPUTE;
+import static dev.profold.proto.v1.ValueType.VALUE_TYPE_DOUBLE;
+import static dev.profold.proto.v1.ValueType.VALUE_TYPE_INT;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.profold.collector.dictionary.GlobalDictionary;
@@ -8,6 +11,7 @@ import dev.profold.collector.ingest.StreamDecoder;
 import dev.profold.collector.telemetry.CollectorMetrics;
 import dev.profold.collector.testing.Deltas;
 import dev.profold.collector.testing.MutableClock;
+import dev.profold.proto.v1.Entry;
 import dev.profold.sinks.snapshot.SeriesSnapshot;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.List;
@@ -15,7 +19,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Dictionary ids freed when a stream ends are handed out again only after the fold forgot what it
- * judged for them: an id that names something new must reach that new thing's group.
+ * judged for them and what it read of them: an id that names something new must reach that new
+ * thing's group.
  */
 class DictionaryRecyclingTest {
   private static final long SECOND = 1_000_000_000L;
@@ -60,11 +65,61 @@ class DictionaryRecyclingTest {
   }
 
   @Test
+  void aRecycledAttributeIdNamingAnotherMeasurementFeedsThatMeasurementsGroup() {
+    // Another process keeps the shared attributes (region, time) and the region's node mapped.
+    StreamDecoder other = new StreamDecoder(dictionary);
+    engine.apply(
+        Deltas.decode(
+            Deltas.source("checkout", "i-2").region(1, "main", REGION_KIND_COMPUTE).build(),
+            other));
+    StreamDecoder first = new StreamDecoder(dictionary);
+    engine.apply(
+        Deltas.decode(
+            checkout(1, "main", 1.0)
+                .attribute(
+                    3, "queue_wait", VALUE_TYPE_DOUBLE, ATTRIBUTE_KIND_MEASUREMENT, "seconds")
+                .entry(
+                    Entry.newBuilder()
+                        .addKey(Deltas.regionKey(1))
+                        .addMeasurements(Deltas.measurement(3, 5.0)))
+                .build(),
+            first));
+    int queueWait = attributeId("queue_wait");
+    first.release(); // its own attribute, queue_wait, goes
+    assertThat(dictionary.attribute(queueWait)).isNull();
+    retireFillers(FoldEngine.recycleAfter(MAX_ENTRIES));
+    clock.setNanos(T0 + 2 * SECOND); // past the next expiry check
+    engine
+        .advance(); // enough retired: the fold forgets what it read of ids, the dictionary recycles
+
+    StreamDecoder second = new StreamDecoder(dictionary);
+    engine.apply(
+        Deltas.decode(
+            checkout(2, "main", 2.0)
+                .clearEntries()
+                .attribute(3, "bytes_read", VALUE_TYPE_INT, ATTRIBUTE_KIND_MEASUREMENT, "bytes")
+                .entry(
+                    Entry.newBuilder()
+                        .addKey(Deltas.regionKey(1))
+                        .addMeasurements(Deltas.measurement(3, 7.0)))
+                .build(),
+            second));
+    assertThat(dictionary.attribute(queueWait).name())
+        .as("the id was handed out again")
+        .isEqualTo("bytes_read");
+
+    List<SeriesSnapshot> series = engine.snapshot().schemes().get(0).cumulative();
+    assertThat(sum(series, "main", "queue_wait")).isEqualTo(5.0);
+    assertThat(sum(series, "main", "bytes_read")).isEqualTo(7.0);
+  }
+
+  @Test
   void fewRetiredIdsAreNotRecycled() {
     StreamDecoder first = new StreamDecoder(dictionary);
     engine.apply(Deltas.decode(checkout(1, "main", 1.0).build(), first));
     first.release();
-    retireFillers(FoldEngine.recycleAfter(MAX_ENTRIES) - 3); // 2 more retired by the release
+    // 4 more retired by the release: region and time, the node and its name
+    retireFillers(FoldEngine.recycleAfter(MAX_ENTRIES) - 5);
     clock.setNanos(T0 + 2 * SECOND); // past the next expiry check
     engine.advance();
     assertThat(dictionary.retired()).isEqualTo(FoldEngine.recycleAfter(MAX_ENTRIES) - 1);
@@ -75,6 +130,21 @@ class DictionaryRecyclingTest {
     for (int i = 0; dictionary.retired() < before + n; i++) {
       dictionary.releaseString(dictionary.internString("filler-" + i));
     }
+  }
+
+  private int attributeId(String name) {
+    for (int id = 1; ; id++) {
+      if (dictionary.attribute(id) != null && dictionary.attribute(id).name().equals(name)) {
+        return id;
+      }
+    }
+  }
+
+  private static double sum(List<SeriesSnapshot> series, String path, String measure) {
+    return series.stream()
+        .filter(s -> s.labelValues().get(2).equals(path) && s.measure().name().equals(measure))
+        .mapToDouble(s -> s.state().sum())
+        .sum();
   }
 
   private static double sum(List<SeriesSnapshot> series, String path) {

@@ -13,6 +13,7 @@ import dev.profold.collector.testing.Deltas;
 import dev.profold.collector.testing.MutableClock;
 import dev.profold.proto.v1.Ack;
 import dev.profold.proto.v1.AckResult;
+import dev.profold.proto.v1.AttributeKind;
 import dev.profold.proto.v1.Delta;
 import dev.profold.proto.v1.Entry;
 import dev.profold.proto.v1.ExponentialHistogram;
@@ -21,6 +22,7 @@ import dev.profold.proto.v1.IngestGrpc;
 import dev.profold.proto.v1.Measurement;
 import dev.profold.proto.v1.MetricState;
 import dev.profold.proto.v1.RegionKind;
+import dev.profold.proto.v1.ValueType;
 import dev.profold.sinks.snapshot.SeriesSnapshot;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
@@ -368,12 +370,58 @@ class IngestServiceTest {
 
     second.requests.onError(new IllegalStateException("client gone")); // a cancel
     afterFold();
-    assertThat(dictionary.size()).as("attributes stay").isEqualTo(2);
-    assertThat(dictionary.freed()).isEqualTo(4);
-    assertThat(meter("profold.dictionary.entries")).isEqualTo(2);
-    assertThat(meter("profold.dictionary.freed")).isEqualTo(4);
+    assertThat(dictionary.size()).as("attributes go too").isZero();
+    assertThat(dictionary.freed()).isEqualTo(6);
+    assertThat(meter("profold.dictionary.entries")).isZero();
+    assertThat(meter("profold.dictionary.freed")).isEqualTo(6);
     assertThat(meter("profold.dictionary.entries.limit")).isEqualTo(10_000);
     assertThat(only("main/db.query").state().count()).as("the data stays").isEqualTo(2);
+  }
+
+  @Test
+  void theAttributeShareTakenByAStreamComesFreeWhenItEnds() throws Exception {
+    start(1 << 20, true);
+    int share = GlobalDictionary.maxAttributes(dictionary.maxEntries());
+    // A client naming a measurement per user: every attribute the collector may hold (with the
+    // two base attributes), on one stream.
+    Deltas.Builder perUser = checkout();
+    for (int i = 0; i < share - 2; i++) {
+      perUser.attribute(
+          100 + i,
+          "latency_user" + i,
+          ValueType.VALUE_TYPE_DOUBLE,
+          AttributeKind.ATTRIBUTE_KIND_MEASUREMENT,
+          "seconds");
+    }
+    PushStream first = new PushStream();
+    assertThat(first.send(perUser.build()).getResult()).isEqualTo(AckResult.ACK_RESULT_APPLIED);
+
+    IngestGrpc.IngestBlockingStub stub = IngestGrpc.newBlockingStub(channel);
+    Delta another =
+        Deltas.source("payments", "p-1")
+            .attribute(
+                3,
+                "queue_wait",
+                ValueType.VALUE_TYPE_DOUBLE,
+                AttributeKind.ATTRIBUTE_KIND_MEASUREMENT,
+                "seconds")
+            .region(1, "main", RegionKind.REGION_KIND_COMPUTE)
+            .entry(1, 1.0)
+            .build();
+    assertThatThrownBy(() -> stub.export(another))
+        .isInstanceOfSatisfying(
+            StatusRuntimeException.class,
+            e -> {
+              assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+              assertThat(e.getStatus().getDescription()).contains("holds " + share + " attributes");
+            });
+
+    first.requests.onCompleted();
+    assertThat(first.next()).isEqualTo("completed");
+    afterFold();
+    assertThat(stub.export(another).getResult())
+        .as("the resend, once the per-user stream has ended")
+        .isEqualTo(AckResult.ACK_RESULT_APPLIED);
   }
 
   private static dev.profold.proto.v1.SourceIdentity source(String instance) {
@@ -386,7 +434,7 @@ class IngestServiceTest {
     IngestGrpc.IngestBlockingStub stub = IngestGrpc.newBlockingStub(channel);
     assertThat(stub.export(checkout().build()).getResult()).isEqualTo(AckResult.ACK_RESULT_APPLIED);
     afterFold();
-    assertThat(dictionary.size()).isEqualTo(2);
+    assertThat(dictionary.size()).isZero();
     assertThat(only("main/db.query").state().count()).isEqualTo(2);
 
     // Refused after its definitions were read: they are given back too.
@@ -394,8 +442,10 @@ class IngestServiceTest {
         checkout().seq(2).region(3, "other", RegionKind.REGION_KIND_IO).entry(badEntry()).build();
     assertThatThrownBy(() -> stub.export(invalid)).isInstanceOf(StatusRuntimeException.class);
     afterFold();
-    assertThat(dictionary.size()).isEqualTo(2);
-    assertThat(dictionary.freed()).as("main, db.query and other: names and nodes").isEqualTo(4 + 6);
+    assertThat(dictionary.size()).isZero();
+    assertThat(dictionary.freed())
+        .as("2 attributes each time; main, db.query and other: names and nodes")
+        .isEqualTo(6 + 8);
   }
 
   @Test

@@ -623,7 +623,7 @@ class StreamDecoderTest {
       int before = dictionary.size();
       for (int i = 0; i < 100; i++) {
         // Each a new name for an id already defined: refused, and the name never interned (it
-        // would stay for good: attributes are never freed).
+        // would stay until the stream ends).
         assertInvalid(
             Deltas.next()
                 .seq(2)
