@@ -3,6 +3,7 @@ package dev.profold.collector.config;
 import dev.profold.collector.alert.AlertRule;
 import dev.profold.collector.alert.AlertsSpec;
 import dev.profold.collector.analysis.AnalysisSpec;
+import dev.profold.collector.dictionary.GlobalDictionary;
 import dev.profold.collector.scheme.SchemeDefinition;
 import dev.profold.collector.scheme.SchemeException;
 import java.time.Duration;
@@ -25,6 +26,7 @@ import java.util.List;
  * @param maxPendingBytes received bytes waiting to be folded before ingest answers
  *     RESOURCE_EXHAUSTED
  * @param dictionaryEntries strings, attributes and path nodes the collector interns at most
+ * @param streamIds ids of definitions all open streams map together at most
  * @param maxSources sources (service instances) the collector tracks at most; a delta of a new one
  *     beyond it is refused, to be resent, until a silent source expires
  * @param retryDelay delay suggested to clients in RetryInfo when overloaded or shutting down
@@ -45,6 +47,7 @@ public record CollectorConfig(
     int maxMessageBytes,
     long maxPendingBytes,
     int dictionaryEntries,
+    int streamIds,
     int maxSources,
     Duration retryDelay,
     Duration shutdownTimeout,
@@ -72,6 +75,7 @@ public record CollectorConfig(
         16 * 1024 * 1024,
         64L * 1024 * 1024,
         1_000_000,
+        GlobalDictionary.DEFAULT_STREAM_IDS,
         DEFAULT_MAX_SOURCES,
         Duration.ofSeconds(1),
         Duration.ofSeconds(10),
@@ -152,6 +156,7 @@ public record CollectorConfig(
         maxMessageBytes,
         maxPendingBytes,
         dictionaryEntries,
+        streamIds,
         maxSources,
         retryDelay,
         shutdownTimeout,

@@ -56,7 +56,12 @@ public final class ConfigLoader {
   private static final Set<String> SCHEME_KEYS =
       Set.of("name", "query", "interval", "cardinality_limit", "retention");
   private static final Set<String> LIMITS =
-      Set.of("max_message_bytes", "max_pending_bytes", "dictionary_entries", "max_sources");
+      Set.of(
+          "max_message_bytes",
+          "max_pending_bytes",
+          "dictionary_entries",
+          "stream_ids",
+          "max_sources");
   private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h)");
 
   /**
@@ -155,6 +160,8 @@ public final class ConfigLoader {
                     name,
                     1,
                     500_000_000),
+            (int)
+                number(limits, "limits.", "stream_ids", d.streamIds(), name, 1, Integer.MAX_VALUE),
             (int) number(limits, "limits.", "max_sources", d.maxSources(), name, 1, 10_000_000),
             duration(top, "retry_delay", d.retryDelay(), name, Duration.ZERO),
             duration(top, "shutdown_timeout", d.shutdownTimeout(), name, Duration.ZERO),

@@ -301,6 +301,7 @@ public final class ConfigReloader {
     check(out, "limits.max_message_bytes", a.maxMessageBytes(), b.maxMessageBytes());
     check(out, "limits.max_pending_bytes", a.maxPendingBytes(), b.maxPendingBytes());
     check(out, "limits.dictionary_entries", a.dictionaryEntries(), b.dictionaryEntries());
+    check(out, "limits.stream_ids", a.streamIds(), b.streamIds());
     check(out, "limits.max_sources", a.maxSources(), b.maxSources());
     check(out, "retry_delay", a.retryDelay(), b.retryDelay());
     check(out, "shutdown_timeout", a.shutdownTimeout(), b.shutdownTimeout());

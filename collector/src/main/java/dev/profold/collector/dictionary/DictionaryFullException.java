@@ -1,8 +1,8 @@
 package dev.profold.collector.dictionary;
 
 /**
- * The collector-wide dictionary reached its configured size limit, or one stream defined as many
- * ids as that limit.
+ * The collector-wide dictionary reached its configured size limit, one stream defined as many ids
+ * as that limit, or the open streams map as many ids together as they may.
  */
 public final class DictionaryFullException extends RuntimeException {
   private static final long serialVersionUID = 1L;
@@ -30,6 +30,16 @@ public final class DictionaryFullException extends RuntimeException {
             + " limits.dictionary_entries. An attribute is freed when the last stream that"
             + " defined it ends. Names made of ids, users or endpoints belong in attribute"
             + " values, not names; raise limits.dictionary_entries if so many names are real");
+  }
+
+  /** The open streams map {@code limit} ids together, all they may. */
+  public static DictionaryFullException streamIds(int limit) {
+    return new DictionaryFullException(
+        "the collector's open streams map "
+            + limit
+            + " ids of definitions together, all limits.stream_ids allows (each stream maps its"
+            + " own ids, 24 to 96 bytes of heap each, even for content other streams defined);"
+            + " raise limits.stream_ids, and the heap with it, for this many clients");
   }
 
   /** A stream defined {@code limit} ids, as many as the collector's whole dictionary holds. */

@@ -31,11 +31,23 @@ import java.util.Map;
  * Until then a retired id names nothing ({@link #string}, {@link #attribute} and {@link #pathNode}
  * return null).
  *
+ * <p><b>The streams' ids.</b> Each stream maps its own client-chosen ids to these (24 to 48 bytes
+ * of heap per string or attribute id in the stream's hash maps, twice that per path node id), so
+ * many streams defining the same content take memory in proportion to their number though the
+ * dictionary stays put. The ids all open streams map together are bounded by {@code maxStreamIds}:
+ * a stream takes one with {@link #takeStreamId} for each id it maps and gives them back with {@link
+ * #giveStreamIds} when it ends.
+ *
  * <p>Thread-safe: every method synchronizes (interning and look-ups are rare: at definition time
  * and when a new group is created; releases come once per id when a stream ends).
  */
 public final class GlobalDictionary {
+  /** Ids all open streams may map together, unless set ({@code limits.stream_ids}). */
+  public static final int DEFAULT_STREAM_IDS = 10_000_000;
+
   private final int maxEntries;
+  private final int maxStreamIds;
+  private int streamIds;
   private final int maxAttributes;
   private final Map<String, Integer> stringIds = new HashMap<>();
   private final List<String> strings = new ArrayList<>();
@@ -59,8 +71,20 @@ public final class GlobalDictionary {
 
   private record PathKey(int parent, int attribute, int name, String kind) {}
 
+  /**
+   * A dictionary of at most {@code maxEntries}, its streams mapping {@link #DEFAULT_STREAM_IDS}.
+   */
   public GlobalDictionary(int maxEntries) {
+    this(maxEntries, DEFAULT_STREAM_IDS);
+  }
+
+  /**
+   * A dictionary of at most {@code maxEntries} strings, attributes and path nodes in use, whose
+   * open streams map at most {@code maxStreamIds} ids together.
+   */
+  public GlobalDictionary(int maxEntries, int maxStreamIds) {
     this.maxEntries = maxEntries;
+    this.maxStreamIds = maxStreamIds;
     this.maxAttributes = maxAttributes(maxEntries);
     strings.add(null);
     attributes.add(null);
@@ -85,6 +109,36 @@ public final class GlobalDictionary {
   /** Most strings, attributes and path nodes held together. */
   public int maxEntries() {
     return maxEntries;
+  }
+
+  /** Most ids all open streams map together. */
+  public int maxStreamIds() {
+    return maxStreamIds;
+  }
+
+  /** Ids all open streams map now. */
+  public synchronized int streamIds() {
+    return streamIds;
+  }
+
+  /**
+   * Takes one of the ids open streams may map, for a stream about to map a new one.
+   *
+   * @throws DictionaryFullException when open streams map {@link #maxStreamIds} already
+   */
+  public synchronized void takeStreamId() {
+    if (streamIds >= maxStreamIds) {
+      throw DictionaryFullException.streamIds(maxStreamIds);
+    }
+    streamIds++;
+  }
+
+  /** Gives back {@code n} ids taken with {@link #takeStreamId}: a stream's, when it ends. */
+  public synchronized void giveStreamIds(int n) {
+    if (n < 0 || n > streamIds) {
+      throw new IllegalStateException(n + " stream ids given back, " + streamIds + " taken");
+    }
+    streamIds -= n;
   }
 
   /** Number of strings, attributes and path nodes in use together. */

@@ -32,10 +32,12 @@ import java.util.regex.Pattern;
  * to global ids (each mapping holds one reference to its global entry, given back by {@link
  * #release} when the stream has ended), at most as many ids as the global dictionary holds entries
  * (a client giving the same definition ever new ids would otherwise grow the stream's maps without
- * bound while the global dictionary, which interns by content, stays put). Definitions are applied
- * in order as a delta is read; a delta rejected later in its entries keeps the definitions before
- * the error (redefining with the same content is allowed, so a client may simply resend). A delta
- * is otherwise all or nothing: nothing of a rejected delta reaches the fold.
+ * bound while the global dictionary, which interns by content, stays put), and with the other open
+ * streams at most {@link GlobalDictionary#maxStreamIds} (many clients mapping the same content take
+ * memory in proportion to their number). Definitions are applied in order as a delta is read; a
+ * delta rejected later in its entries keeps the definitions before the error (redefining with the
+ * same content is allowed, so a client may simply resend). A delta is otherwise all or nothing:
+ * nothing of a rejected delta reaches the fold.
  *
  * <p>Not thread-safe: one instance per stream, used by one thread at a time (gRPC serialises a
  * stream's messages).
@@ -97,15 +99,23 @@ public final class StreamDecoder {
     this.maxIds = dictionary.maxEntries();
   }
 
+  /** Ids this stream maps. */
+  private int ids() {
+    return strings.size() + attributes.size() + paths.size();
+  }
+
   /**
-   * Refuses a new id once the stream holds {@link #maxIds}.
+   * Takes room for one more id this stream is about to map: refused once the stream maps {@link
+   * #maxIds}, or the open streams together as many as the dictionary lets them ({@link
+   * GlobalDictionary#takeStreamId}).
    *
-   * @throws DictionaryFullException when it does
+   * @throws DictionaryFullException when either is full
    */
-  private void checkRoomForId() {
-    if (strings.size() + attributes.size() + paths.size() >= maxIds) {
+  private void takeRoomForId() {
+    if (ids() >= maxIds) {
       throw DictionaryFullException.stream(maxIds);
     }
+    dictionary.takeStreamId();
   }
 
   /**
@@ -118,6 +128,7 @@ public final class StreamDecoder {
       return;
     }
     released = true;
+    dictionary.giveStreamIds(ids());
     strings.forEach((clientId, global) -> dictionary.releaseString(global));
     paths.forEach((clientId, global) -> dictionary.releasePathNode(global));
     for (Attribute a : attributes) {
@@ -328,7 +339,7 @@ public final class StreamDecoder {
       }
       int global = dictionary.internString(value);
       try {
-        checkRoomForId();
+        takeRoomForId();
       } catch (DictionaryFullException full) {
         dictionary.releaseString(global);
         throw full;
@@ -407,8 +418,13 @@ public final class StreamDecoder {
       }
       return;
     }
-    checkRoomForId();
     int global = dictionary.internAttribute(a.getName(), type, measurement, a.getUnit());
+    try {
+      takeRoomForId();
+    } catch (DictionaryFullException full) {
+      dictionary.releaseAttribute(global);
+      throw full;
+    }
     attributeIndex.put(key, attributes.size());
     attributes.add(dictionary.attribute(global));
   }
@@ -519,7 +535,7 @@ public final class StreamDecoder {
     }
     int global = dictionary.internPathNode(parent, attr.id(), name, kind);
     try {
-      checkRoomForId();
+      takeRoomForId();
     } catch (DictionaryFullException full) {
       dictionary.releasePathNode(global);
       throw full;

@@ -117,7 +117,8 @@ public final class CollectorServer {
     this.meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT, registry, Clock.SYSTEM);
     new JvmMemoryMetrics().bindTo(meters);
     CollectorMetrics metrics = new CollectorMetrics(meters);
-    GlobalDictionary dictionary = new GlobalDictionary(config.dictionaryEntries());
+    GlobalDictionary dictionary =
+        new GlobalDictionary(config.dictionaryEntries(), config.streamIds());
     metrics.dictionary(dictionary);
     FoldEngine engine =
         new FoldEngine(

@@ -119,7 +119,10 @@ public final class CollectorMetrics {
         .register(registry);
   }
 
-  /** Reports the size of the collector-wide dictionary and the entries it freed. */
+  /**
+   * Reports the size of the collector-wide dictionary, the entries it freed and the ids the open
+   * streams map.
+   */
   public void dictionary(GlobalDictionary dictionary) {
     OwnMeter.DICTIONARY_ENTRIES
         .gauge(dictionary, GlobalDictionary::size)
@@ -135,7 +138,20 @@ public final class CollectorMetrics {
     OwnMeter.DICTIONARY_FREED
         .functionCounter(dictionary, GlobalDictionary::freed)
         .description(
-            "Strings, attributes and path nodes freed from the dictionary once no open stream used them.")
+            "Strings, attributes and path nodes freed from the dictionary once no open stream"
+                + " used them.")
+        .register(registry);
+    OwnMeter.STREAM_IDS
+        .gauge(dictionary, GlobalDictionary::streamIds)
+        .description(
+            "Ids of definitions all open streams map to the dictionary's entries (each stream its"
+                + " own).")
+        .strongReference(true)
+        .register(registry);
+    OwnMeter.STREAM_IDS_LIMIT
+        .gauge(dictionary, GlobalDictionary::maxStreamIds)
+        .description("limits.stream_ids: beyond it, deltas with new definitions are refused.")
+        .strongReference(true)
         .register(registry);
   }
 

@@ -37,6 +37,8 @@ public enum OwnMeter {
   DICTIONARY_ENTRIES("profold.dictionary.entries", Meter.Type.GAUGE, null),
   DICTIONARY_ENTRIES_LIMIT("profold.dictionary.entries.limit", Meter.Type.GAUGE, null),
   DICTIONARY_FREED("profold.dictionary.freed", Meter.Type.COUNTER, null),
+  STREAM_IDS("profold.stream.ids", Meter.Type.GAUGE, null),
+  STREAM_IDS_LIMIT("profold.stream.ids.limit", Meter.Type.GAUGE, null),
   FOLD_LATENCY("profold.fold.latency", Meter.Type.TIMER, null),
   FOLD_UP("profold.fold.up", Meter.Type.GAUGE, null),
   CONFIG_RELOADS("profold.config.reloads", Meter.Type.COUNTER, null),

@@ -46,6 +46,7 @@ class ConfigLoaderTest {
               max_message_bytes: 64KiB
               max_pending_bytes: 2MiB
               dictionary_entries: 99
+              stream_ids: 4321
               max_sources: 3
             schemes:
               - name: region
@@ -68,6 +69,7 @@ class ConfigLoaderTest {
                 64 * 1024,
                 2L * 1024 * 1024,
                 99,
+                4321,
                 3,
                 Duration.ofSeconds(2),
                 Duration.ofMinutes(1),

@@ -160,6 +160,24 @@ class GlobalDictionaryTest {
   }
 
   @Test
+  void streamIdsAreTakenUpToTheLimitAndGivenBack() {
+    GlobalDictionary g = new GlobalDictionary(10, 3);
+    assertThat(g.maxStreamIds()).isEqualTo(3);
+    g.takeStreamId();
+    g.takeStreamId();
+    g.takeStreamId();
+    assertThat(g.streamIds()).isEqualTo(3);
+    assertThatThrownBy(g::takeStreamId)
+        .isInstanceOf(DictionaryFullException.class)
+        .hasMessageContaining("open streams map 3 ids")
+        .hasMessageContaining("raise limits.stream_ids");
+    g.giveStreamIds(2);
+    g.takeStreamId();
+    assertThat(g.streamIds()).isEqualTo(2);
+    assertThatThrownBy(() -> g.giveStreamIds(3)).isInstanceOf(IllegalStateException.class);
+  }
+
+  @Test
   void releasingMoreOftenThanInternedIsACallersBug() {
     int a = d.internString("x");
     d.releaseString(a);

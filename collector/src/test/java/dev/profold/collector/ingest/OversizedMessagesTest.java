@@ -67,6 +67,7 @@ class OversizedMessagesTest {
             LIMIT,
             d.maxPendingBytes(),
             d.dictionaryEntries(),
+            d.streamIds(),
             d.maxSources(),
             d.retryDelay(),
             d.shutdownTimeout(),

@@ -372,6 +372,48 @@ class StreamDecoderTest {
     }
 
     @Test
+    void theOpenStreamsMapAtMostStreamIdsTogetherAndGiveThemBackWhenTheyEnd() throws Exception {
+      GlobalDictionary shared = new GlobalDictionary(1000, 15);
+      StreamDecoder first = new StreamDecoder(shared);
+      StreamDecoder second = new StreamDecoder(shared);
+      decode(first, valid().build()); // 6 ids: 2 strings, 2 attributes, 2 path nodes
+      decode(second, valid().build()); // the same content: 6 ids more, no new entry
+      assertThat(shared.streamIds()).isEqualTo(12);
+      assertThat(shared.size()).isEqualTo(6);
+      decode(second, Deltas.next().seq(2).string(1000, "a").string(1001, "b").build());
+      int entries = shared.size();
+      // The 15th id is the last: the attribute after it is refused, and not kept.
+      assertThatThrownBy(
+              () ->
+                  decode(
+                      first,
+                      Deltas.next()
+                          .seq(2)
+                          .string(1000, "c")
+                          .attribute(
+                              3, "queue_wait", VALUE_TYPE_DOUBLE, ATTRIBUTE_KIND_MEASUREMENT, "s")
+                          .build()))
+          .isInstanceOf(DictionaryFullException.class)
+          .hasMessageContaining("open streams map 15 ids")
+          .hasMessageContaining("limits.stream_ids");
+      assertThat(shared.streamIds()).isEqualTo(15);
+      assertThat(shared.size()).as("the string kept, the attribute not").isEqualTo(entries + 1);
+
+      second.release();
+      assertThat(shared.streamIds()).isEqualTo(7);
+      decode(
+          first,
+          Deltas.next()
+              .seq(3)
+              .attribute(3, "queue_wait", VALUE_TYPE_DOUBLE, ATTRIBUTE_KIND_MEASUREMENT, "s")
+              .build());
+      assertThat(shared.streamIds()).isEqualTo(8);
+      first.release();
+      assertThat(shared.streamIds()).isZero();
+      assertThat(shared.size()).isZero();
+    }
+
+    @Test
     void stringIdZeroIsRejected() {
       assertInvalid(
           valid().string(0, "x").build(), "dictionary.strings[0]", "string id 0 is reserved");
