@@ -243,6 +243,9 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
 
       @Override
       public void onCompleted() {
+        // Its definitions are given back first, so that a client moving to a new stream once this
+        // one is completed finds them counted once (limits.stream_ids).
+        end();
         // Open until its acks are sent and it is completed, on the fold thread: if that thread
         // fails first, closeStreams ends it with UNAVAILABLE (its client resends what it has not
         // seen acknowledged) instead of leaving it without an answer.
@@ -253,7 +256,6 @@ public final class IngestService extends IngestGrpc.IngestImplBase {
             })) {
           close(acks, unavailable());
         }
-        end();
       }
     };
   }

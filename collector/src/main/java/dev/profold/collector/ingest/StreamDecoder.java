@@ -99,6 +99,14 @@ public final class StreamDecoder {
     this.maxIds = dictionary.maxEntries();
   }
 
+  /**
+   * Ids taken from the dictionary's bound on the streams' ids ({@link
+   * GlobalDictionary#takeStreamId}): one per id mapped, and one per mapping that failed after its
+   * take for a reason other than a full dictionary (out of memory), all given back by {@link
+   * #release}.
+   */
+  private int taken;
+
   /** Ids this stream maps. */
   private int ids() {
     return strings.size() + attributes.size() + paths.size();
@@ -107,7 +115,8 @@ public final class StreamDecoder {
   /**
    * Takes room for one more id this stream is about to map: refused once the stream maps {@link
    * #maxIds}, or the open streams together as many as the dictionary lets them ({@link
-   * GlobalDictionary#takeStreamId}).
+   * GlobalDictionary#takeStreamId}). Taken before interning, so that a refusal adds nothing to the
+   * dictionary.
    *
    * @throws DictionaryFullException when either is full
    */
@@ -116,6 +125,13 @@ public final class StreamDecoder {
       throw DictionaryFullException.stream(maxIds);
     }
     dictionary.takeStreamId();
+    taken++;
+  }
+
+  /** Gives back the room taken for an id whose interning was refused: the dictionary is full. */
+  private void giveBackRoomForId() {
+    taken--;
+    dictionary.giveStreamIds(1);
   }
 
   /**
@@ -128,12 +144,12 @@ public final class StreamDecoder {
       return;
     }
     released = true;
-    dictionary.giveStreamIds(ids());
     strings.forEach((clientId, global) -> dictionary.releaseString(global));
     paths.forEach((clientId, global) -> dictionary.releasePathNode(global));
     for (Attribute a : attributes) {
       dictionary.releaseAttribute(a.id());
     }
+    dictionary.giveStreamIds(taken);
   }
 
   /** The source this stream carries, once its first delta was read; null before. */
@@ -337,11 +353,12 @@ public final class StreamDecoder {
         }
         continue;
       }
-      int global = dictionary.internString(value);
+      takeRoomForId();
+      int global;
       try {
-        takeRoomForId();
+        global = dictionary.internString(value);
       } catch (DictionaryFullException full) {
-        dictionary.releaseString(global);
+        giveBackRoomForId();
         throw full;
       }
       strings.put(id & 0xFFFFFFFFL, global);
@@ -418,15 +435,16 @@ public final class StreamDecoder {
       }
       return;
     }
-    int global = dictionary.internAttribute(a.getName(), type, measurement, a.getUnit());
+    takeRoomForId();
+    int global;
     try {
-      takeRoomForId();
+      global = dictionary.internAttribute(a.getName(), type, measurement, a.getUnit());
     } catch (DictionaryFullException full) {
-      dictionary.releaseAttribute(global);
+      giveBackRoomForId();
       throw full;
     }
-    attributeIndex.put(key, attributes.size());
     attributes.add(dictionary.attribute(global));
+    attributeIndex.put(key, attributes.size() - 1); // after the list: an index never dangles
   }
 
   private static AttributeType typeOf(ValueType t, String field) throws InvalidDeltaException {
@@ -533,15 +551,16 @@ public final class StreamDecoder {
       }
       return;
     }
-    int global = dictionary.internPathNode(parent, attr.id(), name, kind);
+    takeRoomForId();
+    int global;
     try {
-      takeRoomForId();
+      global = dictionary.internPathNode(parent, attr.id(), name, kind);
     } catch (DictionaryFullException full) {
-      dictionary.releasePathNode(global);
+      giveBackRoomForId();
       throw full;
     }
+    pathAttribute.put(key, attr.id()); // before the node: read only for nodes this stream maps
     paths.put(key, global);
-    pathAttribute.put(key, attr.id());
   }
 
   /** The names of the current entry's key values so far (readEntries). */

@@ -19,7 +19,10 @@ public enum RejectReason {
   OVERLOADED,
   /** The collector was shutting down. */
   SHUTTING_DOWN,
-  /** The collector-wide dictionary was at {@code limits.dictionary_entries}. */
+  /**
+   * The collector-wide dictionary was at {@code limits.dictionary_entries} (or its share for
+   * attributes), or the open streams mapped {@code limits.stream_ids} ids (retryable).
+   */
   DICTIONARY_FULL,
   /** A new source while the collector tracked {@code limits.max_sources} already (retryable). */
   TOO_MANY_SOURCES,

@@ -109,6 +109,7 @@ class IngestServiceTest {
   /** A Push stream whose responses land in a queue. */
   private final class PushStream {
     final LinkedBlockingQueue<Object> events = new LinkedBlockingQueue<>();
+    volatile int streamIdsAtCompletion = -1;
     private final AtomicReference<ClientCallStreamObserver<Delta>> call = new AtomicReference<>();
     final StreamObserver<Delta> requests;
 
@@ -143,6 +144,9 @@ class IngestServiceTest {
 
                     @Override
                     public void onCompleted() {
+                      // Direct executors: called on the thread that completes the call, before
+                      // it goes on to anything else.
+                      streamIdsAtCompletion = dictionary.streamIds();
                       events.add("completed");
                     }
                   });
@@ -363,8 +367,12 @@ class IngestServiceTest {
     assertThat(second.send(sameRegions).getResult()).isEqualTo(AckResult.ACK_RESULT_APPLIED);
     assertThat(dictionary.size()).as("2 attributes, 2 names, 2 path nodes").isEqualTo(6);
 
+    assertThat(dictionary.streamIds()).isEqualTo(12);
     first.requests.onCompleted();
     assertThat(first.next()).isEqualTo("completed");
+    assertThat(first.streamIdsAtCompletion)
+        .as("given back before the client is told its stream is completed")
+        .isEqualTo(6);
     afterFold();
     assertThat(dictionary.size()).as("the second stream still maps them").isEqualTo(6);
 

@@ -414,6 +414,28 @@ class StreamDecoderTest {
     }
 
     @Test
+    void aDefinitionRefusedByAFullDictionaryKeepsNoStreamId() throws Exception {
+      GlobalDictionary full = new GlobalDictionary(8);
+      decode(new StreamDecoder(full), valid().string(1000, "a").string(1001, "b").build()); // 8
+      StreamDecoder d = new StreamDecoder(full);
+      decode(d, valid().build()); // the same content: no entry more, 6 ids more
+      for (int seq = 2; seq < 5; seq++) {
+        Delta more =
+            Deltas.next()
+                .seq(seq)
+                .string(1000, "new")
+                .attribute(3, "bytes", VALUE_TYPE_INT, ATTRIBUTE_KIND_MEASUREMENT, "bytes")
+                .build();
+        assertThatThrownBy(() -> decode(d, more))
+            .isInstanceOf(DictionaryFullException.class)
+            .hasMessageContaining("dictionary is full");
+      }
+      assertThat(full.streamIds()).isEqualTo(14);
+      d.release();
+      assertThat(full.streamIds()).isEqualTo(8);
+    }
+
+    @Test
     void stringIdZeroIsRejected() {
       assertInvalid(
           valid().string(0, "x").build(), "dictionary.strings[0]", "string id 0 is reserved");
