@@ -244,6 +244,31 @@ class IntervalArchiveTest {
   }
 
   @Test
+  void anArchiveThatFailsToStartAfterLockingGivesTheDirectoryBack() throws Exception {
+    Path archiveDir = dir.resolve("archive");
+    SimpleMeterRegistry failing = new SimpleMeterRegistry();
+    failing
+        .config()
+        .meterFilter(
+            new io.micrometer.core.instrument.config.MeterFilter() {
+              @Override
+              public io.micrometer.core.instrument.Meter.Id map(
+                  io.micrometer.core.instrument.Meter.Id id) {
+                throw new IllegalStateException("no meters today");
+              }
+            });
+    // Its meters are registered after the lock is taken: the failure comes with the lock held.
+    assertThatThrownBy(() -> new IntervalArchive(archiveDir, Set.of(), failing))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("no meters today");
+
+    assertThat(anotherProcessCanLock(archiveDir.resolve(IntervalArchive.LOCK_FILE)))
+        .as("the lock released")
+        .isTrue();
+    new IntervalArchive(archiveDir, Set.of(), registry).close(Duration.ofSeconds(10)); // and HELD
+  }
+
+  @Test
   void aSecondCloseLeavesALaterArchiveOfTheDirectoryLocked() throws Exception {
     Path archiveDir = dir.resolve("archive");
     IntervalArchive first = new IntervalArchive(archiveDir, Set.of(), registry);

@@ -52,6 +52,33 @@ class SlicedResponseTest {
   }
 
   @Test
+  void closingTheBodyClosesTheServersStreamWithoutFlushingItFirst() throws Exception {
+    List<String> calls = new ArrayList<>();
+    OutputStream afterAFailedExchange =
+        new OutputStream() {
+          @Override
+          public void write(int b) {
+            calls.add("write");
+          }
+
+          @Override
+          public void flush() throws java.io.IOException {
+            calls.add("flush");
+            throw new java.io.IOException("stream is closed");
+          }
+
+          @Override
+          public void close() {
+            calls.add("close");
+          }
+        };
+
+    SlicedResponse.sliced(afterAFailedExchange).close(); // as the server's own stream: silent
+
+    assertThat(calls).containsExactly("close");
+  }
+
+  @Test
   void aScrapeOfManyMegabytesLeavesNoDirectBufferOfItsSize() throws Exception {
     MutableClock clock = MutableClock.atNanos(Deltas.DEFAULT_START + 10_000_000_001L);
     CollectorServer server =
