@@ -1,10 +1,6 @@
 package dev.profold.collector.dictionary;
 
-import dev.profold.reduce.IntStack;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 
 /**
@@ -50,23 +46,11 @@ public final class GlobalDictionary {
   private int streamIds;
   private final int maxAttributes;
   private final Map<String, Integer> stringIds = new HashMap<>();
-  private final List<String> strings = new ArrayList<>();
-  private int[] stringRefs = new int[64];
+  private final CountedTable<String> strings = new CountedTable<>("string");
   private final Map<Attribute, Integer> attributeIds = new HashMap<>(); // keyed with id 0
-  private final List<Attribute> attributes = new ArrayList<>();
-  private int[] attributeRefs = new int[64];
+  private final CountedTable<Attribute> attributes = new CountedTable<>("attribute");
   private final Map<PathKey, Integer> pathIds = new HashMap<>();
-  private final List<PathNode> paths = new ArrayList<>();
-  private int[] pathRefs = new int[64];
-  private final IntStack freeStrings = new IntStack();
-  private final IntStack freePaths = new IntStack();
-  private final IntStack freeAttributes = new IntStack();
-  private final IntStack retiredStrings = new IntStack();
-  private final IntStack retiredPaths = new IntStack();
-  private final IntStack retiredAttributes = new IntStack();
-  private int liveStrings;
-  private int liveAttributes;
-  private int livePaths;
+  private final CountedTable<PathNode> paths = new CountedTable<>("path node");
   private long freed;
 
   private record PathKey(int parent, int attribute, int name, String kind) {}
@@ -86,9 +70,6 @@ public final class GlobalDictionary {
     this.maxEntries = maxEntries;
     this.maxStreamIds = maxStreamIds;
     this.maxAttributes = maxAttributes(maxEntries);
-    strings.add(null);
-    attributes.add(null);
-    paths.add(null);
   }
 
   /**
@@ -143,7 +124,7 @@ public final class GlobalDictionary {
 
   /** Number of strings, attributes and path nodes in use together. */
   public synchronized int size() {
-    return liveStrings + liveAttributes + livePaths;
+    return strings.live() + attributes.live() + paths.live();
   }
 
   /** Strings, attributes and path nodes freed so far, over the dictionary's life. */
@@ -153,7 +134,7 @@ public final class GlobalDictionary {
 
   /** Freed ids waiting for {@link #recycleRetired} before they can be handed out again. */
   public synchronized int retired() {
-    return retiredStrings.size() + retiredAttributes.size() + retiredPaths.size();
+    return strings.retired() + attributes.retired() + paths.retired();
   }
 
   /**
@@ -161,9 +142,9 @@ public final class GlobalDictionary {
    * more: on the fold thread, right after emptying the schemes' caches.
    */
   public synchronized void recycleRetired() {
-    retiredStrings.moveTo(freeStrings);
-    retiredPaths.moveTo(freePaths);
-    retiredAttributes.moveTo(freeAttributes);
+    strings.recycle();
+    attributes.recycle();
+    paths.recycle();
   }
 
   /**
@@ -175,17 +156,10 @@ public final class GlobalDictionary {
     Integer id = stringIds.get(s);
     if (id == null) {
       checkRoom();
-      id = freeStrings.isEmpty() ? strings.size() : freeStrings.pop();
-      if (id == strings.size()) {
-        strings.add(s);
-        stringRefs = ensure(stringRefs, id);
-      } else {
-        strings.set(id, s);
-      }
+      id = strings.add(fresh -> s);
       stringIds.put(s, id);
-      liveStrings++;
     }
-    stringRefs[id]++;
+    strings.retain(id);
     return id;
   }
 
@@ -196,17 +170,11 @@ public final class GlobalDictionary {
 
   /** Gives back one reference to string {@code id}; frees it with the last one. */
   public synchronized void releaseString(int id) {
-    if (--stringRefs[id] > 0) {
-      return;
+    String freedString = strings.release(id);
+    if (freedString != null) {
+      stringIds.remove(freedString);
+      freed++;
     }
-    if (stringRefs[id] < 0) {
-      throw new IllegalStateException("string " + id + " released more often than interned");
-    }
-    stringIds.remove(strings.get(id));
-    strings.set(id, null);
-    liveStrings--;
-    retiredStrings.push(id);
-    freed++;
   }
 
   /**
@@ -221,22 +189,14 @@ public final class GlobalDictionary {
     Attribute probe = new Attribute(0, name, type, measurement, unit);
     Integer id = attributeIds.get(probe);
     if (id == null) {
-      if (liveAttributes >= maxAttributes) {
+      if (attributes.live() >= maxAttributes) {
         throw DictionaryFullException.attributes(maxAttributes);
       }
       checkRoom();
-      id = freeAttributes.isEmpty() ? attributes.size() : freeAttributes.pop();
-      Attribute attribute = new Attribute(id, name, type, measurement, unit);
-      if (id == attributes.size()) {
-        attributes.add(attribute);
-        attributeRefs = ensure(attributeRefs, id);
-      } else {
-        attributes.set(id, attribute);
-      }
+      id = attributes.add(fresh -> new Attribute(fresh, name, type, measurement, unit));
       attributeIds.put(probe, id);
-      liveAttributes++;
     }
-    attributeRefs[id]++;
+    attributes.retain(id);
     return id;
   }
 
@@ -247,18 +207,11 @@ public final class GlobalDictionary {
 
   /** Gives back one reference to attribute {@code id}; frees it with the last one. */
   public synchronized void releaseAttribute(int id) {
-    if (--attributeRefs[id] > 0) {
-      return;
+    Attribute a = attributes.release(id);
+    if (a != null) {
+      attributeIds.remove(new Attribute(0, a.name(), a.type(), a.measurement(), a.unit()));
+      freed++;
     }
-    if (attributeRefs[id] < 0) {
-      throw new IllegalStateException("attribute " + id + " released more often than interned");
-    }
-    Attribute a = attributes.get(id);
-    attributeIds.remove(new Attribute(0, a.name(), a.type(), a.measurement(), a.unit()));
-    attributes.set(id, null);
-    liveAttributes--;
-    retiredAttributes.push(id);
-    freed++;
   }
 
   /**
@@ -276,23 +229,16 @@ public final class GlobalDictionary {
       checkRoom();
       String name = strings.get(nameId);
       int length = Math.toIntExact(length(parent, nameId)); // callers keep paths far shorter
-      id = freePaths.isEmpty() ? paths.size() : freePaths.pop();
-      PathNode node = new PathNode(id, parent, attribute, name, kind, depth(parent), length);
-      if (id == paths.size()) {
-        paths.add(node);
-        pathRefs = ensure(pathRefs, id);
-      } else {
-        paths.set(id, node);
-      }
+      int depth = depth(parent);
+      id = paths.add(fresh -> new PathNode(fresh, parent, attribute, name, kind, depth, length));
       pathIds.put(key, id);
-      livePaths++;
-      stringRefs[nameId]++; // the node's own references
-      attributeRefs[attribute]++;
+      strings.retain(nameId); // the node's own references
+      attributes.retain(attribute);
       if (parent != 0) {
-        pathRefs[parent]++;
+        paths.retain(parent);
       }
     }
-    pathRefs[id]++;
+    paths.retain(id);
     return id;
   }
 
@@ -308,18 +254,12 @@ public final class GlobalDictionary {
   public synchronized void releasePathNode(int id) {
     int node = id;
     while (node != 0) {
-      if (--pathRefs[node] > 0) {
+      PathNode n = paths.release(node);
+      if (n == null) {
         return;
       }
-      if (pathRefs[node] < 0) {
-        throw new IllegalStateException("path node " + node + " released more often than interned");
-      }
-      PathNode n = paths.get(node);
       int nameId = stringIds.get(n.name());
       pathIds.remove(new PathKey(n.parent(), n.attribute(), nameId, n.kind()));
-      paths.set(node, null);
-      livePaths--;
-      retiredPaths.push(node);
       freed++;
       releaseString(nameId);
       releaseAttribute(n.attribute());
@@ -356,9 +296,5 @@ public final class GlobalDictionary {
       out[--end] = '/';
       n = paths.get(n.parent());
     }
-  }
-
-  private static int[] ensure(int[] a, int index) {
-    return index < a.length ? a : Arrays.copyOf(a, Math.max(index + 1, a.length * 2));
   }
 }
