@@ -4,6 +4,7 @@ import dev.profold.reduce.IntStack;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 import java.util.function.IntFunction;
 
 /**
@@ -30,16 +31,19 @@ final class CountedTable<T> {
 
   /**
    * Adds the entry {@code make} builds for its id (a recycled one first), with no reference yet.
+   *
+   * @throws NullPointerException when {@code make} builds none; the table is unchanged
    */
   int add(IntFunction<T> make) {
-    int id = free.isEmpty() ? entries.size() : free.pop();
-    T entry = make.apply(id);
+    int id = free.isEmpty() ? entries.size() : free.peek();
+    T entry = Objects.requireNonNull(make.apply(id), what);
     if (id == entries.size()) {
       entries.add(entry);
       if (id >= refs.length) {
         refs = Arrays.copyOf(refs, refs.length * 2);
       }
     } else {
+      free.pop();
       entries.set(id, entry);
     }
     live++;
@@ -51,8 +55,15 @@ final class CountedTable<T> {
     return entries.get(id);
   }
 
-  /** Takes one more reference to entry {@code id}. */
+  /**
+   * Takes one more reference to entry {@code id}.
+   *
+   * @throws IllegalStateException when it names no entry: a caller's bug
+   */
   void retain(int id) {
+    if (entries.get(id) == null) {
+      throw new IllegalStateException(what + " " + id + " is not in use");
+    }
     refs[id]++;
   }
 
@@ -60,16 +71,16 @@ final class CountedTable<T> {
    * Gives back one reference to entry {@code id}: the entry when that was its last (it is freed and
    * its id retired), else null.
    *
-   * @throws IllegalStateException when it had none: a caller's bug
+   * @throws IllegalStateException when it had none, or names no entry: a caller's bug
    */
   T release(int id) {
+    T entry = entries.get(id);
+    if (entry == null || refs[id] <= 0) {
+      throw new IllegalStateException(what + " " + id + " released more often than interned");
+    }
     if (--refs[id] > 0) {
       return null;
     }
-    if (refs[id] < 0) {
-      throw new IllegalStateException(what + " " + id + " released more often than interned");
-    }
-    T entry = entries.get(id);
     entries.set(id, null);
     live--;
     retired.push(id);

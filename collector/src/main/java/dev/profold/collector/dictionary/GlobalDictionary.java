@@ -226,6 +226,10 @@ public final class GlobalDictionary {
     PathKey key = new PathKey(parent, attribute, nameId, kind);
     Integer id = pathIds.get(key);
     if (id == null) {
+      if (attributes.get(attribute) == null || (parent != 0 && paths.get(parent) == null)) {
+        throw new IllegalStateException(
+            "path node under " + parent + " of attribute " + attribute + ": not in use");
+      }
       checkRoom();
       String name = strings.get(nameId);
       int length = Math.toIntExact(length(parent, nameId)); // callers keep paths far shorter

@@ -182,6 +182,31 @@ class GlobalDictionaryTest {
     int a = d.internString("x");
     d.releaseString(a);
     assertThatThrownBy(() -> d.releaseString(a)).isInstanceOf(IllegalStateException.class);
+    d.recycleRetired();
+    int b = d.internString("y");
+    assertThat(b).as("the id is reused").isEqualTo(a);
+    d.releaseString(b);
+    assertThat(d.size()).as("the earlier bug left no debt on the id").isEqualTo(1);
+  }
+
+  @Test
+  void aPathNodeOfAnAttributeOrParentNotInUseIsRefusedWithoutAChange() {
+    int name = d.internString("f");
+    int freedAttribute = d.internAttribute("other", AttributeType.PATH, false, "");
+    d.releaseAttribute(freedAttribute);
+    int size = d.size();
+    assertThatThrownBy(() -> d.internPathNode(0, 0, name, ""))
+        .isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(() -> d.internPathNode(0, freedAttribute, name, ""))
+        .isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(() -> d.internPathNode(12345, region, name, ""))
+        .isInstanceOf(IndexOutOfBoundsException.class);
+    assertThatThrownBy(() -> d.releaseAttribute(freedAttribute))
+        .isInstanceOf(IllegalStateException.class);
+    assertThat(d.size()).isEqualTo(size);
+    assertThat(d.retired()).isEqualTo(1);
+    assertThatThrownBy(() -> d.internString(null)).isInstanceOf(NullPointerException.class);
+    assertThat(d.size()).isEqualTo(size);
   }
 
   /** What a reference held by the test is to. */
