@@ -108,6 +108,17 @@ public final class LongIntMap {
   /** Run before the arrays of a larger map are made, for tests that make that fail. */
   static volatile Runnable beforeGrow;
 
+  /**
+   * Makes room for one more key now, so that the next {@link #put} of a new key needs no growth and
+   * cannot fail: for a caller that must not be left half done when memory runs out (it reserves,
+   * then takes what the entry stands for, then puts).
+   */
+  public void reserveOne() {
+    if ((size + 1) * 2 > keys.length) {
+      grow();
+    }
+  }
+
   /** Removes {@code key}; returns its value or {@link #MISSING}. */
   public int remove(long key) {
     int i = home(key);

@@ -84,6 +84,30 @@ class LongIntMapTest {
   }
 
   @Test
+  void aPutAfterReservingNeedsNoGrowth() {
+    LongIntMap map = LongIntMap.seeded();
+    for (long k = 1; k <= 100; k++) {
+      map.reserveOne();
+      LongIntMap.beforeGrow =
+          () -> {
+            throw new OutOfMemoryError("planted by the test");
+          };
+      long key = k;
+      try {
+        org.assertj.core.api.Assertions.assertThatCode(() -> map.put(key, (int) key))
+            .as("a put after reserveOne grows nothing")
+            .doesNotThrowAnyException();
+      } finally {
+        LongIntMap.beforeGrow = null;
+      }
+    }
+    for (long k = 1; k <= 100; k++) {
+      assertThat(map.get(k)).isEqualTo((int) k);
+    }
+    assertThat(map.size()).isEqualTo(100);
+  }
+
+  @Test
   void keysChosenToCollideWithoutASeedSpreadWithOne() {
     // 4096 keys whose unseeded slots agree in their low 16 bits: in a map of up to 65,536 slots
     // they would all start at one slot, and each look-up would scan the run they form.

@@ -20,7 +20,6 @@ import dev.profold.reduce.ExpHistogram;
 import dev.profold.reduce.LongIntMap;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.regex.Pattern;
@@ -85,7 +84,7 @@ public final class StreamDecoder {
   private final int maxIds;
   private final LongIntMap strings = LongIntMap.seeded();
   private final LongIntMap attributeIndex = LongIntMap.seeded();
-  private final List<Attribute> attributes = new ArrayList<>();
+  private final ArrayList<Attribute> attributes = new ArrayList<>();
   private final LongIntMap paths = LongIntMap.seeded();
   private final LongIntMap pathAttribute = LongIntMap.seeded(); // client path id -> global attr id
   private final Cursor cursor = new Cursor();
@@ -101,9 +100,7 @@ public final class StreamDecoder {
 
   /**
    * Ids taken from the dictionary's bound on the streams' ids ({@link
-   * GlobalDictionary#takeStreamId}): one per id mapped, and one per mapping that failed after its
-   * take for a reason other than a full dictionary (out of memory), all given back by {@link
-   * #release}.
+   * GlobalDictionary#takeStreamId}): one per id mapped, given back by {@link #release}.
    */
   private int taken;
 
@@ -115,15 +112,18 @@ public final class StreamDecoder {
   /**
    * Takes room for one more id this stream is about to map: refused once the stream maps {@link
    * #maxIds}, or the open streams together as many as the dictionary lets them ({@link
-   * GlobalDictionary#takeStreamId}). Taken before interning, so that a refusal adds nothing to the
-   * dictionary.
+   * GlobalDictionary#takeStreamId}), with room in {@code map} for its mapping. Taken before
+   * interning, so that a refusal adds nothing to the dictionary, and the map grown first, so that
+   * once interned the mapping cannot fail (out of memory) and leave the entry's reference with
+   * nothing to give it back.
    *
    * @throws DictionaryFullException when either is full
    */
-  private void takeRoomForId() {
+  private void takeRoomForId(LongIntMap map) {
     if (ids() >= maxIds) {
       throw DictionaryFullException.stream(maxIds);
     }
+    map.reserveOne();
     dictionary.takeStreamId();
     taken++;
   }
@@ -353,7 +353,7 @@ public final class StreamDecoder {
         }
         continue;
       }
-      takeRoomForId();
+      takeRoomForId(strings);
       int global;
       try {
         global = dictionary.internString(value);
@@ -435,7 +435,8 @@ public final class StreamDecoder {
       }
       return;
     }
-    takeRoomForId();
+    attributes.ensureCapacity(attributes.size() + 1);
+    takeRoomForId(attributeIndex);
     int global;
     try {
       global = dictionary.internAttribute(a.getName(), type, measurement, a.getUnit());
@@ -551,7 +552,8 @@ public final class StreamDecoder {
       }
       return;
     }
-    takeRoomForId();
+    pathAttribute.reserveOne();
+    takeRoomForId(paths);
     int global;
     try {
       global = dictionary.internPathNode(parent, attr.id(), name, kind);
