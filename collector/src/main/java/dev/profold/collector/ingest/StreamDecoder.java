@@ -22,6 +22,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.IntSupplier;
 import java.util.regex.Pattern;
 
 /**
@@ -98,40 +99,33 @@ public final class StreamDecoder {
     this.maxIds = dictionary.maxEntries();
   }
 
-  /**
-   * Ids taken from the dictionary's bound on the streams' ids ({@link
-   * GlobalDictionary#takeStreamId}): one per id mapped, given back by {@link #release}.
-   */
-  private int taken;
-
   /** Ids this stream maps. */
   private int ids() {
     return strings.size() + attributes.size() + paths.size();
   }
 
   /**
-   * Takes room for one more id this stream is about to map: refused once the stream maps {@link
-   * #maxIds}, or the open streams together as many as the dictionary lets them ({@link
-   * GlobalDictionary#takeStreamId}), with room in {@code map} for its mapping. Taken before
-   * interning, so that a refusal adds nothing to the dictionary, and the map grown first, so that
-   * once interned the mapping cannot fail (out of memory) and leave the entry's reference with
-   * nothing to give it back.
+   * Interns a definition for one more id this stream is about to map into {@code map}: refused once
+   * the stream maps {@link #maxIds}, or the open streams together as many as the dictionary lets
+   * them ({@link GlobalDictionary#takeStreamId}). The room is taken before interning, so that a
+   * refusal adds nothing to the dictionary, and given back if interning fails; {@code map} is grown
+   * first, so that once interned the mapping cannot fail (out of memory) and leave the entry's
+   * reference with nothing to give it back. The caller maps the id it returns at once.
    *
-   * @throws DictionaryFullException when either is full
+   * @throws DictionaryFullException when the stream, the streams' ids or the dictionary is full
    */
-  private void takeRoomForId(LongIntMap map) {
+  private int internForNewId(LongIntMap map, IntSupplier intern) {
     if (ids() >= maxIds) {
       throw DictionaryFullException.stream(maxIds);
     }
     map.reserveOne();
     dictionary.takeStreamId();
-    taken++;
-  }
-
-  /** Gives back the room taken for an id whose interning was refused: the dictionary is full. */
-  private void giveBackRoomForId() {
-    taken--;
-    dictionary.giveStreamIds(1);
+    try {
+      return intern.getAsInt();
+    } catch (RuntimeException | Error e) {
+      dictionary.giveStreamIds(1);
+      throw e;
+    }
   }
 
   /**
@@ -149,7 +143,7 @@ public final class StreamDecoder {
     for (Attribute a : attributes) {
       dictionary.releaseAttribute(a.id());
     }
-    dictionary.giveStreamIds(taken);
+    dictionary.giveStreamIds(ids());
   }
 
   /** The source this stream carries, once its first delta was read; null before. */
@@ -353,14 +347,7 @@ public final class StreamDecoder {
         }
         continue;
       }
-      takeRoomForId(strings);
-      int global;
-      try {
-        global = dictionary.internString(value);
-      } catch (DictionaryFullException full) {
-        giveBackRoomForId();
-        throw full;
-      }
+      int global = internForNewId(strings, () -> dictionary.internString(value));
       strings.put(id & 0xFFFFFFFFL, global);
     }
     for (int i = 0; i < d.getAttributesCount(); i++) {
@@ -436,14 +423,10 @@ public final class StreamDecoder {
       return;
     }
     attributes.ensureCapacity(attributes.size() + 1);
-    takeRoomForId(attributeIndex);
-    int global;
-    try {
-      global = dictionary.internAttribute(a.getName(), type, measurement, a.getUnit());
-    } catch (DictionaryFullException full) {
-      giveBackRoomForId();
-      throw full;
-    }
+    int global =
+        internForNewId(
+            attributeIndex,
+            () -> dictionary.internAttribute(a.getName(), type, measurement, a.getUnit()));
     attributes.add(dictionary.attribute(global));
     attributeIndex.put(key, attributes.size() - 1); // after the list: an index never dangles
   }
@@ -553,14 +536,9 @@ public final class StreamDecoder {
       return;
     }
     pathAttribute.reserveOne();
-    takeRoomForId(paths);
-    int global;
-    try {
-      global = dictionary.internPathNode(parent, attr.id(), name, kind);
-    } catch (DictionaryFullException full) {
-      giveBackRoomForId();
-      throw full;
-    }
+    int under = parent; // effectively final, for the lambda
+    int global =
+        internForNewId(paths, () -> dictionary.internPathNode(under, attr.id(), name, kind));
     pathAttribute.put(key, attr.id()); // before the node: read only for nodes this stream maps
     paths.put(key, global);
   }

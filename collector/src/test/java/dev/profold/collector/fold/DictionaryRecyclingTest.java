@@ -78,10 +78,7 @@ class DictionaryRecyclingTest {
             checkout(1, "main", 1.0)
                 .attribute(
                     3, "queue_wait", VALUE_TYPE_DOUBLE, ATTRIBUTE_KIND_MEASUREMENT, "seconds")
-                .entry(
-                    Entry.newBuilder()
-                        .addKey(Deltas.regionKey(1))
-                        .addMeasurements(Deltas.measurement(3, 5.0)))
+                .entry(inMain(3, 5.0))
                 .build(),
             first));
     int queueWait = attributeId("queue_wait");
@@ -89,8 +86,8 @@ class DictionaryRecyclingTest {
     assertThat(dictionary.attribute(queueWait)).isNull();
     retireFillers(FoldEngine.recycleAfter(MAX_ENTRIES));
     clock.setNanos(T0 + 2 * SECOND); // past the next expiry check
-    engine
-        .advance(); // enough retired: the fold forgets what it read of ids, the dictionary recycles
+    // Enough retired: the fold forgets what it read of ids, the dictionary recycles.
+    engine.advance();
 
     StreamDecoder second = new StreamDecoder(dictionary);
     engine.apply(
@@ -98,10 +95,7 @@ class DictionaryRecyclingTest {
             checkout(2, "main", 2.0)
                 .clearEntries()
                 .attribute(3, "bytes_read", VALUE_TYPE_INT, ATTRIBUTE_KIND_MEASUREMENT, "bytes")
-                .entry(
-                    Entry.newBuilder()
-                        .addKey(Deltas.regionKey(1))
-                        .addMeasurements(Deltas.measurement(3, 7.0)))
+                .entry(inMain(3, 7.0))
                 .build(),
             second));
     assertThat(dictionary.attribute(queueWait).name())
@@ -130,6 +124,14 @@ class DictionaryRecyclingTest {
     for (int i = 0; dictionary.retired() < before + n; i++) {
       dictionary.releaseString(dictionary.internString("filler-" + i));
     }
+  }
+
+  /** An entry in region node 1 with a measurement of attribute {@code attribute}. */
+  private static Entry inMain(int attribute, double value) {
+    return Entry.newBuilder()
+        .addKey(Deltas.regionKey(1))
+        .addMeasurements(Deltas.measurement(attribute, value))
+        .build();
   }
 
   private int attributeId(String name) {
